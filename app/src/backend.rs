@@ -1,0 +1,52 @@
+//! The seam between the console's server functions and the server crate.
+//!
+//! This crate cannot depend on `server` (the server depends on it), so the
+//! server implements [`ConsoleBackend`] on its `AppState` and hands it to
+//! Leptos as context. Server functions stay thin: fetch the backend and the
+//! viewer, call one method, map the error.
+
+use crate::model::{DashboardView, MaintenanceView, Viewer};
+use std::sync::Arc;
+
+/// Failures the console can show. Internal details stay in the server log.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    #[error("please sign in")]
+    Unauthenticated,
+    #[error("this page is for admins")]
+    Forbidden,
+    #[error("internal error")]
+    Internal,
+}
+
+#[async_trait::async_trait]
+pub trait ConsoleBackend: Send + Sync + 'static {
+    async fn dashboard(&self, viewer: &Viewer) -> Result<DashboardView, ConsoleError>;
+    async fn maintenance(&self) -> Result<MaintenanceView, ConsoleError>;
+}
+
+/// The backend as Leptos context.
+#[derive(Clone)]
+pub struct Backend(pub Arc<dyn ConsoleBackend>);
+
+/// Who made the current request; inserted into request extensions by the
+/// server's auth middleware (None = anonymous).
+#[derive(Debug, Clone, Default)]
+pub struct CurrentViewer(pub Option<Viewer>);
+
+/// The backend from context, or a server error if the server forgot it.
+pub fn backend() -> Result<Backend, leptos::prelude::ServerFnError> {
+    leptos::prelude::use_context::<Backend>()
+        .ok_or_else(|| leptos::prelude::ServerFnError::new("console backend missing"))
+}
+
+/// The signed-in viewer of this request, if any.
+pub async fn current_viewer() -> Result<Option<Viewer>, leptos::prelude::ServerFnError> {
+    let axum::Extension(CurrentViewer(viewer)) =
+        leptos_axum::extract::<axum::Extension<CurrentViewer>>().await?;
+    Ok(viewer)
+}
+
+pub fn to_server_error(e: ConsoleError) -> leptos::prelude::ServerFnError {
+    leptos::prelude::ServerFnError::new(e.to_string())
+}

@@ -1,0 +1,75 @@
+//! Pieces every console page uses: the top bar with navigation and the
+//! signed-in user, and the maintenance banner.
+
+use crate::api::{maintenance_status, whoami};
+use crate::model::{MaintenancePhase, MaintenanceView, Viewer};
+use leptos::prelude::*;
+
+/// The banner shown on every page while maintenance is in any phase but
+/// NORMAL (policy §10). Renders nothing in NORMAL.
+#[component]
+pub fn MaintenanceBanner(status: MaintenanceView) -> impl IntoView {
+    (status.phase != MaintenancePhase::Normal).then(|| {
+        let what = match status.phase {
+            MaintenancePhase::Draining => "Maintenance: draining — new jobs are not accepted; running jobs finish.",
+            MaintenancePhase::BackfillRecovery => "Maintenance: reclaiming LLM backfill before operators start.",
+            MaintenancePhase::Active => "Maintenance in progress — jobs are not dispatched.",
+            MaintenancePhase::Normal => "",
+        };
+        view! {
+            <div class="banner" role="status" data-phase=status.phase.as_str()>
+                <strong>{status.phase.as_str()}</strong>
+                " "
+                <span>{what}</span>
+                {status.message.map(|m| view! { " " <em class="banner-message">{m}</em> })}
+                <span class="banner-since">" since " {status.since}</span>
+            </div>
+        }
+    })
+}
+
+#[component]
+fn Nav(viewer: Viewer) -> impl IntoView {
+    let admin = viewer.is_admin();
+    view! {
+        <nav class="nav" aria-label="Main">
+            <a href="/">"Dashboard"</a>
+            <a href="/queue">"Queue"</a>
+            <a href="/jobs">"Jobs"</a>
+            <a href="/submit">"Submit"</a>
+            <a href="/usage">"Lab usage"</a>
+            <a href="/account">"Account"</a>
+            {admin.then(|| view! { <a href="/admin">"Admin"</a> })}
+        </nav>
+        <div class="who">
+            <span class="who-name" data-testid="who">{viewer.username.clone()}</span>
+            <span class="who-lab">" (" {viewer.lab.clone()} ", " {viewer.role.as_str()} ")"</span>
+            <form method="post" action="/logout" class="logout">
+                <button type="submit">"Sign out"</button>
+            </form>
+        </div>
+    }
+}
+
+/// Top bar + banner + page body.
+#[component]
+pub fn Layout(children: Children) -> impl IntoView {
+    let viewer = Resource::new(|| (), |_| whoami());
+    let maintenance = Resource::new(|| (), |_| maintenance_status());
+    view! {
+        <header class="topbar">
+            <a class="brand" href="/">"JPU-Share"</a>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    viewer.await.ok().flatten().map(|v| view! { <Nav viewer=v/> })
+                })}
+            </Suspense>
+        </header>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                maintenance.await.ok().map(|m| view! { <MaintenanceBanner status=m/> })
+            })}
+        </Suspense>
+        <main class="content">{children()}</main>
+    }
+}

@@ -1,0 +1,17 @@
+//! The JPU-Share console and the types every part of the product shares.
+//!
+//! - [`model`]: job states, roles, maintenance phases and the view structs the
+//!   console, the REST API and the scheduler all speak.
+//! - [`api`]: Leptos server functions; thin wrappers over [`backend`].
+//! - [`pages`] and [`components`]: the console UI (SSR + hydration).
+//! - [`backend`] (ssr only): the trait the server implements so server
+//!   functions reach the database without this crate depending on it.
+
+pub mod api;
+#[cfg(feature = "ssr")]
+pub mod backend;
+pub mod components;
+pub mod model;
+pub mod pages;
+
+pub use pages::{shell, App};

@@ -1,0 +1,189 @@
+//! Types shared by the console, the REST API and the scheduler. Their
+//! string forms are the names in the policy and api.md and must not change.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Parsing a state/role/phase name that is not one of ours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} `{value}`")]
+pub struct UnknownName {
+    pub kind: &'static str,
+    pub value: String,
+}
+
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident, $kind:literal { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(UnknownName { kind: $kind, value: other.to_string() }),
+                }
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// Job lifecycle (policy §3).
+    JobState, "job state" {
+        UserQueueWait => "USER_QUEUE_WAIT",
+        GlobalQueueWait => "GLOBAL_QUEUE_WAIT",
+        Dispatching => "DISPATCHING",
+        Running => "RUNNING",
+        Cancelling => "CANCELLING",
+        Completed => "COMPLETED",
+        Failed => "FAILED",
+        Cancelled => "CANCELLED",
+    }
+);
+
+impl JobState {
+    /// Terminal states free the concurrency slot and never change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobState::Completed | JobState::Failed | JobState::Cancelled)
+    }
+
+    /// States that hold one of the user's concurrency slots (policy §3).
+    pub fn holds_slot(self) -> bool {
+        matches!(
+            self,
+            JobState::GlobalQueueWait | JobState::Dispatching | JobState::Running | JobState::Cancelling
+        )
+    }
+}
+
+named_enum!(
+    /// Who a user is to the system.
+    Role, "role" {
+        Researcher => "researcher",
+        Admin => "admin",
+    }
+);
+
+named_enum!(
+    /// Maintenance phases (policy §10).
+    MaintenancePhase, "maintenance phase" {
+        Normal => "NORMAL",
+        Draining => "DRAINING",
+        BackfillRecovery => "BACKFILL_RECOVERY",
+        Active => "ACTIVE",
+    }
+);
+
+named_enum!(
+    /// Administrative state of a node.
+    NodeState, "node state" {
+        Up => "UP",
+        Draining => "DRAINING",
+        Down => "DOWN",
+    }
+);
+
+/// The signed-in user, as the console and `GET /v1/me` show them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Viewer {
+    pub username: String,
+    pub lab: String,
+    pub role: Role,
+    pub max_concurrent: i64,
+}
+
+impl Viewer {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MaintenanceView {
+    pub phase: MaintenancePhase,
+    pub message: Option<String>,
+    /// RFC 3339, UTC.
+    pub since: String,
+}
+
+/// A GPU model class (policy §1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TierView {
+    pub name: String,
+    pub display_name: String,
+    pub vram_gb: i64,
+    pub tflops: f64,
+    pub sort_order: i64,
+    pub max_gpus: i64,
+    pub max_time_limit_minutes: i64,
+    pub slurm_partition: String,
+    pub cpus_per_gpu: i64,
+    pub mem_gb_per_gpu: i64,
+    pub active: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuView {
+    pub tier: String,
+    pub index: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeView {
+    pub name: String,
+    pub state: NodeState,
+    pub gpus: Vec<GpuView>,
+}
+
+/// What the dashboard shows on first render.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DashboardView {
+    pub tiers: Vec<TierView>,
+    pub nodes: Vec<NodeView>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_their_policy_spelling() {
+        for s in JobState::ALL {
+            assert_eq!(s.as_str().parse::<JobState>().unwrap(), *s);
+            assert_eq!(serde_json::to_string(s).unwrap(), format!("\"{}\"", s.as_str()));
+        }
+        assert_eq!("BACKFILL_RECOVERY".parse::<MaintenancePhase>().unwrap(), MaintenancePhase::BackfillRecovery);
+        assert!("running".parse::<JobState>().is_err());
+    }
+
+    #[test]
+    fn slot_holding_follows_policy_table() {
+        use JobState::*;
+        let holding: Vec<_> = JobState::ALL.iter().copied().filter(|s| s.holds_slot()).collect();
+        assert_eq!(holding, vec![GlobalQueueWait, Dispatching, Running, Cancelling]);
+        assert!(!UserQueueWait.holds_slot() && !UserQueueWait.is_terminal());
+        assert!(Completed.is_terminal() && Failed.is_terminal() && Cancelled.is_terminal());
+    }
+}

@@ -1,0 +1,155 @@
+//! The console's routes: the HTML shell, the router and each page.
+
+use crate::api::dashboard;
+use crate::components::Layout;
+use crate::model::{DashboardView, NodeView};
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    hooks::use_query_map,
+    StaticSegment,
+};
+
+/// The document around the app, rendered on the server.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="jpu" href="/pkg/jpu-share.css"/>
+        <Title text="JPU-Share"/>
+        <Router>
+            <Routes fallback=|| view! { <Layout><p>"No such page."</p></Layout> }>
+                <Route path=StaticSegment("") view=DashboardPage/>
+                <Route path=StaticSegment("login") view=LoginPage/>
+                <Route path=StaticSegment("queue") view=|| view! { <Later title="Queue"/> }/>
+                <Route path=StaticSegment("jobs") view=|| view! { <Later title="Jobs"/> }/>
+                <Route path=StaticSegment("submit") view=|| view! { <Later title="Submit a job"/> }/>
+                <Route path=StaticSegment("usage") view=|| view! { <Later title="Lab usage"/> }/>
+                <Route path=StaticSegment("account") view=|| view! { <Later title="Account"/> }/>
+                <Route path=StaticSegment("admin") view=|| view! { <Later title="Admin"/> }/>
+            </Routes>
+        </Router>
+    }
+}
+
+/// A page whose content has not been built yet; says so plainly.
+#[component]
+fn Later(title: &'static str) -> impl IntoView {
+    view! {
+        <Layout>
+            <h1>{title}</h1>
+            <p class="muted">"This page is not available yet. Use the REST API (/v1) meanwhile."</p>
+        </Layout>
+    }
+}
+
+/// A plain HTML form posted to `/login`: works without JavaScript.
+#[component]
+fn LoginPage() -> impl IntoView {
+    let query = use_query_map();
+    let error = move || {
+        query.with(|q| match q.get("error").as_deref() {
+            Some("throttled") => Some("Too many failed attempts. Wait a moment and try again."),
+            Some(_) => Some("Wrong username or password."),
+            None => None,
+        })
+    };
+    view! {
+        <Title text="Sign in — JPU-Share"/>
+        <main class="login">
+            <h1>"JPU-Share"</h1>
+            <p class="muted">"GPU sharing for research labs"</p>
+            <form method="post" action="/login" class="card">
+                {move || error().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                <label for="username">"Username"</label>
+                <input id="username" name="username" autocomplete="username" required/>
+                <label for="password">"Password"</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" required/>
+                <button type="submit">"Sign in"</button>
+            </form>
+        </main>
+    }
+}
+
+#[component]
+fn DashboardPage() -> impl IntoView {
+    let data = Resource::new(|| (), |_| dashboard());
+    view! {
+        <Layout>
+            <h1>"Cluster"</h1>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match data.await {
+                        Ok(d) => view! { <ClusterOverview data=d/> }.into_any(),
+                        Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Layout>
+    }
+}
+
+#[component]
+fn ClusterOverview(data: DashboardView) -> impl IntoView {
+    let tiers = data.tiers.clone();
+    view! {
+        <section aria-labelledby="tiers-h">
+            <h2 id="tiers-h">"GPU tiers"</h2>
+            <table class="table" data-testid="tiers">
+                <thead>
+                    <tr><th>"Tier"</th><th>"Name"</th><th>"VRAM"</th><th>"TFLOPS"</th><th>"Max GPUs / job"</th><th>"Active"</th></tr>
+                </thead>
+                <tbody>
+                    {tiers.into_iter().map(|t| view! {
+                        <tr>
+                            <td>{t.display_name}</td>
+                            <td><code>{t.name}</code></td>
+                            <td>{format!("{} GB", t.vram_gb)}</td>
+                            <td>{format!("{:.1}", t.tflops)}</td>
+                            <td>{t.max_gpus}</td>
+                            <td>{if t.active { "yes" } else { "no" }}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+        <section aria-labelledby="nodes-h">
+            <h2 id="nodes-h">"Nodes"</h2>
+            <div class="nodes" data-testid="nodes">
+                {data.nodes.into_iter().map(|n| view! { <NodeCard node=n/> }).collect_view()}
+            </div>
+        </section>
+    }
+}
+
+#[component]
+fn NodeCard(node: NodeView) -> impl IntoView {
+    view! {
+        <article class="node">
+            <h3>{node.name.clone()} " " <small class="muted">{node.state.as_str()}</small></h3>
+            <ul class="gpus">
+                {node.gpus.into_iter().map(|g| view! {
+                    <li class="gpu gpu-idle">{format!("GPU {} · {}", g.index, g.tier)}</li>
+                }).collect_view()}
+            </ul>
+        </article>
+    }
+}

@@ -1,0 +1,8 @@
+//! The browser entry point: hydrates the server-rendered console. Nothing
+//! else lives here, so the wasm bundle carries only the UI.
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(app::App);
+}

@@ -1,0 +1,231 @@
+//! Typed, layered configuration, read in one place:
+//! built-in defaults → TOML file (`--config`) → env `JPU__SECTION__KEY`.
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub database: DatabaseSettings,
+    pub scheduler: SchedulerSettings,
+    pub executor: ExecutorSettings,
+    pub cancel: CancelSettings,
+    pub backfill: BackfillSettings,
+    pub auth: AuthSettings,
+    pub demo: DemoSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Address to listen on, e.g. `127.0.0.1:8080` (port 0 = any free port).
+    pub bind: String,
+    /// Where the built console assets (`pkg/`) live.
+    pub site_root: PathBuf,
+    /// Mark the session cookie `Secure` (set when served over https).
+    pub secure_cookies: bool,
+    /// Console sessions end after this long without a request.
+    pub session_idle_minutes: u32,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8080".into(),
+            site_root: "target/site".into(),
+            secure_cookies: false,
+            session_idle_minutes: 8 * 60,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseSettings {
+    /// `sqlite://path/to/file.db` (relative paths are relative to the
+    /// working directory).
+    pub url: String,
+    pub busy_timeout_ms: u64,
+    pub max_connections: u32,
+}
+
+impl Default for DatabaseSettings {
+    fn default() -> Self {
+        Self { url: "sqlite://data/jpu-share.db".into(), busy_timeout_ms: 5_000, max_connections: 8 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerSettings {
+    /// Period of the dispatch cycle; it also runs at once on events.
+    pub cycle_ms: u64,
+    /// Largest number of unfinished jobs one user may have (policy §3).
+    pub max_unfinished_per_user: u32,
+    /// Default job time limit when the submitter gives none (policy §8).
+    pub default_time_limit_minutes: u32,
+}
+
+impl Default for SchedulerSettings {
+    fn default() -> Self {
+        Self { cycle_ms: 5_000, max_unfinished_per_user: 100, default_time_limit_minutes: 24 * 60 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorKind {
+    Local,
+    Slurm,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExecutorSettings {
+    pub kind: ExecutorKind,
+    /// Root of the per-job output directories.
+    pub output_root: PathBuf,
+}
+
+impl Default for ExecutorSettings {
+    fn default() -> Self {
+        Self { kind: ExecutorKind::Local, output_root: "data/jobs".into() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CancelSettings {
+    /// SIGTERM → this many seconds → SIGKILL (policy §8).
+    pub grace_seconds: u64,
+}
+
+impl Default for CancelSettings {
+    fn default() -> Self {
+        Self { grace_seconds: 30 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackfillSettings {
+    pub enabled: bool,
+    /// GPUs must be idle this long before an LLM instance is deployed.
+    pub min_idle_seconds: u64,
+    pub gpus_per_instance: u32,
+    /// Shell command that serves the model; empty = nothing to deploy.
+    pub command: String,
+}
+
+impl Default for BackfillSettings {
+    fn default() -> Self {
+        Self { enabled: false, min_idle_seconds: 60, gpus_per_instance: 1, command: String::new() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthSettings {
+    /// Lifetime of API tokens from `POST /v1/auth/token`.
+    pub token_ttl_hours: u32,
+    /// Failed sign-ins for one username before it is slowed down.
+    pub max_failed_logins: u32,
+    /// Upper bound of the wait imposed after repeated failures.
+    pub max_lockout_seconds: u64,
+}
+
+impl Default for AuthSettings {
+    fn default() -> Self {
+        Self { token_ttl_hours: 30 * 24, max_failed_logins: 5, max_lockout_seconds: 300 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DemoSettings {
+    /// On an empty database, create the demo tiers, nodes, lab and users.
+    pub seed: bool,
+}
+
+impl Default for DemoSettings {
+    fn default() -> Self {
+        Self { seed: true }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {0} does not exist")]
+    MissingFile(PathBuf),
+    #[error("invalid configuration: {0}")]
+    Invalid(#[from] Box<figment::Error>),
+}
+
+impl Settings {
+    /// Defaults, then the TOML file if given, then `JPU__SECTION__KEY`
+    /// variables from the process environment.
+    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        Self::load_from(file, Env::prefixed("JPU__").split("__"))
+    }
+
+    fn load_from(file: Option<&Path>, env: Env) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Settings::default()));
+        if let Some(path) = file {
+            if !path.exists() {
+                return Err(ConfigError::MissingFile(path.to_path_buf()));
+            }
+            figment = figment.merge(Toml::file(path));
+        }
+        figment.merge(env).extract().map_err(|e| ConfigError::Invalid(Box::new(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_spec() {
+        let s = Settings::default();
+        assert_eq!(s.scheduler.cycle_ms, 5000);
+        assert_eq!(s.cancel.grace_seconds, 30);
+        assert_eq!(s.backfill.min_idle_seconds, 60);
+        assert_eq!(s.executor.kind, ExecutorKind::Local);
+        assert!(s.database.url.contains("data/"));
+    }
+
+    #[test]
+    fn file_overrides_defaults_and_env_overrides_file() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "jpu.toml",
+                "[scheduler]\ncycle_ms = 1000\n[executor]\nkind = \"slurm\"\n[cancel]\ngrace_seconds = 10\n",
+            )?;
+            jail.set_env("JPU__CANCEL__GRACE_SECONDS", "3");
+            jail.set_env("JPU__SERVER__BIND", "0.0.0.0:9999");
+            let s = Settings::load(Some(Path::new("jpu.toml"))).expect("loads");
+            assert_eq!(s.scheduler.cycle_ms, 1000, "from file");
+            assert_eq!(s.executor.kind, ExecutorKind::Slurm, "from file");
+            assert_eq!(s.cancel.grace_seconds, 3, "env beats file");
+            assert_eq!(s.server.bind, "0.0.0.0:9999", "env beats default");
+            assert_eq!(s.backfill.min_idle_seconds, 60, "default kept");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn bad_values_and_unknown_keys_are_errors_not_panics() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("bad.toml", "[executor]\nkind = \"kubernetes\"\n")?;
+            assert!(Settings::load(Some(Path::new("bad.toml"))).is_err());
+            jail.create_file("typo.toml", "[scheduler]\ncycle_msec = 5\n")?;
+            assert!(Settings::load(Some(Path::new("typo.toml"))).is_err());
+            assert!(matches!(Settings::load(Some(Path::new("nope.toml"))), Err(ConfigError::MissingFile(_))));
+            Ok(())
+        });
+    }
+}

@@ -1,0 +1,170 @@
+//! Labs, users and API tokens.
+
+use app::model::{Role, Viewer};
+use sqlx::SqliteConnection;
+
+/// A user as the auth layer needs them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserRecord {
+    pub id: i64,
+    pub username: String,
+    pub password_hash: String,
+    pub lab_id: i64,
+    pub lab: String,
+    pub role: Role,
+    pub unix_uid: Option<i64>,
+    pub max_concurrent: i64,
+}
+
+impl UserRecord {
+    pub fn viewer(&self) -> Viewer {
+        Viewer {
+            username: self.username.clone(),
+            lab: self.lab.clone(),
+            role: self.role,
+            max_concurrent: self.max_concurrent,
+        }
+    }
+}
+
+pub struct NewUser<'a> {
+    pub username: &'a str,
+    pub password_hash: &'a str,
+    pub lab_id: i64,
+    pub role: Role,
+    pub unix_uid: Option<i64>,
+    pub max_concurrent: i64,
+}
+
+fn decode_role(s: &str) -> Result<Role, sqlx::Error> {
+    s.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+pub async fn insert_lab(conn: &mut SqliteConnection, name: &str, now_ms: i64) -> Result<i64, sqlx::Error> {
+    let id = sqlx::query!(
+        "INSERT INTO labs (name, usage_value, usage_as_of, created_at) VALUES (?, 0, ?, ?)",
+        name,
+        now_ms,
+        now_ms
+    )
+    .execute(&mut *conn)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}
+
+pub async fn insert_user(conn: &mut SqliteConnection, user: NewUser<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
+    let role = user.role.as_str();
+    let id = sqlx::query!(
+        "INSERT INTO users (username, password_hash, lab_id, role, unix_uid, max_concurrent, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+        user.username,
+        user.password_hash,
+        user.lab_id,
+        role,
+        user.unix_uid,
+        user.max_concurrent,
+        now_ms
+    )
+    .execute(&mut *conn)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}
+
+pub async fn count_users(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+    Ok(sqlx::query_scalar!("SELECT COUNT(*) FROM users").fetch_one(&mut *conn).await?)
+}
+
+pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
+           FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
+        username
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.map(|r| {
+        Ok(UserRecord {
+            id: r.id,
+            username: r.username,
+            password_hash: r.password_hash,
+            lab_id: r.lab_id,
+            lab: r.lab,
+            role: decode_role(&r.role)?,
+            unix_uid: r.unix_uid,
+            max_concurrent: r.max_concurrent,
+        })
+    })
+    .transpose()
+}
+
+pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
+           FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
+        id
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.map(|r| {
+        Ok(UserRecord {
+            id: r.id,
+            username: r.username,
+            password_hash: r.password_hash,
+            lab_id: r.lab_id,
+            lab: r.lab,
+            role: decode_role(&r.role)?,
+            unix_uid: r.unix_uid,
+            max_concurrent: r.max_concurrent,
+        })
+    })
+    .transpose()
+}
+
+pub async fn insert_token(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    token_hash: &str,
+    now_ms: i64,
+    expires_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    let id = sqlx::query!(
+        "INSERT INTO api_tokens (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        user_id,
+        token_hash,
+        now_ms,
+        expires_ms
+    )
+    .execute(&mut *conn)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}
+
+/// The owner and id of a token that is neither revoked nor expired at `now_ms`.
+pub async fn live_token(
+    conn: &mut SqliteConnection,
+    token_hash: &str,
+    now_ms: i64,
+) -> Result<Option<(i64, i64)>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT id AS "id!", user_id FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL AND expires_at > ?"#,
+        token_hash,
+        now_ms
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(|r| (r.id, r.user_id)))
+}
+
+pub async fn revoke_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query!(
+        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+        now_ms,
+        token_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

@@ -1,0 +1,51 @@
+//! The audit log of admin actions (api.md: every admin action is recorded).
+
+use sqlx::SqliteConnection;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRow {
+    pub id: i64,
+    pub at_ms: i64,
+    pub actor: String,
+    pub action: String,
+    pub target: Option<String>,
+    pub detail: String,
+}
+
+pub async fn record(
+    conn: &mut SqliteConnection,
+    actor: &str,
+    action: &str,
+    target: Option<&str>,
+    detail: &serde_json::Value,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    let detail = detail.to_string();
+    sqlx::query!(
+        "INSERT INTO audit_log (at, actor, action, target, detail) VALUES (?, ?, ?, ?, ?)",
+        now_ms,
+        actor,
+        action,
+        target,
+        detail
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Newest first, at most `limit` entries with id below `before`.
+pub async fn list(conn: &mut SqliteConnection, before: i64, limit: i64) -> Result<Vec<AuditRow>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", at, actor, action, target, detail FROM audit_log
+           WHERE id < ? ORDER BY id DESC LIMIT ?"#,
+        before,
+        limit
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| AuditRow { id: r.id, at_ms: r.at, actor: r.actor, action: r.action, target: r.target, detail: r.detail })
+        .collect())
+}

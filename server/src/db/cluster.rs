@@ -1,0 +1,117 @@
+//! Tiers, nodes and their GPUs: the inventory placements are derived from.
+
+use app::model::{GpuView, NodeState, NodeView, TierView};
+use sqlx::SqliteConnection;
+
+pub struct NewTier<'a> {
+    pub name: &'a str,
+    pub display_name: &'a str,
+    pub vram_gb: i64,
+    pub tflops: f64,
+    pub sort_order: i64,
+    pub max_gpus: i64,
+    pub slurm_partition: &'a str,
+    pub cpus_per_gpu: i64,
+    pub mem_gb_per_gpu: i64,
+}
+
+pub async fn insert_tier(conn: &mut SqliteConnection, t: NewTier<'_>) -> Result<i64, sqlx::Error> {
+    let id = sqlx::query!(
+        "INSERT INTO tiers (name, display_name, vram_gb, tflops, sort_order, max_gpus, slurm_partition, cpus_per_gpu, mem_gb_per_gpu)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        t.name,
+        t.display_name,
+        t.vram_gb,
+        t.tflops,
+        t.sort_order,
+        t.max_gpus,
+        t.slurm_partition,
+        t.cpus_per_gpu,
+        t.mem_gb_per_gpu
+    )
+    .execute(&mut *conn)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}
+
+/// Tiers, best first.
+pub async fn list_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierView>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT name, display_name, vram_gb, tflops, sort_order, max_gpus, max_time_limit_minutes,
+                  slurm_partition, cpus_per_gpu, mem_gb_per_gpu, active AS "active: bool"
+           FROM tiers ORDER BY sort_order DESC, name"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| TierView {
+            name: r.name,
+            display_name: r.display_name,
+            vram_gb: r.vram_gb,
+            tflops: r.tflops,
+            sort_order: r.sort_order,
+            max_gpus: r.max_gpus,
+            max_time_limit_minutes: r.max_time_limit_minutes,
+            slurm_partition: r.slurm_partition,
+            cpus_per_gpu: r.cpus_per_gpu,
+            mem_gb_per_gpu: r.mem_gb_per_gpu,
+            active: r.active,
+        })
+        .collect())
+}
+
+/// Adds a node with `count` GPUs of each listed tier, indices from 0 in
+/// the order given.
+pub async fn insert_node(
+    conn: &mut SqliteConnection,
+    name: &str,
+    gpus: &[(i64, u32)],
+    source: &str,
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    let node_id = sqlx::query!(
+        "INSERT INTO nodes (name, source, created_at) VALUES (?, ?, ?)",
+        name,
+        source,
+        now_ms
+    )
+    .execute(&mut *conn)
+    .await?
+    .last_insert_rowid();
+    let mut index: i64 = 0;
+    for &(tier_id, count) in gpus {
+        for _ in 0..count {
+            sqlx::query!("INSERT INTO gpus (node_id, tier_id, gpu_index) VALUES (?, ?, ?)", node_id, tier_id, index)
+                .execute(&mut *conn)
+                .await?;
+            index += 1;
+        }
+    }
+    Ok(node_id)
+}
+
+/// Nodes by name, each with its GPUs by index.
+pub async fn list_nodes(conn: &mut SqliteConnection) -> Result<Vec<NodeView>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT n.name AS node, n.state, t.name AS "tier?", g.gpu_index AS "gpu_index?"
+           FROM nodes n
+           LEFT JOIN gpus g ON g.node_id = n.id
+           LEFT JOIN tiers t ON t.id = g.tier_id
+           ORDER BY n.name, g.gpu_index"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut nodes: Vec<NodeView> = Vec::new();
+    for r in rows {
+        if nodes.last().map(|n| n.name != r.node).unwrap_or(true) {
+            let state: NodeState = r.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+            nodes.push(NodeView { name: r.node.clone(), state, gpus: Vec::new() });
+        }
+        if let (Some(tier), Some(index), Some(node)) = (r.tier, r.gpu_index, nodes.last_mut()) {
+            node.gpus.push(GpuView { tier, index });
+        }
+    }
+    Ok(nodes)
+}

@@ -1,0 +1,69 @@
+//! Console sign-in and sign-out as plain form posts (they work without
+//! JavaScript), and the Leptos routes with the shared state as context.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::{Form, Router};
+use leptos::prelude::provide_context;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use serde::Deserialize;
+use std::sync::Arc;
+use tower_sessions::Session;
+
+use super::middleware::SESSION_USER_KEY;
+use crate::auth::{self, AuthError};
+use crate::state::AppState;
+use app::backend::Backend;
+use app::{shell, App};
+
+pub fn router(state: &AppState) -> Router<AppState> {
+    let backend = Backend(Arc::new(state.clone()));
+    let leptos_options = state.leptos.clone();
+    Router::new()
+        .route("/login", post(login))
+        .route("/logout", post(logout))
+        .leptos_routes_with_context(
+            state,
+            generate_route_list(App),
+            move || provide_context(backend.clone()),
+            move || shell(leptos_options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    username: String,
+    password: String,
+}
+
+async fn login(State(state): State<AppState>, session: Session, Form(form): Form<LoginForm>) -> Response {
+    match auth::authenticate(&state.db, &state.throttle, form.username.trim(), &form.password).await {
+        Ok(user) => {
+            // a new session id at sign-in defeats session fixation
+            if let Err(e) = session.cycle_id().await {
+                tracing::error!(error = %e, "cannot rotate session id");
+                return Redirect::to("/login?error=session").into_response();
+            }
+            if let Err(e) = session.insert(SESSION_USER_KEY, user.id).await {
+                tracing::error!(error = %e, "cannot store session");
+                return Redirect::to("/login?error=session").into_response();
+            }
+            Redirect::to("/").into_response()
+        }
+        Err(AuthError::Throttled(_)) => Redirect::to("/login?error=throttled").into_response(),
+        Err(AuthError::InvalidCredentials) => Redirect::to("/login?error=credentials").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "sign-in failed");
+            Redirect::to("/login?error=internal").into_response()
+        }
+    }
+}
+
+async fn logout(session: Session) -> Redirect {
+    if let Err(e) = session.flush().await {
+        tracing::warn!(error = %e, "cannot delete session");
+    }
+    Redirect::to("/login")
+}

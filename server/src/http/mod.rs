@@ -1,0 +1,47 @@
+//! The axum application: console, /v1, /healthz and /metrics, with the
+//! session, auth, metrics and tracing layers around them.
+
+pub mod console;
+pub mod error;
+pub mod extract;
+pub mod middleware;
+pub mod ops;
+pub mod v1;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::get;
+use axum::Router;
+use time::Duration;
+use tower_http::trace::TraceLayer;
+use tower_sessions::cookie::{Key, SameSite};
+use tower_sessions::{Expiry, SessionManagerLayer};
+use tower_sessions_sqlx_store::SqliteStore;
+
+use crate::state::AppState;
+
+/// Largest request body accepted anywhere (api.md limits).
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+
+pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> Router {
+    let settings = &state.settings.server;
+    let sessions = SessionManagerLayer::new(session_store)
+        .with_name("jpu_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(settings.secure_cookies)
+        .with_expiry(Expiry::OnInactivity(Duration::minutes(i64::from(settings.session_idle_minutes))))
+        .with_signed(session_key);
+
+    Router::new()
+        .route("/healthz", get(ops::healthz))
+        .route("/metrics", get(ops::metrics))
+        .nest("/v1", v1::router())
+        .merge(console::router(&state))
+        .layer(axum::middleware::from_fn(middleware::console_gate))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), middleware::resolve_caller))
+        .layer(sessions)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(middleware::observe))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}

@@ -1,0 +1,25 @@
+//! Operational endpoints: health and Prometheus metrics.
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::Json;
+use serde_json::json;
+
+use crate::state::AppState;
+
+/// 200 when the database answers, 503 otherwise (anonymous).
+pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+    match sqlx::query_scalar!("SELECT 1 AS one").fetch_one(&state.db).await {
+        Ok(_) => (StatusCode::OK, Json(json!({"status": "ok", "database": "ok"}))),
+        Err(e) => {
+            tracing::error!(error = %e, "health check: database unreachable");
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "unavailable", "database": "unreachable"})))
+        }
+    }
+}
+
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    state.metrics.run_upkeep();
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render())
+}

@@ -1,0 +1,11 @@
+//! The `jpu-share` server: configuration, database, auth, HTTP (console,
+//! /v1, health, metrics) and, in later modules, the scheduler and executors.
+
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod db;
+pub mod http;
+pub mod startup;
+pub mod state;
+pub mod telemetry;

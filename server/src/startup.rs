@@ -1,0 +1,129 @@
+//! Building the application is separate from running it: `build` opens
+//! the database, seeds it on first start and binds the listener; `run_until`
+//! serves until the given shutdown future resolves. Tests build on port 0
+//! against a temp database and keep the address.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use leptos::prelude::LeptosOptions;
+use tokio::net::TcpListener;
+use tower_sessions::cookie::Key;
+use tower_sessions_sqlx_store::SqliteStore;
+
+use crate::auth::LoginThrottle;
+use crate::clock::now_ms;
+use crate::config::Settings;
+use crate::db::{self, seed};
+use crate::state::AppState;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Database(#[from] db::DbSetupError),
+    #[error("database: {0}")]
+    Query(#[from] sqlx::Error),
+    #[error("seeding the database: {0}")]
+    Seed(#[from] seed::SeedError),
+    #[error("cannot listen on {bind}: {source}")]
+    Bind { bind: String, source: std::io::Error },
+}
+
+/// Passwords for accounts created on this start, shown once.
+pub use seed::Seeded;
+
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+    seeded: Option<Seeded>,
+}
+
+impl Application {
+    /// `bootstrap` gives the passwords of the accounts created on an empty
+    /// database; see [`BootstrapPasswords::from_env`].
+    pub async fn build(settings: Settings, bootstrap: BootstrapPasswords) -> Result<Self, StartupError> {
+        let pool = db::connect(&settings.database).await?;
+        let seeded = seed::seed_if_empty(
+            &pool,
+            seed::SeedInput { admin_password: bootstrap.admin, demo_password: bootstrap.demo, demo: settings.demo.seed },
+            now_ms(),
+        )
+        .await?;
+
+        let session_store = SqliteStore::new(pool.clone()).with_table_name("console_sessions").expect("static table name is valid");
+        session_store.migrate().await?;
+        let key_bytes = db::secrets::get_or_create(&mut *pool.acquire().await?, "session_key", 64).await?;
+        let session_key = Key::from(&key_bytes);
+        // expired sessions would otherwise stay in the table forever
+        tokio::spawn({
+            let store = session_store.clone();
+            async move {
+                let _ = tower_sessions::session_store::ExpiredDeletion::continuously_delete_expired(
+                    store,
+                    Duration::from_secs(3600),
+                )
+                .await;
+            }
+        });
+
+        let listener = TcpListener::bind(&settings.server.bind)
+            .await
+            .map_err(|source| StartupError::Bind { bind: settings.server.bind.clone(), source })?;
+        let leptos = LeptosOptions::builder()
+            .output_name("jpu-share")
+            .site_root(settings.server.site_root.display().to_string())
+            .site_pkg_dir("pkg")
+            .build();
+        let state = AppState {
+            db: pool,
+            throttle: Arc::new(LoginThrottle::new(
+                settings.auth.max_failed_logins,
+                Duration::from_secs(settings.auth.max_lockout_seconds),
+            )),
+            settings: Arc::new(settings),
+            leptos,
+            metrics: crate::telemetry::metrics_handle(),
+        };
+        let router = crate::http::router(state.clone(), session_store, session_key);
+        Ok(Self { listener, router, state, seeded })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Accounts created on this start whose passwords were generated.
+    pub fn take_seeded(&mut self) -> Option<Seeded> {
+        self.seeded.take()
+    }
+
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await?;
+        self.state.db.close().await;
+        Ok(())
+    }
+}
+
+/// Passwords for the accounts the first start creates; `None` = generate
+/// one and show it once.
+#[derive(Debug, Clone, Default)]
+pub struct BootstrapPasswords {
+    pub admin: Option<String>,
+    pub demo: Option<String>,
+}
+
+impl BootstrapPasswords {
+    /// From `JPU_ADMIN_PASSWORD` and `JPU_DEMO_PASSWORD`.
+    pub fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Self { admin: var("JPU_ADMIN_PASSWORD"), demo: var("JPU_DEMO_PASSWORD") }
+    }
+}

@@ -1,0 +1,62 @@
+//! The console over plain HTTP: sign-in gate, session cookie, dashboard.
+
+use crate::helpers::*;
+use reqwest::StatusCode;
+
+fn location(resp: &reqwest::Response) -> &str {
+    resp.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("")
+}
+
+#[tokio::test]
+async fn anonymous_pages_redirect_to_login_which_renders_a_form() {
+    let app = TestApp::spawn().await;
+    let resp = app.page("/").await;
+    assert!(resp.status().is_redirection());
+    assert_eq!(location(&resp), "/login");
+    let login = app.page("/login").await;
+    assert_eq!(login.status(), StatusCode::OK);
+    let html = login.text().await.unwrap();
+    assert!(html.contains(r#"action="/login""#) && html.contains(r#"for="password""#), "{html}");
+}
+
+#[tokio::test]
+async fn sign_in_sets_a_safe_cookie_and_shows_the_cluster() {
+    let app = TestApp::spawn().await;
+    let wrong = app.console_login("admin", "nope").await;
+    assert_eq!(location(&wrong), "/login?error=credentials");
+
+    let resp = app.console_login("admin", ADMIN_PASSWORD).await;
+    assert_eq!(location(&resp), "/");
+    let cookie = resp.headers().get("set-cookie").unwrap().to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Lax"), "{cookie}");
+
+    let dash = app.page("/").await;
+    assert_eq!(dash.status(), StatusCode::OK);
+    let html = dash.text().await.unwrap();
+    for expected in ["node-4090", "node-3080", "RTX 4090", "RTX 3080 Ti", "admin"] {
+        assert!(html.contains(expected), "dashboard lacks {expected}");
+    }
+    // the session also authenticates /v1
+    assert_eq!(app.me(None).await.status(), StatusCode::OK);
+
+    app.console_logout().await;
+    assert_eq!(location(&app.page("/").await), "/login");
+    assert_eq!(app.me(None).await.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn signing_in_again_rotates_the_session_id_and_kills_the_old_one() {
+    let app = TestApp::spawn().await;
+    let cookie_of = |resp: &reqwest::Response| {
+        let raw = resp.headers().get("set-cookie").expect("cookie set").to_str().unwrap().to_string();
+        raw.split(';').next().unwrap().to_string()
+    };
+    let first = cookie_of(&app.console_login("demo", DEMO_PASSWORD).await);
+    let second = cookie_of(&app.console_login("demo", DEMO_PASSWORD).await);
+    assert_ne!(first, second, "a new id at every sign-in");
+    let replay = client().get(app.url("/v1/me")).header("cookie", &first).send().await.unwrap();
+    assert_eq!(replay.status(), StatusCode::UNAUTHORIZED, "the old id is dead");
+    let current = client().get(app.url("/v1/me")).header("cookie", &second).send().await.unwrap();
+    assert_eq!(current.status(), StatusCode::OK);
+}

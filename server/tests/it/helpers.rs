@@ -1,0 +1,167 @@
+//! `TestApp`: a real server on a random port over a temp database, with
+//! one helper per endpoint.
+
+use std::path::{Path, PathBuf};
+
+use jpu_share::config::Settings;
+use jpu_share::startup::{Application, BootstrapPasswords};
+use reqwest::{Client, Response, StatusCode};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub const ADMIN_PASSWORD: &str = "admin-test-password";
+pub const DEMO_PASSWORD: &str = "demo-test-password";
+
+pub struct TestApp {
+    pub base: String,
+    pub client: Client,
+    pub dir: TempDir,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+/// Settings for a test server whose files live in `dir`.
+pub fn test_settings(dir: &Path) -> Settings {
+    let mut s = Settings::default();
+    s.server.bind = "127.0.0.1:0".into();
+    s.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
+    s.executor.output_root = dir.join("jobs");
+    s
+}
+
+pub fn client() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .cookie_store(true)
+        .build()
+        .expect("client builds")
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let settings = test_settings(dir.path());
+        Self::spawn_with(dir, settings).await
+    }
+
+    pub async fn spawn_with(dir: TempDir, settings: Settings) -> TestApp {
+        let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
+        let app = Application::build(settings, bootstrap).await.expect("server builds");
+        let addr = app.local_addr().expect("bound");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(app.run_until(async move {
+            let _ = stopped.await;
+        }));
+        TestApp { base: format!("http://{addr}"), client: client(), dir, stop: Some(stop), server: Some(server) }
+    }
+
+    /// Stops the server gracefully and returns its directory (database
+    /// included) so a test can start another server on the same data.
+    pub async fn stop(mut self) -> TempDir {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.await.expect("server task").expect("server ran");
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::mem::replace(&mut self.dir, dir)
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.path().join("jpu.db")
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    // ---- /v1/auth
+
+    pub async fn create_token(&self, username: &str, password: &str) -> Response {
+        self.client
+            .post(self.url("/v1/auth/token"))
+            .json(&json!({"username": username, "password": password}))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// A token for `username`, asserting the sign-in works.
+    pub async fn token_for(&self, username: &str, password: &str) -> String {
+        let resp = self.create_token(username, password).await;
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.expect("json");
+        body["token"].as_str().expect("token").to_string()
+    }
+
+    pub async fn admin_token(&self) -> String {
+        self.token_for("admin", ADMIN_PASSWORD).await
+    }
+
+    pub async fn demo_token(&self) -> String {
+        self.token_for("demo", DEMO_PASSWORD).await
+    }
+
+    pub async fn revoke_token(&self, token: &str) -> Response {
+        self.client.delete(self.url("/v1/auth/token")).bearer_auth(token).send().await.expect("request")
+    }
+
+    pub async fn me(&self, token: Option<&str>) -> Response {
+        let req = self.client.get(self.url("/v1/me"));
+        let req = match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        req.send().await.expect("request")
+    }
+
+    pub async fn audit(&self, token: &str) -> Response {
+        self.client.get(self.url("/v1/admin/audit")).bearer_auth(token).send().await.expect("request")
+    }
+
+    pub async fn maintenance_status(&self) -> Response {
+        self.client.get(self.url("/v1/maintenance/status")).send().await.expect("request")
+    }
+
+    // ---- operations
+
+    pub async fn healthz(&self) -> Response {
+        self.client.get(self.url("/healthz")).send().await.expect("request")
+    }
+
+    pub async fn metrics(&self) -> String {
+        self.client.get(self.url("/metrics")).send().await.expect("request").text().await.expect("text")
+    }
+
+    // ---- console
+
+    pub async fn page(&self, path: &str) -> Response {
+        self.client.get(self.url(path)).send().await.expect("request")
+    }
+
+    pub async fn console_login(&self, username: &str, password: &str) -> Response {
+        self.client
+            .post(self.url("/login"))
+            .form(&[("username", username), ("password", password)])
+            .send()
+            .await
+            .expect("request")
+    }
+
+    pub async fn console_logout(&self) -> Response {
+        self.client.post(self.url("/logout")).send().await.expect("request")
+    }
+}
+
+/// Asserts an api.md error body with `code` and returns its message.
+pub async fn assert_error(resp: Response, status: StatusCode, code: &str) -> String {
+    assert_eq!(resp.status(), status, "status");
+    let body: Value = resp.json().await.expect("error body is JSON");
+    assert_eq!(body["error"]["code"], code, "code in {body}");
+    let message = body["error"]["message"].as_str().expect("message").to_string();
+    assert!(!message.is_empty());
+    message
+}
