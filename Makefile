@@ -1,0 +1,20 @@
+# The two commands of the README. Both install what they need first.
+#   make run    build and start JPU-Share on the embedded default
+#   make test   run every test: unit, integration, end-to-end (Chromium)
+.PHONY: run test build site sqlx-prepare
+
+run:
+	.ci/install-tools
+	.ci/build-site
+	cargo build --release --bin jpu-share
+	./target/release/jpu-share serve
+
+test:
+	.ci/install-tools test
+	.ci/build-site
+	cargo test --workspace --exclude frontend
+	cd end2end && npm test
+
+# Regenerate .sqlx/ after changing a query or a migration.
+sqlx-prepare:
+	.ci/sqlx-prepare

@@ -1,0 +1,67 @@
+// Starts a real jpu-share server (the built binary) on a free port over a
+// temp SQLite file, and a real Chromium (Debian's) through playwright-core.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const ADMIN_PASSWORD = 'e2e-admin-password';
+export const DEMO_PASSWORD = 'e2e-demo-password';
+export const SCREENSHOTS = join(root, 'end2end', 'screenshots');
+
+export async function startServer() {
+  const dir = mkdtempSync(join(tmpdir(), 'jpu-e2e-'));
+  const bin = process.env.JPU_SHARE_BIN ?? join(root, 'target', 'debug', 'jpu-share');
+  const child = spawn(bin, ['serve'], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      JPU_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      JPU_DEMO_PASSWORD: DEMO_PASSWORD,
+      JPU__SERVER__BIND: '127.0.0.1:0',
+      JPU__SERVER__SITE_ROOT: join(root, 'target', 'site'),
+      JPU__DATABASE__URL: `sqlite://${join(dir, 'jpu.db')}`,
+      RUST_LOG: process.env.RUST_LOG ?? 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // wait for the line the server prints once it listens (no sleeps)
+  const base = await new Promise((ok, fail) => {
+    let seen = '';
+    child.stdout.on('data', (chunk) => {
+      seen += chunk;
+      const m = seen.match(/listening on (http:\/\/[\d.:]+)/);
+      if (m) ok(m[1]);
+    });
+    child.on('exit', (code) => fail(new Error(`server exited early (${code}): ${seen}`)));
+  });
+  return {
+    base,
+    async stop() {
+      const exited = new Promise((ok) => child.on('exit', ok));
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startBrowser() {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+export async function signIn(page, base, username, password) {
+  await page.goto(`${base}/login`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${base}/`);
+}
