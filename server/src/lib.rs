@@ -6,6 +6,7 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod http;
+pub mod scheduler;
 pub mod startup;
 pub mod state;
 pub mod telemetry;

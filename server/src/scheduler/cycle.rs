@@ -1,0 +1,235 @@
+//! The decision core: one dispatch cycle (policy §3–§5, §9, §10) as a pure
+//! function from a [`Snapshot`] to a [`Plan`]. No I/O, no clock, no async:
+//! the server loop and the simulator both call [`decide`].
+
+use std::collections::HashMap;
+
+use app::model::MaintenancePhase;
+
+use super::model::*;
+use super::placements::Placements;
+use super::usage;
+
+/// Decides one cycle.
+pub fn decide(snap: &Snapshot) -> Plan {
+    let now = snap.now_ms;
+    let mut plan = Plan::default();
+
+    // 1. Maintenance advances on its own once its condition holds (§10).
+    let phase = next_phase(snap.phase, snap.research_active, snap.backfill_active);
+    if phase != snap.phase {
+        plan.phase_change = Some(phase);
+    }
+    let dispatching = phase == MaintenancePhase::Normal;
+
+    // 2. Promote from personal queues into free concurrency slots (§3).
+    let mut queue: Vec<QueuedJob> = snap.queue.clone();
+    promote(snap, &mut plan, &mut queue);
+
+    // 3. Order the global queue: decayed lab usage, queue entry, job id (§4).
+    let usage_now: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, now))).collect();
+    let lab_usage = |lab: LabId| usage_now.get(&lab).copied().unwrap_or(0.0);
+    queue.sort_by(|a, b| {
+        lab_usage(a.lab)
+            .total_cmp(&lab_usage(b.lab))
+            .then(a.queue_entered_at_ms.cmp(&b.queue_entered_at_ms))
+            .then(a.id.cmp(&b.id))
+    });
+
+    // 4. Placements and their idle GPUs.
+    let mut places = Placements::new(&snap.placements, &snap.tiers);
+    let tflops_of = |tier: &str| snap.tiers.iter().find(|t| t.name == tier).map_or(0.0, |t| t.tflops);
+
+    // 5. Reservation upkeep: accrue to now, then R1/R3 (only rank 1 keeps
+    //    one), R5 (the placement must still fit) and maintenance releases,
+    //    each charged at once.
+    let mut holder: Option<(usize, usize)> = None; // (queue position, slot)
+    for (pos, job) in queue.iter_mut().enumerate() {
+        let Some(mut res) = job.reservation.take() else { continue };
+        let tflops = tflops_of(&res.tier);
+        usage::accrue(&mut res, &mut job.accrued, tflops, now);
+        let slot = places.find(&res.node, &res.tier);
+        let release = if !dispatching {
+            Some(ReleaseReason::Maintenance)
+        } else if pos != 0 || job.num_gpus < 2 || holder.is_some() {
+            Some(ReleaseReason::Demoted)
+        } else if slot.is_none_or(|i| !places.fits(i, job)) {
+            Some(ReleaseReason::PlacementLost)
+        } else {
+            None
+        };
+        match (release, slot) {
+            (Some(reason), _) => {
+                plan.releases.push(Release { job: job.id, node: res.node.clone(), tier: res.tier.clone(), reason });
+                charge_reservation(&mut plan, job, &res.tier);
+            }
+            (None, Some(i)) => {
+                // only GPUs still free can stay reserved
+                res.gpus.retain(|g| places.slots[i].idle.contains(g));
+                places.take(i, &res.gpus.clone(), true);
+                job.reservation = Some(res);
+                holder = Some((pos, i));
+            }
+            (None, None) => unreachable!("a kept reservation has a placement"),
+        }
+    }
+
+    // 6. Walk the queue in order.
+    for (pos, mut job) in queue.into_iter().enumerate() {
+        let rank = pos as u32 + 1;
+        if !dispatching {
+            plan.waiting.push(waiting(job, rank, PendingReason::Maintenance));
+            continue;
+        }
+        let own = holder.filter(|h| h.0 == pos).map(|h| h.1);
+
+        // (a) dispatch to the best available placement; a holder counts its
+        //     own reserved GPUs as available on its placement.
+        let mut target = places.best_available(&job);
+        if let Some(i) = own {
+            let have = places.slots[i].idle.len() + places.slots[i].reserved.len();
+            if have >= job.num_gpus as usize && better_or_equal(&places, i, have as u32, target) {
+                target = Some((i, have as u32));
+            }
+        }
+        if let Some((i, _)) = target {
+            let swapped_from = match (own, job.reservation.take()) {
+                (Some(r), Some(res)) if r != i => {
+                    places.unreserve(r, &res.gpus);
+                    Some((res.node, res.tier))
+                }
+                (Some(r), Some(res)) => {
+                    places.unreserve(r, &res.gpus);
+                    None
+                }
+                _ => None,
+            };
+            let gpus = choose_gpus(&places, i, job.num_gpus);
+            places.take(i, &gpus, false);
+            let slot = &places.slots[i];
+            plan.dispatches.push(Dispatch {
+                job: job.id,
+                rank,
+                node: slot.state.node.clone(),
+                tier: slot.state.tier.clone(),
+                reclaim_backfill: gpus.iter().copied().filter(|g| slot.backfill.contains(g)).collect(),
+                gpus,
+                accrued: job.accrued,
+                swapped_from,
+            });
+            continue;
+        }
+
+        // (b) absorb idle GPUs of the reserved placement.
+        if let (Some(i), Some(res)) = (own, job.reservation.as_mut()) {
+            let missing = job.num_gpus as usize - res.gpus.len();
+            let extra: Vec<u32> = places.slots[i].idle.iter().copied().take(missing).collect();
+            places.take(i, &extra, true);
+            res.gpus.extend(extra);
+            res.gpus.sort_unstable();
+            // complete means (a) would have dispatched it above
+            let reason = reserving_reason(res, job.num_gpus);
+            plan.waiting.push(waiting(job, rank, reason));
+            continue;
+        }
+
+        // (c) the rank-1 multi-GPU job starts a reservation.
+        if rank == 1 && job.num_gpus >= 2 && job.reservation.is_none() {
+            if let Some(i) = places.best_to_reserve(&job) {
+                let gpus: Vec<u32> = places.slots[i].idle.iter().copied().take(job.num_gpus as usize).collect();
+                places.take(i, &gpus, true);
+                let slot = &places.slots[i];
+                let res = Reservation { node: slot.state.node.clone(), tier: slot.state.tier.clone(), gpus, accrued_at_ms: now };
+                let reason = reserving_reason(&res, job.num_gpus);
+                job.reservation = Some(res);
+                plan.waiting.push(waiting(job, rank, reason));
+                continue;
+            }
+        }
+
+        // otherwise it waits (§9)
+        let reason = if places.could_fit_at_cycle_start(&job) {
+            PendingReason::WaitingForHigherRank
+        } else {
+            PendingReason::NoIdleGpu
+        };
+        plan.waiting.push(waiting(job, rank, reason));
+    }
+    plan
+}
+
+/// DRAINING → BACKFILL_RECOVERY once no research runs; → ACTIVE once no
+/// backfill runs. NORMAL and ACTIVE change only by an admin.
+pub fn next_phase(phase: MaintenancePhase, research_active: u32, backfill_active: u32) -> MaintenancePhase {
+    use MaintenancePhase::*;
+    let mut p = phase;
+    if p == Draining && research_active == 0 {
+        p = BackfillRecovery;
+    }
+    if p == BackfillRecovery && backfill_active == 0 {
+        p = Active;
+    }
+    p
+}
+
+fn promote(snap: &Snapshot, plan: &mut Plan, queue: &mut Vec<QueuedJob>) {
+    if snap.personal.is_empty() {
+        return;
+    }
+    let mut free: HashMap<UserId, u32> =
+        snap.users.iter().map(|u| (u.user, u.max_concurrent.saturating_sub(u.holding))).collect();
+    let mut personal: Vec<&PersonalJob> = snap.personal.iter().collect();
+    personal.sort_by_key(|p| (p.submitted_at_ms, p.job.id));
+    for p in personal {
+        let slots = free.entry(p.job.user).or_insert(0);
+        if *slots > 0 {
+            *slots -= 1;
+            plan.promotions.push(p.job.id);
+            queue.push(QueuedJob { queue_entered_at_ms: snap.now_ms, ..p.job.clone() });
+        }
+    }
+}
+
+/// Is slot `i` with `have` available GPUs at least as good as `other`
+/// under the dispatch order (sort_order desc, fewest idle, node name)?
+fn better_or_equal(places: &Placements, i: usize, have: u32, other: Option<(usize, u32)>) -> bool {
+    let Some((j, idle)) = other else { return true };
+    let (a, b) = (&places.slots[i], &places.slots[j]);
+    let key_a = (-a.tier.sort_order, have, a.state.node.as_str(), i);
+    let key_b = (-b.tier.sort_order, idle, b.state.node.as_str(), j);
+    key_a <= key_b
+}
+
+/// GPUs for a dispatch on slot `i`: its reserved ones first, then idle
+/// GPUs without backfill (no reclaim needed), then backfill GPUs.
+fn choose_gpus(places: &Placements, i: usize, n: u32) -> Vec<u32> {
+    let slot = &places.slots[i];
+    let plain = slot.idle.iter().filter(|g| !slot.backfill.contains(g));
+    let busy = slot.idle.iter().filter(|g| slot.backfill.contains(g));
+    let mut gpus: Vec<u32> = slot.reserved.iter().chain(plain).chain(busy).copied().take(n as usize).collect();
+    gpus.sort_unstable();
+    gpus
+}
+
+fn reserving_reason(res: &Reservation, need: u32) -> PendingReason {
+    PendingReason::Reserving { have: res.gpus.len() as u32, need, node: res.node.clone(), tier: res.tier.clone() }
+}
+
+fn waiting(job: QueuedJob, rank: u32, reason: PendingReason) -> Waiting {
+    Waiting { job: job.id, rank, reason, reservation: job.reservation, accrued: job.accrued }
+}
+
+/// Charges what the job's reservations accrued so far (R3, R5, cancel).
+fn charge_reservation(plan: &mut Plan, job: &mut QueuedJob, tier: &str) {
+    let acc = std::mem::take(&mut job.accrued);
+    if acc.gpu_seconds > 0.0 || acc.cost > 0.0 {
+        plan.charges.push(Charge {
+            lab: job.lab,
+            job: job.id,
+            tier: tier.to_string(),
+            kind: ChargeKind::Reservation,
+            gpu_seconds: acc.gpu_seconds,
+            amount: acc.cost,
+        });
+    }
+}

@@ -1,0 +1,16 @@
+//! The scheduler. [`cycle::decide`] is the whole policy as a pure function
+//! (snapshot in, plan out); [`usage`] is its arithmetic. The loop that
+//! reads the database, applies plans and drives executors lives beside it
+//! and never re-implements a rule.
+
+pub mod cycle;
+pub mod model;
+mod placements;
+pub mod usage;
+pub mod world;
+
+#[cfg(test)]
+mod tests;
+
+pub use cycle::decide;
+pub use model::*;

@@ -1,0 +1,218 @@
+//! What the decision core reads (a [`Snapshot`]) and what it decides (a
+//! [`Plan`]). Plain data: no database rows, no async, no clocks.
+
+use std::fmt;
+
+use app::model::MaintenancePhase;
+
+pub type JobId = i64;
+pub type LabId = i64;
+pub type UserId = i64;
+/// Milliseconds since the Unix epoch.
+pub type Millis = i64;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierInfo {
+    pub name: String,
+    pub tflops: f64,
+    pub vram_gb: u32,
+    /// Higher is better.
+    pub sort_order: i64,
+    /// Largest request one job may get on this tier.
+    pub max_gpus: u32,
+    pub active: bool,
+}
+
+/// GPUs of one tier on one node (policy §1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementState {
+    pub node: String,
+    pub tier: String,
+    pub capacity: u32,
+    /// False when the node is drained, down or being removed: nothing new
+    /// may start there and reservations on it end (R5).
+    pub usable: bool,
+    /// GPU indices not used by a research job (idle or running backfill;
+    /// backfill always yields). Reserved GPUs are in here too.
+    pub free: Vec<u32>,
+    /// The subset of `free` currently serving LLM backfill.
+    pub backfill: Vec<u32>,
+}
+
+/// A lab's decayed usage, valid at `as_of_ms` (policy §2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LabUsage {
+    pub lab: LabId,
+    pub value: f64,
+    pub as_of_ms: Millis,
+}
+
+/// A live reservation: GPUs of one placement held for a rank-1 job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reservation {
+    pub node: String,
+    pub tier: String,
+    pub gpus: Vec<u32>,
+    /// Accrued cost covers the time up to here.
+    pub accrued_at_ms: Millis,
+}
+
+/// Reservation GPU-time a job has held and not yet been charged for (R4).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Accrued {
+    pub gpu_seconds: f64,
+    /// TFLOP-seconds.
+    pub cost: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedJob {
+    pub id: JobId,
+    pub lab: LabId,
+    pub user: UserId,
+    pub num_gpus: u32,
+    pub queue_entered_at_ms: Millis,
+    /// Raised by GPU-OOM escalation; 0 = any tier.
+    pub min_vram_gb: u32,
+    pub reservation: Option<Reservation>,
+    pub accrued: Accrued,
+}
+
+/// A job in its owner's personal queue (`USER_QUEUE_WAIT`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PersonalJob {
+    pub job: QueuedJob,
+    pub submitted_at_ms: Millis,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UserSlots {
+    pub user: UserId,
+    pub max_concurrent: u32,
+    /// Jobs in GLOBAL_QUEUE_WAIT, DISPATCHING, RUNNING or CANCELLING.
+    pub holding: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub now_ms: Millis,
+    pub phase: MaintenancePhase,
+    pub tiers: Vec<TierInfo>,
+    pub placements: Vec<PlacementState>,
+    pub labs: Vec<LabUsage>,
+    /// The global queue (GLOBAL_QUEUE_WAIT), any order.
+    pub queue: Vec<QueuedJob>,
+    pub personal: Vec<PersonalJob>,
+    pub users: Vec<UserSlots>,
+    /// Research jobs dispatching, running or cancelling (for maintenance).
+    pub research_active: u32,
+    /// Backfill instances running (for maintenance).
+    pub backfill_active: u32,
+}
+
+/// Why a job is not running (policy §9).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingReason {
+    UserConcurrencyLimit,
+    WaitingForHigherRank,
+    Reserving { have: u32, need: u32, node: String, tier: String },
+    NoIdleGpu,
+    Maintenance,
+}
+
+impl PendingReason {
+    /// The bare code (`RESERVING` without its details).
+    pub fn code(&self) -> &'static str {
+        match self {
+            PendingReason::UserConcurrencyLimit => "USER_CONCURRENCY_LIMIT",
+            PendingReason::WaitingForHigherRank => "WAITING_FOR_HIGHER_RANK",
+            PendingReason::Reserving { .. } => "RESERVING",
+            PendingReason::NoIdleGpu => "NO_IDLE_GPU",
+            PendingReason::Maintenance => "MAINTENANCE",
+        }
+    }
+}
+
+impl fmt::Display for PendingReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PendingReason::Reserving { have, need, node, tier } => {
+                write!(f, "RESERVING ({have}/{need} GPUs on {node}/{tier})")
+            }
+            other => f.write_str(other.code()),
+        }
+    }
+}
+
+/// Start a job on these GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatch {
+    pub job: JobId,
+    pub rank: u32,
+    pub node: String,
+    pub tier: String,
+    pub gpus: Vec<u32>,
+    /// GPUs among `gpus` running backfill: reclaim them first (§7).
+    pub reclaim_backfill: Vec<u32>,
+    /// Reservation time held so far; charged when the job ends (R4).
+    pub accrued: Accrued,
+    /// The placement of a reservation this dispatch abandoned (swap).
+    pub swapped_from: Option<(String, String)>,
+}
+
+/// A global-queue job that stays waiting this cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    pub job: JobId,
+    pub rank: u32,
+    pub reason: PendingReason,
+    pub reservation: Option<Reservation>,
+    pub accrued: Accrued,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseReason {
+    /// R3: no longer rank 1.
+    Demoted,
+    /// R5: the placement can no longer take the job.
+    PlacementLost,
+    /// Maintenance began: nothing may be dispatched, so nothing is held.
+    Maintenance,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChargeKind {
+    Run,
+    Reservation,
+}
+
+/// TFLOP-seconds to add to a lab's usage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Charge {
+    pub lab: LabId,
+    pub job: JobId,
+    pub tier: String,
+    pub kind: ChargeKind,
+    pub gpu_seconds: f64,
+    pub amount: f64,
+}
+
+/// A reservation that ended without its job starting, charged at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Release {
+    pub job: JobId,
+    pub node: String,
+    pub tier: String,
+    pub reason: ReleaseReason,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    /// USER_QUEUE_WAIT → GLOBAL_QUEUE_WAIT, entering the queue at `now`.
+    pub promotions: Vec<JobId>,
+    pub dispatches: Vec<Dispatch>,
+    pub waiting: Vec<Waiting>,
+    pub releases: Vec<Release>,
+    pub charges: Vec<Charge>,
+    pub phase_change: Option<MaintenancePhase>,
+}

@@ -1,0 +1,273 @@
+//! An in-memory cluster that applies plans: the bookkeeping around
+//! [`decide`](super::decide) without a database, in virtual time. Tests
+//! and the simulator drive it; it holds state, never policy.
+
+use std::collections::{BTreeMap, HashMap};
+
+use app::model::{JobState, MaintenancePhase};
+
+use super::model::*;
+use super::usage::{self, RunSpan};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementDef {
+    pub node: String,
+    pub tier: String,
+    pub gpus: Vec<u32>,
+    pub usable: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Running {
+    pub node: String,
+    pub tier: String,
+    pub gpus: Vec<u32>,
+    pub started_ms: Millis,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorldJob {
+    pub id: JobId,
+    pub lab: LabId,
+    pub user: UserId,
+    pub num_gpus: u32,
+    pub min_vram_gb: u32,
+    pub state: JobState,
+    pub submitted_ms: Millis,
+    pub queue_entered_ms: Millis,
+    pub reservation: Option<Reservation>,
+    pub accrued: Accrued,
+    pub running: Option<Running>,
+    pub rank: Option<u32>,
+    pub reason: Option<PendingReason>,
+}
+
+#[derive(Debug, Clone)]
+pub struct World {
+    pub now: Millis,
+    pub phase: MaintenancePhase,
+    pub tiers: Vec<TierInfo>,
+    pub placements: Vec<PlacementDef>,
+    pub labs: BTreeMap<LabId, LabUsage>,
+    pub max_concurrent: HashMap<UserId, u32>,
+    pub jobs: BTreeMap<JobId, WorldJob>,
+    /// Every charge ever made, in order.
+    pub ledger: Vec<Charge>,
+    /// GPUs running backfill, by (node, tier).
+    pub backfill: HashMap<(String, String), Vec<u32>>,
+}
+
+impl World {
+    pub fn new(tiers: Vec<TierInfo>, placements: Vec<PlacementDef>) -> Self {
+        World {
+            now: 0,
+            phase: MaintenancePhase::Normal,
+            tiers,
+            placements,
+            labs: BTreeMap::new(),
+            max_concurrent: HashMap::new(),
+            jobs: BTreeMap::new(),
+            ledger: Vec::new(),
+            backfill: HashMap::new(),
+        }
+    }
+
+    pub fn tier(&self, name: &str) -> &TierInfo {
+        self.tiers.iter().find(|t| t.name == name).expect("known tier")
+    }
+
+    pub fn set_lab_usage(&mut self, lab: LabId, value: f64) {
+        self.labs.insert(lab, LabUsage { lab, value, as_of_ms: self.now });
+    }
+
+    pub fn lab_usage(&self, lab: LabId) -> f64 {
+        self.labs.get(&lab).map_or(0.0, |u| usage::decayed(u, self.now))
+    }
+
+    fn holding(&self, user: UserId) -> u32 {
+        self.jobs.values().filter(|j| j.user == user && j.state.holds_slot()).count() as u32
+    }
+
+    /// Admits a job: global queue if its user has a free slot, else the
+    /// personal queue (§3).
+    pub fn submit(&mut self, id: JobId, lab: LabId, user: UserId, num_gpus: u32) {
+        self.labs.entry(lab).or_insert(LabUsage { lab, value: 0.0, as_of_ms: self.now });
+        let limit = *self.max_concurrent.entry(user).or_insert(2);
+        let state = if self.holding(user) < limit { JobState::GlobalQueueWait } else { JobState::UserQueueWait };
+        self.jobs.insert(
+            id,
+            WorldJob {
+                id,
+                lab,
+                user,
+                num_gpus,
+                min_vram_gb: 0,
+                state,
+                submitted_ms: self.now,
+                queue_entered_ms: self.now,
+                reservation: None,
+                accrued: Accrued::default(),
+                running: None,
+                rank: None,
+                reason: None,
+            },
+        );
+    }
+
+    fn queued(j: &WorldJob) -> QueuedJob {
+        QueuedJob {
+            id: j.id,
+            lab: j.lab,
+            user: j.user,
+            num_gpus: j.num_gpus,
+            queue_entered_at_ms: j.queue_entered_ms,
+            min_vram_gb: j.min_vram_gb,
+            reservation: j.reservation.clone(),
+            accrued: j.accrued,
+        }
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let mut busy: HashMap<(&str, &str), Vec<u32>> = HashMap::new();
+        for j in self.jobs.values() {
+            if let Some(r) = &j.running {
+                busy.entry((r.node.as_str(), r.tier.as_str())).or_default().extend(&r.gpus);
+            }
+        }
+        let placements = self
+            .placements
+            .iter()
+            .map(|p| {
+                let used = busy.get(&(p.node.as_str(), p.tier.as_str()));
+                let free: Vec<u32> = p.gpus.iter().copied().filter(|g| used.is_none_or(|u| !u.contains(g))).collect();
+                let backfill = self
+                    .backfill
+                    .get(&(p.node.clone(), p.tier.clone()))
+                    .map(|b| b.iter().copied().filter(|g| free.contains(g)).collect())
+                    .unwrap_or_default();
+                PlacementState {
+                    node: p.node.clone(),
+                    tier: p.tier.clone(),
+                    capacity: p.gpus.len() as u32,
+                    usable: p.usable,
+                    free,
+                    backfill,
+                }
+            })
+            .collect();
+        let mut users: HashMap<UserId, u32> = HashMap::new();
+        for j in self.jobs.values().filter(|j| j.state.holds_slot()) {
+            *users.entry(j.user).or_default() += 1;
+        }
+        Snapshot {
+            now_ms: self.now,
+            phase: self.phase,
+            tiers: self.tiers.clone(),
+            placements,
+            labs: self.labs.values().copied().collect(),
+            queue: self.jobs.values().filter(|j| j.state == JobState::GlobalQueueWait).map(Self::queued).collect(),
+            personal: self
+                .jobs
+                .values()
+                .filter(|j| j.state == JobState::UserQueueWait)
+                .map(|j| PersonalJob { job: Self::queued(j), submitted_at_ms: j.submitted_ms })
+                .collect(),
+            users: self
+                .max_concurrent
+                .iter()
+                .map(|(&user, &max)| UserSlots { user, max_concurrent: max, holding: users.get(&user).copied().unwrap_or(0) })
+                .collect(),
+            research_active: self.jobs.values().filter(|j| j.running.is_some()).count() as u32,
+            backfill_active: self.backfill.values().map(|b| b.len() as u32).sum(),
+        }
+    }
+
+    fn charge(&mut self, charges: impl IntoIterator<Item = Charge>) {
+        for c in charges {
+            let now = self.now;
+            let lab = self.labs.entry(c.lab).or_insert(LabUsage { lab: c.lab, value: 0.0, as_of_ms: now });
+            usage::add(lab, c.amount, now);
+            self.ledger.push(c);
+        }
+    }
+
+    /// Applies a plan; dispatched jobs start running at once.
+    pub fn apply(&mut self, plan: &Plan) {
+        if let Some(p) = plan.phase_change {
+            self.phase = p;
+        }
+        for id in &plan.promotions {
+            let job = self.jobs.get_mut(id).expect("promoted job exists");
+            job.state = JobState::GlobalQueueWait;
+            job.queue_entered_ms = self.now;
+        }
+        self.charge(plan.charges.iter().cloned());
+        for r in &plan.releases {
+            let job = self.jobs.get_mut(&r.job).expect("released job exists");
+            job.reservation = None;
+            job.accrued = Accrued::default();
+        }
+        for w in &plan.waiting {
+            let job = self.jobs.get_mut(&w.job).expect("waiting job exists");
+            job.rank = Some(w.rank);
+            job.reason = Some(w.reason.clone());
+            job.reservation = w.reservation.clone();
+            job.accrued = w.accrued;
+        }
+        for d in &plan.dispatches {
+            if let Some(b) = self.backfill.get_mut(&(d.node.clone(), d.tier.clone())) {
+                b.retain(|g| !d.reclaim_backfill.contains(g));
+            }
+            let job = self.jobs.get_mut(&d.job).expect("dispatched job exists");
+            job.state = JobState::Running;
+            job.rank = None;
+            job.reason = None;
+            job.reservation = None;
+            job.accrued = d.accrued;
+            job.running = Some(Running { node: d.node.clone(), tier: d.tier.clone(), gpus: d.gpus.clone(), started_ms: self.now });
+        }
+    }
+
+    /// One cycle: decide on the current state and apply the plan.
+    pub fn cycle(&mut self) -> Plan {
+        let plan = super::decide(&self.snapshot());
+        self.apply(&plan);
+        plan
+    }
+
+    /// Ends a job in `state` and charges it (R4). Queued jobs with a live
+    /// reservation accrue it to now first.
+    pub fn end(&mut self, id: JobId, state: JobState) {
+        let now = self.now;
+        let Some(job) = self.jobs.get(&id) else { return };
+        if job.state.is_terminal() {
+            return;
+        }
+        let mut accrued = job.accrued;
+        let mut res_tier = String::new();
+        if let Some(mut res) = job.reservation.clone() {
+            let tflops = self.tier(&res.tier).tflops;
+            usage::accrue(&mut res, &mut accrued, tflops, now);
+            res_tier = res.tier;
+        }
+        let run = job.running.as_ref().map(|r| RunSpan {
+            tier: &r.tier,
+            tflops: self.tier(&r.tier).tflops,
+            gpus: r.gpus.len() as u32,
+            started_ms: r.started_ms,
+            ended_ms: now,
+        });
+        if res_tier.is_empty() {
+            res_tier = run.map(|r| r.tier.to_string()).unwrap_or_default();
+        }
+        let charges = usage::end_charges(job.lab, id, run, accrued, &res_tier);
+        self.charge(charges);
+        let job = self.jobs.get_mut(&id).expect("exists");
+        job.state = state;
+        job.running = None;
+        job.reservation = None;
+        job.accrued = Accrued::default();
+        job.rank = None;
+        job.reason = None;
+    }
+}
