@@ -5,6 +5,7 @@
 
 pub mod cycle;
 pub mod model;
+pub mod oom;
 mod placements;
 pub mod usage;
 pub mod world;
@@ -14,3 +15,6 @@ mod tests;
 
 pub use cycle::decide;
 pub use model::*;
+
+#[cfg(test)]
+mod proptests;

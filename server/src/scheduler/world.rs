@@ -271,3 +271,31 @@ impl World {
         job.reason = None;
     }
 }
+
+impl World {
+    /// A running attempt hit a GPU OOM: charge it, then retry on a larger
+    /// tier (keeping the slot and queue entry) or fail the job (§6).
+    /// Returns whether the job was requeued.
+    pub fn gpu_oom(&mut self, id: JobId, attempt: u32) -> bool {
+        let Some(job) = self.jobs.get(&id) else { return false };
+        let Some(run) = job.running.clone() else { return false };
+        let vram = self.tier(&run.tier).vram_gb;
+        let escalation = super::oom::escalate(&self.tiers, vram, job.num_gpus, attempt);
+        let entered = job.queue_entered_ms;
+        match escalation {
+            super::oom::Escalation::Retry { min_vram_gb, .. } => {
+                // charge the attempt like an end, then return to the queue
+                self.end(id, JobState::Failed);
+                let job = self.jobs.get_mut(&id).expect("exists");
+                job.state = JobState::GlobalQueueWait;
+                job.min_vram_gb = min_vram_gb;
+                job.queue_entered_ms = entered;
+                true
+            }
+            super::oom::Escalation::NoLargerTier => {
+                self.end(id, JobState::Failed);
+                false
+            }
+        }
+    }
+}
