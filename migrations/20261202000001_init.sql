@@ -112,13 +112,16 @@ CREATE TABLE jobs (
     -- the reservation (policy §3, §5): at most one job has reserved_node set
     reserved_node       TEXT,
     reserved_tier       TEXT,
-    reserved_gpus       INTEGER NOT NULL DEFAULT 0,
+    -- reserved GPU indices, comma-separated ("0,1")
+    reserved_gpus       TEXT,
     reservation_gpu_seconds REAL NOT NULL DEFAULT 0,
     -- accrued, not yet charged reservation cost (R4: charged at job end)
     reservation_cost    REAL    NOT NULL DEFAULT 0,
     reservation_accrued_at INTEGER,
     cancel_requested_at INTEGER,
     kill_unconfirmed    INTEGER NOT NULL DEFAULT 0,
+    -- the last executor error (e.g. a refused dispatch), for the user
+    last_error          TEXT,
     output_dir          TEXT
 );
 CREATE INDEX jobs_state ON jobs(state);

@@ -164,6 +164,57 @@ pub struct DashboardView {
     pub nodes: Vec<NodeView>,
 }
 
+/// A job's live reservation (api.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReservationView {
+    pub node: String,
+    pub tier: String,
+    pub gpus: u32,
+    pub gpu_seconds: f64,
+}
+
+/// One attempt of a job (policy §6: every attempt is kept and shown).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptView {
+    pub attempt: u32,
+    pub tier: String,
+    pub node: String,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub exit_code: Option<i64>,
+    pub reason: Option<String>,
+    pub usage_tflop_s: f64,
+}
+
+/// The job object of api.md.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobView {
+    pub id: i64,
+    pub name: String,
+    pub user: String,
+    pub lab: String,
+    pub state: JobState,
+    pub num_gpus: u32,
+    pub attempt: u32,
+    pub rank: Option<u32>,
+    pub pending_reason: Option<String>,
+    pub tier: Option<String>,
+    pub node: Option<String>,
+    pub gpu_indices: Vec<u32>,
+    pub submitted_at: String,
+    pub queue_entered_at: Option<String>,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub exit_code: Option<i64>,
+    pub end_reason: Option<String>,
+    pub usage_tflop_s: f64,
+    pub reservation: Option<ReservationView>,
+    pub attempts: Vec<AttemptView>,
+    pub time_limit_minutes: u32,
+    /// The last executor error, e.g. a refused dispatch (the job stays queued).
+    pub last_error: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,8 @@ use crate::auth::LoginThrottle;
 use crate::clock::now_ms;
 use crate::config::Settings;
 use crate::db::{self, seed};
+use crate::executor::Executor;
+use crate::scheduler::runner::Scheduler;
 use crate::state::AppState;
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +42,7 @@ pub struct Application {
     router: Router,
     state: AppState,
     seeded: Option<Seeded>,
+    executor: Option<Arc<dyn Executor>>,
 }
 
 impl Application {
@@ -87,9 +90,14 @@ impl Application {
             settings: Arc::new(settings),
             leptos,
             metrics: crate::telemetry::metrics_handle(),
+            wake: Arc::new(tokio::sync::Notify::new()),
         };
         let router = crate::http::router(state.clone(), session_store, session_key);
-        Ok(Self { listener, router, state, seeded })
+        if state.settings.executor.kind == crate::config::ExecutorKind::Local {
+            // the local-process executor is not built yet: no loop runs
+            tracing::warn!("executor `local` is not available yet: jobs are accepted and queued but not run");
+        }
+        Ok(Self { listener, router, state, seeded, executor: None })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -105,8 +113,39 @@ impl Application {
         self.seeded.take()
     }
 
+    /// Runs the scheduler loop with this executor (it should wake
+    /// `state().wake` when attempts end).
+    pub fn set_executor(&mut self, executor: Arc<dyn Executor>) {
+        self.executor = Some(executor);
+    }
+
+    pub fn scheduler(&self) -> Option<Scheduler> {
+        let executor = self.executor.clone()?;
+        let settings = &self.state.settings;
+        Some(Scheduler {
+            db: self.state.db.clone(),
+            executor,
+            wake: self.state.wake.clone(),
+            cycle: Duration::from_millis(settings.scheduler.cycle_ms.max(1)),
+            grace: Duration::from_secs(settings.cancel.grace_seconds),
+            output_root: settings.executor.output_root.clone(),
+        })
+    }
+
+    /// Serves (and runs the scheduler loop, if there is an executor) until
+    /// `shutdown` resolves; then stops both.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        let (stop_loop, loop_stopped) = tokio::sync::oneshot::channel::<()>();
+        let scheduler = self.scheduler().map(|s| {
+            tokio::spawn(s.run(async move {
+                let _ = loop_stopped.await;
+            }))
+        });
         axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await?;
+        let _ = stop_loop.send(());
+        if let Some(handle) = scheduler {
+            let _ = handle.await;
+        }
         self.state.db.close().await;
         Ok(())
     }

@@ -22,6 +22,8 @@ pub struct AppState {
     pub throttle: Arc<LoginThrottle>,
     pub leptos: LeptosOptions,
     pub metrics: PrometheusHandle,
+    /// Wakes the scheduler loop at once (submit, cancel, admin change).
+    pub wake: Arc<tokio::sync::Notify>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -31,6 +33,10 @@ impl FromRef<AppState> for LeptosOptions {
 }
 
 impl AppState {
+    pub fn wake_scheduler(&self) {
+        self.wake.notify_one();
+    }
+
     pub async fn maintenance_view(&self) -> Result<MaintenanceView, sqlx::Error> {
         let row = db::maintenance::get(&mut *self.db.acquire().await?).await?;
         Ok(MaintenanceView { phase: row.phase, message: row.message, since: rfc3339(row.since_ms) })

@@ -5,7 +5,9 @@
 pub mod accounts;
 pub mod audit;
 pub mod cluster;
+pub mod jobs;
 pub mod maintenance;
+pub mod scheduling;
 pub mod secrets;
 pub mod seed;
 
@@ -54,4 +56,11 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupE
         .map_err(DbSetupError::Open)?;
     MIGRATOR.run(&pool).await?;
     Ok(pool)
+}
+
+/// A transaction that takes SQLite's write lock up front. A deferred one
+/// that reads and then writes fails with SQLITE_BUSY_SNAPSHOT when another
+/// connection wrote in between (WAL); IMMEDIATE waits (busy timeout) instead.
+pub async fn write_tx(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
 }

@@ -38,7 +38,7 @@ pub struct SeedInput {
 
 /// Seeds an empty database; returns `None` if it already had users.
 pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Result<Option<Seeded>, SeedError> {
-    let mut tx = db.begin().await?;
+    let mut tx = super::write_tx(db).await?;
     if accounts::count_users(&mut tx).await? > 0 {
         return Ok(None);
     }

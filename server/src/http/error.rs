@@ -110,3 +110,20 @@ impl From<crate::auth::AuthError> for ApiError {
         }
     }
 }
+
+impl From<crate::jobs::JobsError> for ApiError {
+    fn from(e: crate::jobs::JobsError) -> Self {
+        use crate::jobs::JobsError;
+        use crate::scheduler::admission::AdmissionError;
+        match e {
+            JobsError::Field(f) => ApiError::Validation(f.to_string()),
+            JobsError::Admission(a @ AdmissionError::Maintenance(_)) => ApiError::ServiceMaintenance(a.to_string()),
+            JobsError::Admission(a @ AdmissionError::NoFit { .. }) => ApiError::NoFitPlacement(a.to_string()),
+            JobsError::Admission(a @ AdmissionError::QueueLimit { .. }) => ApiError::QueueLimit(a.to_string()),
+            JobsError::NotFound => ApiError::NotFound("no such job".into()),
+            JobsError::Forbidden(m) => ApiError::Forbidden(m),
+            JobsError::Conflict(m) => ApiError::Conflict(m),
+            JobsError::Db(e) => e.into(),
+        }
+    }
+}

@@ -78,3 +78,22 @@ where
             .map_err(|e| ApiError::Validation(e.body_text()))
     }
 }
+
+/// `axum::extract::Path` with an api.md error instead of plain text; a
+/// malformed id cannot name an existing thing, so it is 404.
+pub struct ApiPath<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(v)| ApiPath(v))
+            .map_err(|e| ApiError::NotFound(format!("no such resource: {}", e.body_text())))
+    }
+}

@@ -3,9 +3,11 @@
 //! reads the database, applies plans and drives executors lives beside it
 //! and never re-implements a rule.
 
+pub mod admission;
 pub mod cycle;
 pub mod model;
 pub mod oom;
+pub mod runner;
 mod placements;
 pub mod usage;
 pub mod world;

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use jpu_share::config::Settings;
+use jpu_share::executor::timed::TimedExecutor;
 use jpu_share::startup::{Application, BootstrapPasswords};
 use reqwest::{Client, Response, StatusCode};
 use serde_json::{json, Value};
@@ -20,6 +21,7 @@ pub struct TestApp {
     pub dir: TempDir,
     stop: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<std::io::Result<()>>>,
+    pub executor: Option<TimedExecutor>,
 }
 
 /// Settings for a test server whose files live in `dir`.
@@ -47,14 +49,36 @@ impl TestApp {
     }
 
     pub async fn spawn_with(dir: TempDir, settings: Settings) -> TestApp {
+        Self::spawn_inner(dir, settings, false).await
+    }
+
+    /// A server whose scheduler loop drives the timed test executor
+    /// (attempts "run" for `JPU_SIM_SECONDS` from their env).
+    pub async fn spawn_scheduling() -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut settings = test_settings(dir.path());
+        settings.scheduler.cycle_ms = 200;
+        Self::spawn_inner(dir, settings, true).await
+    }
+
+    async fn spawn_inner(dir: TempDir, settings: Settings, scheduling: bool) -> TestApp {
+        // server logs go to the test's captured output (shown on failure)
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+            .with_test_writer()
+            .try_init();
         let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
-        let app = Application::build(settings, bootstrap).await.expect("server builds");
+        let mut app = Application::build(settings, bootstrap).await.expect("server builds");
+        let executor = scheduling.then(|| TimedExecutor::new(app.state().wake.clone()));
+        if let Some(e) = &executor {
+            app.set_executor(std::sync::Arc::new(e.clone()));
+        }
         let addr = app.local_addr().expect("bound");
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(app.run_until(async move {
             let _ = stopped.await;
         }));
-        TestApp { base: format!("http://{addr}"), client: client(), dir, stop: Some(stop), server: Some(server) }
+        TestApp { base: format!("http://{addr}"), client: client(), dir, stop: Some(stop), server: Some(server), executor }
     }
 
     /// Stops the server gracefully and returns its directory (database
@@ -124,6 +148,51 @@ impl TestApp {
 
     pub async fn maintenance_status(&self) -> Response {
         self.client.get(self.url("/v1/maintenance/status")).send().await.expect("request")
+    }
+
+    // ---- /v1/jobs
+
+    pub async fn submit(&self, token: &str, body: Value) -> Response {
+        self.client.post(self.url("/v1/jobs")).bearer_auth(token).json(&body).send().await.expect("request")
+    }
+
+    /// Submits and asserts 201; returns the job object.
+    pub async fn submit_ok(&self, token: &str, body: Value) -> Value {
+        let resp = self.submit(token, body).await;
+        assert_eq!(resp.status(), StatusCode::CREATED, "submit");
+        resp.json().await.expect("job json")
+    }
+
+    pub async fn job(&self, token: &str, id: i64) -> Response {
+        self.client.get(self.url(&format!("/v1/jobs/{id}"))).bearer_auth(token).send().await.expect("request")
+    }
+
+    pub async fn cancel(&self, token: &str, id: i64) -> Response {
+        self.client.post(self.url(&format!("/v1/jobs/{id}/cancel"))).bearer_auth(token).send().await.expect("request")
+    }
+
+    /// Polls the job until `done` holds for it (10 s at most).
+    pub async fn wait_job(&self, token: &str, id: i64, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let job: Value = self.job(token, id).await.json().await.expect("job json");
+            if done(&job) {
+                return job;
+            }
+            assert!(std::time::Instant::now() < deadline, "job {id} never reached {what}: {job}");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn wait_state(&self, token: &str, id: i64, state: &str) -> Value {
+        self.wait_job(token, id, state, |j| j["state"] == state).await
+    }
+
+    /// Runs SQL on the test database (for states no endpoint sets yet).
+    pub async fn sql(&self, statement: &str) {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
+        sqlx::query(statement).execute(&pool).await.unwrap();
+        pool.close().await;
     }
 
     // ---- operations

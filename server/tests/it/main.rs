@@ -5,3 +5,4 @@ mod auth;
 mod console;
 mod helpers;
 mod ops;
+mod scheduling;

@@ -1,0 +1,84 @@
+//! One full decision cycle at scale: 10,000 (and 100,000) queued jobs from
+//! 100 labs over 1,000 GPUs in 500 placements of 4 tiers, with an active
+//! reservation. Run: `cargo bench -p server --bench decide`.
+
+use app::model::MaintenancePhase;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use jpu_share::scheduler::*;
+
+fn snapshot(jobs: usize) -> Snapshot {
+    let tiers: Vec<TierInfo> = (0..4)
+        .map(|i| TierInfo {
+            name: format!("tier{i}"),
+            tflops: 20.0 + 20.0 * i as f64,
+            vram_gb: 12 + 12 * i as u32,
+            sort_order: 10 * i as i64,
+            max_gpus: 2,
+            active: true,
+        })
+        .collect();
+    // 500 placements × 2 GPUs; roughly one GPU in five idle
+    let placements: Vec<PlacementState> = (0..500)
+        .map(|i| PlacementState {
+            node: format!("node-{i:04}"),
+            tier: format!("tier{}", i % 4),
+            capacity: 2,
+            usable: true,
+            free: match i % 5 {
+                0 => vec![0, 1],
+                1 | 2 => vec![],
+                _ => vec![1],
+            }
+            .into_iter()
+            .filter(|_| i % 7 != 0)
+            .collect(),
+            backfill: vec![],
+        })
+        .collect();
+    let labs: Vec<LabUsage> =
+        (0..100).map(|l| LabUsage { lab: l, value: 1_000.0 * ((l * 7919) % 100) as f64, as_of_ms: 0 }).collect();
+    let mut queue: Vec<QueuedJob> = (0..jobs as i64)
+        .map(|id| QueuedJob {
+            id,
+            lab: (id * 31) % 100,
+            user: id % 997,
+            num_gpus: if id % 10 == 0 { 2 } else { 1 },
+            queue_entered_at_ms: id * 10,
+            min_vram_gb: 0,
+            reservation: None,
+            accrued: Accrued::default(),
+        })
+        .collect();
+    // the rank-1 job (lowest-usage lab) holds a reservation
+    let first_lab = labs.iter().min_by(|a, b| a.value.total_cmp(&b.value)).unwrap().lab;
+    let holder = queue.iter_mut().find(|j| j.lab == first_lab).unwrap();
+    holder.num_gpus = 2;
+    holder.reservation =
+        Some(Reservation { node: "node-0001".into(), tier: "tier1".into(), gpus: vec![], accrued_at_ms: 0 });
+    Snapshot {
+        now_ms: 60_000,
+        phase: MaintenancePhase::Normal,
+        tiers,
+        placements,
+        labs,
+        queue,
+        personal: vec![],
+        users: vec![],
+        research_active: 500,
+        backfill_active: 0,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decide");
+    for jobs in [10_000usize, 100_000] {
+        let snap = snapshot(jobs);
+        let plan = decide(&snap);
+        assert!(!plan.dispatches.is_empty() && plan.waiting.iter().any(|w| w.reservation.is_some()));
+        group.bench_with_input(BenchmarkId::from_parameter(jobs), &snap, |b, s| b.iter(|| decide(s)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,400 @@
+//! Job rows: insert on submit, the start details an executor needs,
+//! confirming or undoing a dispatch, recording an attempt's end, cancel.
+
+use app::model::JobState;
+use sqlx::SqliteConnection;
+
+use super::scheduling::{parse_gpus, record_charges};
+use crate::executor::{Finished, StartRequest};
+use crate::scheduler::oom::{self, AttemptOutcome, Escalation};
+use crate::scheduler::usage::{self, RunSpan};
+use crate::scheduler::{Accrued, Reservation};
+
+pub struct NewJob<'a> {
+    pub name: &'a str,
+    pub user_id: i64,
+    pub lab_id: i64,
+    pub state: JobState,
+    pub command: &'a str,
+    pub num_gpus: u32,
+    pub workspace: Option<&'a str>,
+    pub env_json: &'a str,
+    pub time_limit_minutes: u32,
+}
+
+pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
+    let state = j.state.as_str();
+    let entered = (j.state == JobState::GlobalQueueWait).then_some(now_ms);
+    let id = sqlx::query!(
+        "INSERT INTO jobs (name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
+                           submitted_at, queue_entered_at, pending_reason)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? = 'USER_QUEUE_WAIT' THEN 'USER_CONCURRENCY_LIMIT' END)",
+        j.name,
+        j.user_id,
+        j.lab_id,
+        state,
+        j.command,
+        j.num_gpus,
+        j.workspace,
+        j.env_json,
+        j.time_limit_minutes,
+        now_ms,
+        entered,
+        state
+    )
+    .execute(&mut *conn)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}
+
+/// Counts for admission: (unfinished jobs, jobs holding a slot).
+pub async fn user_load(conn: &mut SqliteConnection, user_id: i64) -> Result<(u32, u32), sqlx::Error> {
+    let r = sqlx::query!(
+        r#"SELECT COUNT(*) AS "unfinished!: i64",
+                  SUM(state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')) AS "holding: i64"
+           FROM jobs WHERE user_id = ? AND state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')"#,
+        user_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok((r.unfinished as u32, r.holding.unwrap_or(0) as u32))
+}
+
+/// The executor request for a job's current attempt.
+pub async fn start_request(
+    conn: &mut SqliteConnection,
+    job_id: i64,
+    output_root: &std::path::Path,
+) -> Result<Option<StartRequest>, sqlx::Error> {
+    let Some(r) = sqlx::query!(
+        r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
+                  j.num_gpus, u.unix_uid, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?"
+           FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN tiers t ON t.name = j.tier
+           WHERE j.id = ?"#,
+        job_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(None);
+    };
+    let gpus = parse_gpus(r.gpu_indices.as_deref());
+    let output_dir = output_root.join(r.id.to_string());
+    let tier = r.tier.unwrap_or_default();
+    let mut env: Vec<(String, String)> = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&r.env_json)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    env.extend([
+        ("JOB_ID".to_string(), r.id.to_string()),
+        ("JOB_ATTEMPT".to_string(), r.attempt.to_string()),
+        ("JOB_OUTPUT_DIR".to_string(), output_dir.display().to_string()),
+        ("CUDA_VISIBLE_DEVICES".to_string(), super::scheduling::format_gpus(&gpus)),
+        ("JPU_TIER".to_string(), tier.clone()),
+    ]);
+    let n = r.num_gpus as u32;
+    Ok(Some(StartRequest {
+        job: r.id,
+        attempt: r.attempt as u32,
+        node: r.node.unwrap_or_default(),
+        tier,
+        gpus,
+        command: r.command,
+        env,
+        time_limit: std::time::Duration::from_secs(r.time_limit_minutes.max(0) as u64 * 60),
+        cpus: n * r.cpus_per_gpu.unwrap_or(1) as u32,
+        mem_gb: n * r.mem_gb_per_gpu.unwrap_or(1) as u32,
+        unix_uid: r.unix_uid.map(|u| u as u32),
+        output_dir,
+    }))
+}
+
+/// The executor took the attempt: it runs from now.
+pub async fn confirm_start(conn: &mut SqliteConnection, job_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE job_attempts SET phase = 'RUNNING', started_at = ?
+         WHERE job_id = ? AND phase = 'DISPATCHING' AND attempt = (SELECT attempt FROM jobs WHERE id = ?)",
+        now_ms,
+        job_id,
+        job_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "UPDATE jobs SET state = CASE state WHEN 'DISPATCHING' THEN 'RUNNING' ELSE state END, started_at = ?, last_error = NULL
+         WHERE id = ?",
+        now_ms,
+        job_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The executor refused the attempt: back to the queue with its place
+/// (queue_entered_at untouched) and the error kept for the user.
+pub async fn undo_dispatch(conn: &mut SqliteConnection, job_id: i64, error: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "DELETE FROM job_attempts WHERE job_id = ? AND phase = 'DISPATCHING' AND attempt = (SELECT attempt FROM jobs WHERE id = ?)",
+        job_id,
+        job_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "UPDATE jobs SET state = CASE state WHEN 'CANCELLING' THEN 'CANCELLED' ELSE 'GLOBAL_QUEUE_WAIT' END,
+                node = NULL, tier = NULL, gpu_indices = NULL, last_error = ?
+         WHERE id = ? AND state IN ('DISPATCHING', 'CANCELLING')",
+        error,
+        job_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Records an attempt's end: charges it (R4), then finishes the job or,
+/// after a GPU OOM with a larger tier left, requeues it (§6).
+pub async fn record_end(
+    conn: &mut SqliteConnection,
+    end: &Finished,
+    patterns: &[&str],
+    now_ms: i64,
+) -> Result<Option<JobState>, sqlx::Error> {
+    let attempt = i64::from(end.attempt);
+    let Some(a) = sqlx::query!(
+        r#"SELECT a.id AS "id!", a.tier, a.gpu_indices, a.started_at, a.phase, j.lab_id, j.num_gpus, j.state,
+                  j.reservation_gpu_seconds, j.reservation_cost, j.queue_entered_at, t.tflops AS "tflops?", t.vram_gb AS "vram_gb?"
+           FROM job_attempts a JOIN jobs j ON j.id = a.job_id LEFT JOIN tiers t ON t.name = a.tier
+           WHERE a.job_id = ? AND a.attempt = ?"#,
+        end.job,
+        attempt
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(None);
+    };
+    if a.phase == "ENDED" {
+        return Ok(None); // reported twice: charged once
+    }
+    let gpus = parse_gpus(Some(&a.gpu_indices)).len() as u32;
+    let run = RunSpan { tier: &a.tier, tflops: a.tflops.unwrap_or(0.0), gpus, started_ms: a.started_at, ended_ms: now_ms };
+    let accrued = Accrued { gpu_seconds: a.reservation_gpu_seconds, cost: a.reservation_cost };
+    let charges = usage::end_charges(a.lab_id, end.job, Some(run), accrued, &a.tier);
+    let attempt_usage: f64 = charges.iter().map(|c| c.amount).sum();
+    record_charges(conn, &charges, now_ms).await?;
+
+    let cancelling = a.state == "CANCELLING";
+    let outcome = oom::classify(end.end, &end.log_tail, patterns);
+    let tiers = super::scheduling::load_tiers(conn).await?;
+    let (state, reason, retry) = match outcome {
+        _ if cancelling => (JobState::Cancelled, "CANCELLED", None),
+        AttemptOutcome::Completed => (JobState::Completed, "COMPLETED", None),
+        AttemptOutcome::Failed => (JobState::Failed, "NONZERO_EXIT", None),
+        AttemptOutcome::HostOom => (JobState::Failed, "HOST_OOM", None),
+        AttemptOutcome::TimeLimit => (JobState::Failed, "TIME_LIMIT", None),
+        AttemptOutcome::Cancelled => (JobState::Cancelled, "CANCELLED", None),
+        AttemptOutcome::GpuOom => {
+            match oom::escalate(&tiers, a.vram_gb.unwrap_or(0) as u32, a.num_gpus as u32, end.attempt) {
+                Escalation::Retry { min_vram_gb, attempt } => (JobState::GlobalQueueWait, "GPU_OOM", Some((min_vram_gb, attempt))),
+                Escalation::NoLargerTier => (JobState::Failed, "OOM_NO_LARGER_TIER", None),
+            }
+        }
+    };
+    let exit_code = match end.end {
+        oom::EndSignal::Exited(code) => Some(code),
+        _ => None,
+    };
+    sqlx::query!(
+        "UPDATE job_attempts SET phase = 'ENDED', ended_at = ?, exit_code = ?, reason = ?, usage_tflop_s = ? WHERE id = ?",
+        now_ms,
+        exit_code,
+        reason,
+        attempt_usage,
+        a.id
+    )
+    .execute(&mut *conn)
+    .await?;
+    let state_text = state.as_str();
+    match retry {
+        Some((min_vram, next_attempt)) => {
+            let (min_vram, next_attempt) = (i64::from(min_vram), i64::from(next_attempt));
+            sqlx::query!(
+                "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', attempt = ?, min_vram_gb = ?, node = NULL, tier = NULL,
+                        gpu_indices = NULL, exit_code = ?, end_reason = NULL, reservation_gpu_seconds = 0, reservation_cost = 0
+                 WHERE id = ?",
+                next_attempt,
+                min_vram,
+                exit_code,
+                end.job
+            )
+            .execute(&mut *conn)
+            .await?;
+        }
+        None => {
+            sqlx::query!(
+                "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, end_reason = ?,
+                        reservation_gpu_seconds = 0, reservation_cost = 0, rank = NULL, pending_reason = NULL
+                 WHERE id = ?",
+                state_text,
+                now_ms,
+                exit_code,
+                reason,
+                end.job
+            )
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(Some(state))
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// Was queued: now CANCELLED (its reservation time charged).
+    Cancelled,
+    /// Was running: CANCELLING until the executor confirms the end.
+    Cancelling,
+    AlreadyEnded,
+    NotFound,
+}
+
+pub async fn cancel(conn: &mut SqliteConnection, job_id: i64, now_ms: i64) -> Result<CancelOutcome, sqlx::Error> {
+    let Some(j) = sqlx::query!(
+        "SELECT state, lab_id, reserved_node, reserved_tier, reserved_gpus, reservation_accrued_at,
+                reservation_gpu_seconds, reservation_cost FROM jobs WHERE id = ?",
+        job_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(CancelOutcome::NotFound);
+    };
+    let state: JobState = j.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    match state {
+        JobState::UserQueueWait | JobState::GlobalQueueWait => {
+            let mut accrued = Accrued { gpu_seconds: j.reservation_gpu_seconds, cost: j.reservation_cost };
+            let mut tier = String::new();
+            if let (Some(node), Some(t)) = (j.reserved_node, j.reserved_tier) {
+                let tflops = sqlx::query_scalar!("SELECT tflops FROM tiers WHERE name = ?", t)
+                    .fetch_optional(&mut *conn)
+                    .await?
+                    .unwrap_or(0.0);
+                let mut res = Reservation {
+                    node,
+                    tier: t.clone(),
+                    gpus: parse_gpus(j.reserved_gpus.as_deref()),
+                    accrued_at_ms: j.reservation_accrued_at.unwrap_or(now_ms),
+                };
+                usage::accrue(&mut res, &mut accrued, tflops, now_ms);
+                tier = t;
+            }
+            let charges = usage::end_charges(j.lab_id, job_id, None, accrued, &tier);
+            record_charges(conn, &charges, now_ms).await?;
+            sqlx::query!(
+                "UPDATE jobs SET state = 'CANCELLED', ended_at = ?, end_reason = 'CANCELLED', rank = NULL, pending_reason = NULL,
+                        reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_accrued_at = NULL,
+                        reservation_gpu_seconds = 0, reservation_cost = 0
+                 WHERE id = ?",
+                now_ms,
+                job_id
+            )
+            .execute(&mut *conn)
+            .await?;
+            Ok(CancelOutcome::Cancelled)
+        }
+        JobState::Dispatching | JobState::Running => {
+            sqlx::query!("UPDATE jobs SET state = 'CANCELLING', cancel_requested_at = ? WHERE id = ?", now_ms, job_id)
+                .execute(&mut *conn)
+                .await?;
+            Ok(CancelOutcome::Cancelling)
+        }
+        JobState::Cancelling => Ok(CancelOutcome::Cancelling),
+        JobState::Completed | JobState::Failed | JobState::Cancelled => Ok(CancelOutcome::AlreadyEnded),
+    }
+}
+
+/// Attempts whose job is CANCELLING: (job, attempt) to signal.
+pub async fn cancelling_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT a.job_id, a.attempt FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+           WHERE j.state = 'CANCELLING' AND a.phase = 'RUNNING' AND a.attempt = j.attempt"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.job_id, r.attempt as u32)).collect())
+}
+
+/// The api.md job object.
+pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::model::JobView>, sqlx::Error> {
+    use crate::clock::rfc3339;
+    let Some(j) = sqlx::query!(
+        r#"SELECT j.id AS "id!", j.name, u.username, l.name AS lab, j.state, j.num_gpus, j.attempt, j.rank, j.pending_reason,
+                  j.tier, j.node, j.gpu_indices, j.submitted_at, j.queue_entered_at, j.started_at, j.ended_at, j.exit_code,
+                  j.end_reason, j.usage_tflop_s, j.reserved_node, j.reserved_tier, j.reserved_gpus,
+                  j.reservation_gpu_seconds, j.time_limit_minutes, j.last_error
+           FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id WHERE j.id = ?"#,
+        id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(None);
+    };
+    let attempts = sqlx::query!(
+        "SELECT attempt, tier, node, phase, started_at, ended_at, exit_code, reason, usage_tflop_s
+         FROM job_attempts WHERE job_id = ? ORDER BY attempt",
+        id
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|a| app::model::AttemptView {
+        attempt: a.attempt as u32,
+        tier: a.tier,
+        node: a.node,
+        started_at: (a.phase != "DISPATCHING").then(|| rfc3339(a.started_at)),
+        ended_at: a.ended_at.map(rfc3339),
+        exit_code: a.exit_code,
+        reason: a.reason,
+        usage_tflop_s: a.usage_tflop_s,
+    })
+    .collect();
+    let reservation = match (j.reserved_node, j.reserved_tier) {
+        (Some(node), Some(tier)) => Some(app::model::ReservationView {
+            node,
+            tier,
+            gpus: parse_gpus(j.reserved_gpus.as_deref()).len() as u32,
+            gpu_seconds: j.reservation_gpu_seconds,
+        }),
+        _ => None,
+    };
+    let state: JobState = j.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    Ok(Some(app::model::JobView {
+        id: j.id,
+        name: j.name,
+        user: j.username,
+        lab: j.lab,
+        state,
+        num_gpus: j.num_gpus as u32,
+        attempt: j.attempt as u32,
+        rank: j.rank.map(|r| r as u32),
+        pending_reason: j.pending_reason,
+        tier: j.tier,
+        node: j.node,
+        gpu_indices: parse_gpus(j.gpu_indices.as_deref()),
+        submitted_at: rfc3339(j.submitted_at),
+        queue_entered_at: j.queue_entered_at.map(rfc3339),
+        started_at: j.started_at.map(rfc3339),
+        ended_at: j.ended_at.map(rfc3339),
+        exit_code: j.exit_code,
+        end_reason: j.end_reason,
+        usage_tflop_s: j.usage_tflop_s,
+        reservation,
+        attempts,
+        time_limit_minutes: j.time_limit_minutes as u32,
+        last_error: j.last_error,
+    }))
+}

@@ -1,0 +1,296 @@
+//! The scheduler loop's database side: read a [`Snapshot`], apply a
+//! [`Plan`] (in the caller's transaction), record charges.
+
+use std::collections::HashMap;
+
+use app::model::MaintenancePhase;
+use sqlx::SqliteConnection;
+
+use crate::scheduler::{usage, Charge, ChargeKind, LabUsage, PersonalJob, PlacementState, Plan, QueuedJob};
+use crate::scheduler::{Accrued, Reservation, Snapshot, TierInfo, UserSlots};
+
+/// "0,1" ⇄ [0, 1]
+pub fn parse_gpus(text: Option<&str>) -> Vec<u32> {
+    text.unwrap_or_default().split(',').filter_map(|s| s.trim().parse().ok()).collect()
+}
+
+pub fn format_gpus(gpus: &[u32]) -> String {
+    gpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+
+pub async fn load_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierInfo>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT name, tflops, vram_gb, sort_order, max_gpus, active AS "active: bool" FROM tiers ORDER BY sort_order DESC"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| TierInfo {
+            name: r.name,
+            tflops: r.tflops,
+            vram_gb: r.vram_gb as u32,
+            sort_order: r.sort_order,
+            max_gpus: r.max_gpus as u32,
+            active: r.active,
+        })
+        .collect())
+}
+
+/// Placements with their free GPUs: not held by a dispatching or running
+/// attempt. Backfill GPUs count as free.
+pub async fn load_placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementState>, sqlx::Error> {
+    let gpus = sqlx::query!(
+        r#"SELECT n.name AS node, n.state, t.name AS tier, g.gpu_index
+           FROM gpus g JOIN nodes n ON n.id = g.node_id JOIN tiers t ON t.id = g.tier_id
+           ORDER BY n.name, t.name, g.gpu_index"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let busy_rows = sqlx::query!(
+        "SELECT node, tier, gpu_indices FROM job_attempts WHERE phase IN ('DISPATCHING', 'RUNNING')"
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let backfill_rows =
+        sqlx::query!("SELECT node, tier, gpu_indices FROM backfill_instances WHERE ended_at IS NULL")
+            .fetch_all(&mut *conn)
+            .await?;
+    let mut busy: HashMap<(String, String), Vec<u32>> = HashMap::new();
+    for r in busy_rows {
+        busy.entry((r.node, r.tier)).or_default().extend(parse_gpus(Some(&r.gpu_indices)));
+    }
+    let mut backfill: HashMap<(String, String), Vec<u32>> = HashMap::new();
+    for r in backfill_rows {
+        backfill.entry((r.node, r.tier)).or_default().extend(parse_gpus(Some(&r.gpu_indices)));
+    }
+    let mut out: Vec<PlacementState> = Vec::new();
+    for g in gpus {
+        let index = g.gpu_index as u32;
+        let fresh = out.last().map(|p| p.node != g.node || p.tier != g.tier).unwrap_or(true);
+        if fresh {
+            let key = (g.node.clone(), g.tier.clone());
+            out.push(PlacementState {
+                node: g.node.clone(),
+                tier: g.tier.clone(),
+                capacity: 0,
+                usable: g.state == "UP",
+                free: Vec::new(),
+                backfill: backfill.remove(&key).unwrap_or_default(),
+            });
+        }
+        let p = out.last_mut().expect("pushed above");
+        p.capacity += 1;
+        if !busy.get(&(g.node.clone(), g.tier.clone())).is_some_and(|b| b.contains(&index)) {
+            p.free.push(index);
+        }
+    }
+    for p in &mut out {
+        let free = p.free.clone();
+        p.backfill.retain(|g| free.contains(g));
+    }
+    Ok(out)
+}
+
+pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<Snapshot, sqlx::Error> {
+    let phase: MaintenancePhase = super::maintenance::get(conn).await?.phase;
+    let tiers = load_tiers(conn).await?;
+    let placements = load_placements(conn).await?;
+    let labs = sqlx::query!(r#"SELECT id AS "id!", usage_value, usage_as_of FROM labs"#)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| LabUsage { lab: r.id, value: r.usage_value, as_of_ms: r.usage_as_of })
+        .collect();
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", lab_id, user_id, state, num_gpus, queue_entered_at, submitted_at, min_vram_gb,
+                  reserved_node, reserved_tier, reserved_gpus, reservation_gpu_seconds, reservation_cost,
+                  reservation_accrued_at
+           FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT')"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut queue = Vec::new();
+    let mut personal = Vec::new();
+    for r in rows {
+        let reservation = match (r.reserved_node, r.reserved_tier) {
+            (Some(node), Some(tier)) => Some(Reservation {
+                node,
+                tier,
+                gpus: parse_gpus(r.reserved_gpus.as_deref()),
+                accrued_at_ms: r.reservation_accrued_at.unwrap_or(now_ms),
+            }),
+            _ => None,
+        };
+        let job = QueuedJob {
+            id: r.id,
+            lab: r.lab_id,
+            user: r.user_id,
+            num_gpus: r.num_gpus as u32,
+            queue_entered_at_ms: r.queue_entered_at.unwrap_or(r.submitted_at),
+            min_vram_gb: r.min_vram_gb as u32,
+            reservation,
+            accrued: Accrued { gpu_seconds: r.reservation_gpu_seconds, cost: r.reservation_cost },
+        };
+        if r.state == "GLOBAL_QUEUE_WAIT" {
+            queue.push(job);
+        } else {
+            personal.push(PersonalJob { job, submitted_at_ms: r.submitted_at });
+        }
+    }
+    let users = sqlx::query!(
+        r#"SELECT u.id AS "id!", u.max_concurrent,
+                  (SELECT COUNT(*) FROM jobs j WHERE j.user_id = u.id
+                     AND j.state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')) AS "holding!: i64"
+           FROM users u
+           WHERE EXISTS (SELECT 1 FROM jobs p WHERE p.user_id = u.id AND p.state = 'USER_QUEUE_WAIT')"#
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| UserSlots { user: r.id, max_concurrent: r.max_concurrent.max(0) as u32, holding: r.holding.max(0) as u32 })
+    .collect();
+    let research_active = sqlx::query_scalar!(
+        r#"SELECT COUNT(*) AS "n!: i64" FROM jobs WHERE state IN ('DISPATCHING', 'RUNNING', 'CANCELLING')"#
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let backfill_active =
+        sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!: i64" FROM backfill_instances WHERE ended_at IS NULL"#)
+            .fetch_one(&mut *conn)
+            .await?;
+    Ok(Snapshot {
+        now_ms,
+        phase,
+        tiers,
+        placements,
+        labs,
+        queue,
+        personal,
+        users,
+        research_active: research_active as u32,
+        backfill_active: backfill_active as u32,
+    })
+}
+
+/// Adds charges to labs (decaying first, §2), to the ledger and to the
+/// jobs' usage totals.
+pub async fn record_charges(conn: &mut SqliteConnection, charges: &[Charge], now_ms: i64) -> Result<(), sqlx::Error> {
+    for c in charges {
+        let lab = sqlx::query!("SELECT usage_value, usage_as_of FROM labs WHERE id = ?", c.lab).fetch_one(&mut *conn).await?;
+        let mut u = LabUsage { lab: c.lab, value: lab.usage_value, as_of_ms: lab.usage_as_of };
+        usage::add(&mut u, c.amount, now_ms);
+        sqlx::query!("UPDATE labs SET usage_value = ?, usage_as_of = ? WHERE id = ?", u.value, u.as_of_ms, c.lab)
+            .execute(&mut *conn)
+            .await?;
+        let kind = match c.kind {
+            ChargeKind::Run => "run",
+            ChargeKind::Reservation => "reservation",
+        };
+        sqlx::query!(
+            "INSERT INTO usage_charges (lab_id, job_id, tier, kind, amount, charged_at) VALUES (?, ?, ?, ?, ?, ?)",
+            c.lab,
+            c.job,
+            c.tier,
+            kind,
+            c.amount,
+            now_ms
+        )
+        .execute(&mut *conn)
+        .await?;
+        sqlx::query!("UPDATE jobs SET usage_tflop_s = usage_tflop_s + ? WHERE id = ?", c.amount, c.job)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Writes a plan. Dispatched jobs become DISPATCHING with an attempt row
+/// (recorded before the executor is called, for crash safety); returns
+/// their ids.
+pub async fn apply_plan(conn: &mut SqliteConnection, plan: &Plan, now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
+    if let Some(phase) = plan.phase_change {
+        let current = super::maintenance::get(conn).await?;
+        super::maintenance::set(conn, phase, current.message.as_deref(), now_ms).await?;
+    }
+    for id in &plan.promotions {
+        sqlx::query!(
+            "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', queue_entered_at = ? WHERE id = ? AND state = 'USER_QUEUE_WAIT'",
+            now_ms,
+            id
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    record_charges(conn, &plan.charges, now_ms).await?;
+    for r in &plan.releases {
+        // the accrued cost was charged with this plan's charges
+        sqlx::query!(
+            "UPDATE jobs SET reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL,
+                    reservation_accrued_at = NULL, reservation_gpu_seconds = 0, reservation_cost = 0
+             WHERE id = ?",
+            r.job
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    for w in &plan.waiting {
+        let reason = w.reason.to_string();
+        let rank = i64::from(w.rank);
+        let (node, tier, gpus, at) = match &w.reservation {
+            Some(r) => (Some(r.node.as_str()), Some(r.tier.as_str()), Some(format_gpus(&r.gpus)), Some(r.accrued_at_ms)),
+            None => (None, None, None, None),
+        };
+        sqlx::query!(
+            "UPDATE jobs SET rank = ?, pending_reason = ?, reserved_node = ?, reserved_tier = ?, reserved_gpus = ?,
+                    reservation_accrued_at = ?, reservation_gpu_seconds = ?, reservation_cost = ?
+             WHERE id = ?",
+            rank,
+            reason,
+            node,
+            tier,
+            gpus,
+            at,
+            w.accrued.gpu_seconds,
+            w.accrued.cost,
+            w.job
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    let mut dispatched = Vec::with_capacity(plan.dispatches.len());
+    for d in &plan.dispatches {
+        let gpus = format_gpus(&d.gpus);
+        let done = sqlx::query!(
+            "UPDATE jobs SET state = 'DISPATCHING', node = ?, tier = ?, gpu_indices = ?, rank = NULL, pending_reason = NULL,
+                    reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_accrued_at = NULL,
+                    reservation_gpu_seconds = ?, reservation_cost = ?
+             WHERE id = ? AND state = 'GLOBAL_QUEUE_WAIT'",
+            d.node,
+            d.tier,
+            gpus,
+            d.accrued.gpu_seconds,
+            d.accrued.cost,
+            d.job
+        )
+        .execute(&mut *conn)
+        .await?;
+        if done.rows_affected() == 0 {
+            continue;
+        }
+        sqlx::query!(
+            "INSERT INTO job_attempts (job_id, attempt, tier, node, gpu_indices, phase, started_at)
+             SELECT id, attempt, ?, ?, ?, 'DISPATCHING', ? FROM jobs WHERE id = ?",
+            d.tier,
+            d.node,
+            gpus,
+            now_ms,
+            d.job
+        )
+        .execute(&mut *conn)
+        .await?;
+        dispatched.push(d.job);
+    }
+    Ok(dispatched)
+}

@@ -1,0 +1,60 @@
+//! Executors run what the scheduler decided. The loop talks to them only
+//! through [`Executor`]; `timed` is a stand-in that "runs" attempts for a
+//! given time (tests drive the loop with it), and the local-process and
+//! Slurm executors implement the same trait.
+
+pub mod timed;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::scheduler::oom::EndSignal;
+use crate::scheduler::JobId;
+
+/// Everything needed to start one attempt of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartRequest {
+    pub job: JobId,
+    pub attempt: u32,
+    pub node: String,
+    pub tier: String,
+    pub gpus: Vec<u32>,
+    /// Shell script body, run with bash.
+    pub command: String,
+    /// Includes `JOB_ID`, `JOB_ATTEMPT`, `JOB_OUTPUT_DIR`,
+    /// `CUDA_VISIBLE_DEVICES` and `JPU_TIER` (policy §8).
+    pub env: Vec<(String, String)>,
+    pub time_limit: Duration,
+    pub cpus: u32,
+    pub mem_gb: u32,
+    pub unix_uid: Option<u32>,
+    pub output_dir: PathBuf,
+}
+
+/// An attempt that ended, as the executor saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub job: JobId,
+    pub attempt: u32,
+    pub end: EndSignal,
+    /// The last bytes of its output (for the GPU-OOM rule).
+    pub log_tail: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutorError {
+    #[error("the executor refused the attempt: {0}")]
+    Refused(String),
+    #[error("the executor is unavailable: {0}")]
+    Unavailable(String),
+}
+
+#[async_trait::async_trait]
+pub trait Executor: Send + Sync + 'static {
+    /// Starts an attempt. Must be idempotent per (job, attempt).
+    async fn start(&self, request: StartRequest) -> Result<(), ExecutorError>;
+    /// Attempts that ended since the previous call.
+    async fn take_finished(&self) -> Result<Vec<Finished>, ExecutorError>;
+    /// Asks an attempt to stop: SIGTERM, `grace`, then SIGKILL.
+    async fn cancel(&self, job: JobId, attempt: u32, grace: Duration) -> Result<(), ExecutorError>;
+}

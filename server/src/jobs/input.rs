@@ -1,0 +1,196 @@
+//! Submit input validated at the edge into newtypes; each error names the
+//! field (api.md 422 VALIDATION).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn field_error(field: &'static str, message: impl Into<String>) -> FieldError {
+    FieldError { field, message: message.into() }
+}
+
+/// 1 to 8 GPUs (policy: the request range is the same for everyone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumGpus(u32);
+
+impl NumGpus {
+    pub fn parse(n: i64) -> Result<Self, FieldError> {
+        if (1..=8).contains(&n) {
+            Ok(NumGpus(n as u32))
+        } else {
+            Err(field_error("num_gpus", format!("must be between 1 and 8, got {n}")))
+        }
+    }
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+/// 1–128 printable characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobName(String);
+
+impl JobName {
+    pub fn parse(s: &str) -> Result<Self, FieldError> {
+        let count = s.chars().count();
+        if count == 0 || count > 128 {
+            return Err(field_error("name", format!("must be 1 to 128 characters, got {count}")));
+        }
+        if s.chars().any(char::is_control) {
+            return Err(field_error("name", "must contain printable characters only"));
+        }
+        Ok(JobName(s.to_string()))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// A non-empty shell script body of at most 64 KiB.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command(String);
+
+impl Command {
+    pub fn parse(s: &str) -> Result<Self, FieldError> {
+        if s.trim().is_empty() {
+            return Err(field_error("command", "must not be empty"));
+        }
+        if s.len() > MAX_COMMAND_BYTES {
+            return Err(field_error("command", format!("must be at most 64 KiB, got {} bytes", s.len())));
+        }
+        if s.contains('\0') {
+            return Err(field_error("command", "must not contain NUL bytes"));
+        }
+        Ok(Command(s.to_string()))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+pub const MAX_ENV_VARS: usize = 64;
+/// Names the platform sets itself; a job may not override them.
+const RESERVED_ENV: &[&str] = &["JOB_ID", "JOB_ATTEMPT", "JOB_OUTPUT_DIR", "CUDA_VISIBLE_DEVICES", "JPU_TIER"];
+
+/// At most 64 variables with names like `[A-Za-z_][A-Za-z0-9_]*`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EnvVars(BTreeMap<String, String>);
+
+impl EnvVars {
+    pub fn parse(vars: BTreeMap<String, String>) -> Result<Self, FieldError> {
+        if vars.len() > MAX_ENV_VARS {
+            return Err(field_error("env", format!("at most {MAX_ENV_VARS} variables, got {}", vars.len())));
+        }
+        for (k, v) in &vars {
+            let mut chars = k.chars();
+            let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid || k.len() > 128 {
+                return Err(field_error("env", format!("`{k}` is not a valid variable name")));
+            }
+            if RESERVED_ENV.contains(&k.as_str()) {
+                return Err(field_error("env", format!("`{k}` is set by JPU-Share and cannot be overridden")));
+            }
+            if v.contains('\0') || v.len() > 4096 {
+                return Err(field_error("env", format!("value of `{k}` must be at most 4096 bytes without NUL")));
+            }
+        }
+        Ok(EnvVars(vars))
+    }
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&self.0).unwrap_or_else(|_| "{}".into())
+    }
+}
+
+/// The `POST /v1/jobs` body as sent.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitBody {
+    pub name: String,
+    pub command: String,
+    pub num_gpus: i64,
+    pub workspace: Option<String>,
+    pub time_limit_minutes: Option<i64>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// A submit request whose fields are each valid on their own.
+#[derive(Debug, Clone)]
+pub struct ValidSubmit {
+    pub name: JobName,
+    pub command: Command,
+    pub num_gpus: NumGpus,
+    pub workspace: Option<String>,
+    pub time_limit_minutes: Option<u32>,
+    pub env: EnvVars,
+}
+
+impl TryFrom<SubmitBody> for ValidSubmit {
+    type Error = FieldError;
+    fn try_from(b: SubmitBody) -> Result<Self, FieldError> {
+        let time_limit_minutes = match b.time_limit_minutes {
+            None => None,
+            Some(m) if m >= 1 && m <= i64::from(u32::MAX) => Some(m as u32),
+            Some(m) => return Err(field_error("time_limit_minutes", format!("must be at least 1, got {m}"))),
+        };
+        Ok(ValidSubmit {
+            name: JobName::parse(&b.name)?,
+            command: Command::parse(&b.command)?,
+            num_gpus: NumGpus::parse(b.num_gpus)?,
+            workspace: b.workspace.filter(|w| !w.is_empty()),
+            time_limit_minutes,
+            env: EnvVars::parse(b.env)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn num_gpus_is_one_to_eight() {
+        assert!(NumGpus::parse(0).is_err());
+        assert_eq!(NumGpus::parse(1).unwrap().get(), 1);
+        assert_eq!(NumGpus::parse(8).unwrap().get(), 8);
+        assert_eq!(NumGpus::parse(9).unwrap_err().field, "num_gpus");
+    }
+
+    #[test]
+    fn job_names_are_short_and_printable() {
+        assert!(JobName::parse("train resnet-50 ✓").is_ok());
+        assert!(JobName::parse("").is_err());
+        assert!(JobName::parse(&"x".repeat(128)).is_ok());
+        assert!(JobName::parse(&"x".repeat(129)).is_err());
+        assert!(JobName::parse("a\nb").is_err());
+    }
+
+    #[test]
+    fn commands_are_bounded() {
+        assert!(Command::parse("python train.py").is_ok());
+        assert!(Command::parse("  \n").is_err());
+        assert!(Command::parse(&"x".repeat(MAX_COMMAND_BYTES)).is_ok());
+        assert!(Command::parse(&"x".repeat(MAX_COMMAND_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn env_names_are_checked() {
+        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        assert!(EnvVars::parse(env(&[("LR", "0.1"), ("_X1", "")])).is_ok());
+        assert!(EnvVars::parse(env(&[("1X", "a")])).is_err());
+        assert!(EnvVars::parse(env(&[("A-B", "a")])).is_err());
+        assert!(EnvVars::parse(env(&[("JOB_ID", "7")])).is_err(), "platform variables are reserved");
+        let many: BTreeMap<String, String> = (0..65).map(|i| (format!("V{i}"), String::new())).collect();
+        assert_eq!(EnvVars::parse(many).unwrap_err().field, "env");
+    }
+}

@@ -1,0 +1,126 @@
+//! Job operations shared by the REST API and the console: submit (with
+//! the policy's admission checks), view, cancel. Handlers stay thin.
+
+pub mod input;
+
+use app::model::{JobState, Role};
+
+use crate::auth::Caller;
+use crate::clock::now_ms;
+use crate::db;
+use crate::scheduler::admission::{self, AdmissionError, Shape};
+use crate::state::AppState;
+use app::model::JobView;
+use input::{FieldError, ValidSubmit};
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobsError {
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    #[error(transparent)]
+    Admission(#[from] AdmissionError),
+    #[error("no such job")]
+    NotFound,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Result<JobView, JobsError> {
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let phase = db::maintenance::get(&mut tx).await?.phase;
+    let tiers = db::scheduling::load_tiers(&mut tx).await?;
+    let placements = db::scheduling::load_placements(&mut tx).await?;
+    let shapes: Vec<Shape<'_>> = placements.iter().map(|p| Shape { tier: &p.tier, capacity: p.capacity }).collect();
+    let (unfinished, holding) = db::jobs::user_load(&mut tx, caller.user.id).await?;
+    let request = admission::Request {
+        num_gpus: job.num_gpus.get(),
+        min_vram_gb: 0,
+        unfinished,
+        holding,
+        max_concurrent: caller.user.max_concurrent.max(0) as u32,
+    };
+    let state_on_entry =
+        admission::admit(phase, &tiers, &shapes, state.settings.scheduler.max_unfinished_per_user, &request)?;
+
+    // the longest limit any tier that could run the job allows
+    let max_minutes = db::cluster::list_tiers(&mut tx)
+        .await?
+        .into_iter()
+        .filter(|t| t.active && t.max_gpus >= i64::from(job.num_gpus.get()))
+        .map(|t| t.max_time_limit_minutes.max(1) as u32)
+        .max()
+        .unwrap_or(1);
+    let time_limit = match job.time_limit_minutes {
+        Some(m) if m > max_minutes => {
+            return Err(FieldError {
+                field: "time_limit_minutes",
+                message: format!("must be at most {max_minutes} (the tier maximum), got {m}"),
+            }
+            .into())
+        }
+        Some(m) => m,
+        None => state.settings.scheduler.default_time_limit_minutes.min(max_minutes),
+    };
+    let id = db::jobs::insert(
+        &mut tx,
+        db::jobs::NewJob {
+            name: job.name.as_str(),
+            user_id: caller.user.id,
+            lab_id: caller.user.lab_id,
+            state: state_on_entry,
+            command: job.command.as_str(),
+            num_gpus: job.num_gpus.get(),
+            workspace: job.workspace.as_deref(),
+            env_json: &job.env.to_json(),
+            time_limit_minutes: time_limit,
+        },
+        now,
+    )
+    .await?;
+    let view = db::jobs::view(&mut tx, id).await?.ok_or(JobsError::NotFound)?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(view)
+}
+
+/// Researchers see their own lab's jobs; other labs' jobs do not exist
+/// for them (404).
+fn visible(caller: &Caller, job: &JobView) -> bool {
+    caller.user.role == Role::Admin || caller.user.lab == job.lab
+}
+
+pub async fn get(state: &AppState, caller: &Caller, id: i64) -> Result<JobView, JobsError> {
+    let view = db::jobs::view(&mut *state.db.acquire().await?, id).await?.ok_or(JobsError::NotFound)?;
+    if visible(caller, &view) {
+        Ok(view)
+    } else {
+        Err(JobsError::NotFound)
+    }
+}
+
+pub async fn cancel(state: &AppState, caller: &Caller, id: i64) -> Result<JobView, JobsError> {
+    let view = get(state, caller, id).await?;
+    if caller.user.role != Role::Admin && view.user != caller.user.username {
+        return Err(JobsError::Forbidden("only the job's owner or an admin may cancel it".into()));
+    }
+    let mut tx = db::write_tx(&state.db).await?;
+    let outcome = db::jobs::cancel(&mut tx, id, now_ms()).await?;
+    let view = db::jobs::view(&mut tx, id).await?.ok_or(JobsError::NotFound)?;
+    tx.commit().await?;
+    match outcome {
+        db::jobs::CancelOutcome::AlreadyEnded => {
+            Err(JobsError::Conflict(format!("job {id} already ended ({})", view.state)))
+        }
+        db::jobs::CancelOutcome::NotFound => Err(JobsError::NotFound),
+        db::jobs::CancelOutcome::Cancelled | db::jobs::CancelOutcome::Cancelling => {
+            state.wake_scheduler();
+            debug_assert!(matches!(view.state, JobState::Cancelled | JobState::Cancelling));
+            Ok(view)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! The loop around [`decide`](super::decide): every `scheduler.cycle_ms`,
+//! and at once when woken (submit, job end, admin change), it
+//!
+//! 1. records attempts the executor reports as ended (charging them),
+//! 2. reads a snapshot, decides, and applies the plan in one transaction
+//!    (dispatches are recorded before the executor is called),
+//! 3. hands dispatches to the executor, confirming each or putting the
+//!    job back in the queue with its place kept and the error recorded,
+//! 4. forwards cancel requests to the executor.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use tokio::sync::Notify;
+
+use crate::clock::now_ms;
+use crate::db;
+use crate::executor::{Executor, ExecutorError};
+use crate::scheduler::oom::DEFAULT_GPU_OOM_PATTERNS;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
+}
+
+/// What one cycle did (for tests and logs).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct CycleReport {
+    pub ended: usize,
+    pub started: Vec<i64>,
+    pub refused: Vec<i64>,
+    pub waiting: usize,
+}
+
+#[derive(Clone)]
+pub struct Scheduler {
+    pub db: SqlitePool,
+    pub executor: Arc<dyn Executor>,
+    pub wake: Arc<Notify>,
+    pub cycle: Duration,
+    pub grace: Duration,
+    pub output_root: PathBuf,
+}
+
+impl Scheduler {
+    /// Runs cycles until `shutdown` resolves.
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send) {
+        tokio::pin!(shutdown);
+        let mut ticker = tokio::time::interval(self.cycle);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                _ = ticker.tick() => {}
+                _ = self.wake.notified() => {}
+            }
+            match self.cycle_once().await {
+                Ok(report) if !report.started.is_empty() || report.ended > 0 => {
+                    tracing::info!(started = ?report.started, ended = report.ended, waiting = report.waiting, "scheduler cycle");
+                }
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "scheduler cycle failed"),
+            }
+        }
+    }
+
+    pub async fn cycle_once(&self) -> Result<CycleReport, LoopError> {
+        let mut report = CycleReport::default();
+
+        // 1. attempts that ended
+        let finished = self.executor.take_finished().await?;
+        for end in &finished {
+            let mut tx = db::write_tx(&self.db).await?;
+            if db::jobs::record_end(&mut tx, end, DEFAULT_GPU_OOM_PATTERNS, now_ms()).await?.is_some() {
+                report.ended += 1;
+            }
+            tx.commit().await?;
+        }
+
+        // 2. decide and record the plan
+        let now = now_ms();
+        let mut tx = db::write_tx(&self.db).await?;
+        let snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;
+        let plan = super::decide(&snapshot);
+        let dispatched = db::scheduling::apply_plan(&mut tx, &plan, now).await?;
+        let mut requests = Vec::with_capacity(dispatched.len());
+        for job in &dispatched {
+            if let Some(req) = db::jobs::start_request(&mut tx, *job, &self.output_root).await? {
+                requests.push(req);
+            }
+        }
+        tx.commit().await?;
+        report.waiting = plan.waiting.len();
+
+        // 3. start them
+        for req in requests {
+            let job = req.job;
+            let result = self.executor.start(req).await;
+            let mut tx = db::write_tx(&self.db).await?;
+            match result {
+                Ok(()) => {
+                    db::jobs::confirm_start(&mut tx, job, now_ms()).await?;
+                    report.started.push(job);
+                }
+                Err(e) => {
+                    tracing::warn!(job, error = %e, "dispatch refused; job stays queued");
+                    db::jobs::undo_dispatch(&mut tx, job, &e.to_string()).await?;
+                    report.refused.push(job);
+                }
+            }
+            tx.commit().await?;
+        }
+
+        // 4. cancels
+        let cancelling = db::jobs::cancelling_attempts(&mut *self.db.acquire().await?).await?;
+        for (job, attempt) in cancelling {
+            if let Err(e) = self.executor.cancel(job, attempt, self.grace).await {
+                tracing::warn!(job, error = %e, "cancel not delivered; will retry");
+            }
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,161 @@
+//! The scheduler loop end to end: submit over /v1, the loop dispatches
+//! to the (timed) executor, ends are recorded and charged.
+
+use crate::helpers::*;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+fn sim(name: &str, gpus: u32, seconds: f64) -> Value {
+    json!({"name": name, "command": "python train.py", "num_gpus": gpus, "env": {"JPU_SIM_SECONDS": seconds.to_string()}})
+}
+
+#[tokio::test]
+async fn a_job_goes_from_queued_to_running_to_completed_and_is_charged() {
+    let app = TestApp::spawn_scheduling().await;
+    let token = app.demo_token().await;
+    let job = app.submit_ok(&token, sim("first", 2, 0.3)).await;
+    assert_eq!(job["state"], "GLOBAL_QUEUE_WAIT");
+    assert_eq!(job["user"], "demo");
+    let id = job["id"].as_i64().unwrap();
+    let running = app.wait_state(&token, id, "RUNNING").await;
+    assert_eq!(running["node"], "node-4090", "best tier first");
+    assert_eq!(running["gpu_indices"], json!([0, 1]));
+    let done = app.wait_state(&token, id, "COMPLETED").await;
+    assert_eq!(done["exit_code"], 0);
+    assert_eq!(done["attempts"].as_array().unwrap().len(), 1);
+    let usage = done["usage_tflop_s"].as_f64().unwrap();
+    // 2 GPUs × ≥0.3 s × 82.6
+    assert!(usage >= 2.0 * 0.3 * 82.6 * 0.9 && usage < 2.0 * 5.0 * 82.6, "{usage}");
+    let started = app.executor.as_ref().unwrap().started();
+    let env: std::collections::HashMap<_, _> = started[0].env.iter().cloned().collect();
+    assert_eq!(env["JOB_ATTEMPT"], "1");
+    assert_eq!(env["CUDA_VISIBLE_DEVICES"], "0,1");
+    assert_eq!(env["JPU_TIER"], "rtx4090");
+    assert_eq!(env["JOB_ID"], id.to_string());
+}
+
+#[tokio::test]
+async fn submit_checks_answer_with_api_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(dir.path());
+    settings.scheduler.max_unfinished_per_user = 3;
+    let app = TestApp::spawn_with(dir, settings).await;
+    let token = app.demo_token().await;
+    let msg = assert_error(app.submit(&token, sim("x", 0, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    assert!(msg.contains("num_gpus"), "{msg}");
+    let msg = assert_error(app.submit(&token, sim("x", 9, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    assert!(msg.contains("num_gpus"), "{msg}");
+    let msg = assert_error(app.submit(&token, sim("x", 4, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "NO_FIT_PLACEMENT").await;
+    assert!(msg.contains("largest request"), "{msg}");
+    let bad_env = json!({"name": "x", "command": "true", "num_gpus": 1, "env": {"JOB_ID": "1"}});
+    assert_error(app.submit(&token, bad_env).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    let long = json!({"name": "x", "command": "true", "num_gpus": 1, "time_limit_minutes": 999_999});
+    let msg = assert_error(app.submit(&token, long).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    assert!(msg.contains("time_limit_minutes"), "{msg}");
+
+    // two take the slots, the third waits in the personal queue
+    let states: Vec<String> = futures_states(&app, &token, 3).await;
+    assert_eq!(states, ["GLOBAL_QUEUE_WAIT", "GLOBAL_QUEUE_WAIT", "USER_QUEUE_WAIT"]);
+    assert_error(app.submit(&token, sim("x", 1, 1.0)).await, StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT").await;
+
+    app.sql("UPDATE maintenance SET phase = 'DRAINING'").await;
+    assert_error(app.submit(&token, sim("x", 1, 1.0)).await, StatusCode::SERVICE_UNAVAILABLE, "SERVICE_MAINTENANCE").await;
+}
+
+async fn futures_states(app: &TestApp, token: &str, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let job = app.submit_ok(token, sim(&format!("j{i}"), 1, 60.0)).await;
+        out.push(job["state"].as_str().unwrap().to_string());
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_refused_dispatch_keeps_the_job_queued_with_its_place_and_the_error() {
+    let app = TestApp::spawn_scheduling().await;
+    let token = app.demo_token().await;
+    let executor = app.executor.as_ref().unwrap();
+    executor.refuse(Some("node-4090 unreachable"));
+    let job = app.submit_ok(&token, sim("retry", 1, 0.2)).await;
+    let id = job["id"].as_i64().unwrap();
+    let entered = job["queue_entered_at"].clone();
+    let refused = app.wait_job(&token, id, "refused", |j| j["last_error"].as_str().is_some()).await;
+    assert_eq!(refused["state"], "GLOBAL_QUEUE_WAIT");
+    assert!(refused["last_error"].as_str().unwrap().contains("node-4090 unreachable"));
+    executor.refuse(None);
+    // the next cycle starts it
+    let done = app.wait_state(&token, id, "COMPLETED").await;
+    assert_eq!(done["queue_entered_at"], entered, "its place in the queue was kept");
+    assert_eq!(executor.started().len(), 1);
+    assert_eq!(done["last_error"], Value::Null);
+    assert_eq!(done["attempts"].as_array().unwrap().len(), 1, "the refused try is not an attempt");
+}
+
+#[tokio::test]
+async fn a_gpu_oom_escalates_to_the_larger_tier_then_fails_without_one() {
+    let app = TestApp::spawn_scheduling().await;
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+    // occupy both 4090s so the job lands on the 12 GB tier first
+    let blockers: Vec<i64> = futures_ids(&app, &admin, 2).await;
+    for b in &blockers {
+        app.wait_state(&admin, *b, "RUNNING").await;
+    }
+    let oom = json!({"name": "big-model", "command": "python train.py", "num_gpus": 1,
+        "env": {"JPU_SIM_SECONDS": "0.1", "JPU_SIM_EXIT": "1", "JPU_SIM_OUTPUT": "RuntimeError: CUDA out of memory. Tried to allocate 2 GiB"}});
+    let id = app.submit_ok(&token, oom).await["id"].as_i64().unwrap();
+    let requeued = app.wait_job(&token, id, "attempt 2 queued", |j| j["attempt"] == 2).await;
+    assert_eq!(requeued["attempts"][0]["tier"], "rtx3080ti");
+    assert_eq!(requeued["attempts"][0]["reason"], "GPU_OOM");
+    assert!(requeued["state"] == "GLOBAL_QUEUE_WAIT" || requeued["state"] == "DISPATCHING" || requeued["state"] == "RUNNING");
+    // it must not go back to the 3080 Ti; free a 4090
+    app.cancel(&admin, blockers[0]).await;
+    let failed = app.wait_state(&token, id, "FAILED").await;
+    assert_eq!(failed["end_reason"], "OOM_NO_LARGER_TIER");
+    let tiers: Vec<&str> = failed["attempts"].as_array().unwrap().iter().map(|a| a["tier"].as_str().unwrap()).collect();
+    assert_eq!(tiers, ["rtx3080ti", "rtx4090"]);
+    let second = app.executor.as_ref().unwrap().started().into_iter().find(|s| s.job == id && s.attempt == 2).unwrap();
+    assert!(second.env.contains(&("JOB_ATTEMPT".to_string(), "2".to_string())));
+}
+
+async fn futures_ids(app: &TestApp, token: &str, n: usize) -> Vec<i64> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        out.push(app.submit_ok(token, sim(&format!("block{i}"), 1, 60.0)).await["id"].as_i64().unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn cancel_queued_and_running_jobs_and_who_may() {
+    let app = TestApp::spawn_scheduling().await;
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+    let running = app.submit_ok(&token, sim("long", 2, 60.0)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, running, "RUNNING").await;
+    // demo's own lab only: the admin's job does not exist for demo
+    let admins_job = app.submit_ok(&admin, sim("ops", 2, 60.0)).await["id"].as_i64().unwrap();
+    assert_error(app.job(&token, admins_job).await, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    assert_error(app.cancel(&token, admins_job).await, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    assert_eq!(app.job(&admin, running).await.status(), StatusCode::OK, "admins see every job");
+
+    let resp = app.cancel(&token, running).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["state"], "CANCELLING");
+    let ended = app.wait_state(&token, running, "CANCELLED").await;
+    assert!(ended["usage_tflop_s"].as_f64().unwrap() > 0.0, "the run was charged");
+    assert_error(app.cancel(&token, running).await, StatusCode::CONFLICT, "CONFLICT").await;
+
+    // a queued job is cancelled at once
+    let queued = app.submit_ok(&token, sim("later", 2, 60.0)).await;
+    let id = queued["id"].as_i64().unwrap();
+    let resp = app.cancel(&token, id).await;
+    let body: Value = resp.json().await.unwrap();
+    assert!(body["state"] == "CANCELLED" || body["state"] == "CANCELLING", "{body}");
+    assert_error(app.job(&token, 999_999).await, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    assert_error(app.job(&token, 0).await, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    let bad = app.client.get(app.url("/v1/jobs/abc")).bearer_auth(&token).send().await.unwrap();
+    assert_error(bad, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+}
