@@ -17,7 +17,8 @@ fn snapshot(jobs: usize) -> Snapshot {
             active: true,
         })
         .collect();
-    // 500 placements × 2 GPUs; roughly one GPU in five idle
+    // 500 placements × 2 GPUs; about half have one idle GPU, none has two,
+    // so the rank-1 2-GPU job keeps its reservation while 1-GPU jobs start
     let placements: Vec<PlacementState> = (0..500)
         .map(|i| PlacementState {
             node: format!("node-{i:04}"),
@@ -25,13 +26,10 @@ fn snapshot(jobs: usize) -> Snapshot {
             capacity: 2,
             usable: true,
             free: match i % 5 {
-                0 => vec![0, 1],
+                0 => vec![0],
                 1 | 2 => vec![],
                 _ => vec![1],
-            }
-            .into_iter()
-            .filter(|_| i % 7 != 0)
-            .collect(),
+            },
             backfill: vec![],
         })
         .collect();

@@ -133,8 +133,9 @@ pub async fn confirm_start(conn: &mut SqliteConnection, job_id: i64, now_ms: i64
 }
 
 /// The executor refused the attempt: back to the queue with its place
-/// (queue_entered_at untouched) and the error kept for the user.
-pub async fn undo_dispatch(conn: &mut SqliteConnection, job_id: i64, error: &str) -> Result<(), sqlx::Error> {
+/// (queue_entered_at untouched) and the error kept for the user. A job
+/// cancelled meanwhile ends CANCELLED, charged for any reservation time.
+pub async fn undo_dispatch(conn: &mut SqliteConnection, job_id: i64, error: &str, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "DELETE FROM job_attempts WHERE job_id = ? AND phase = 'DISPATCHING' AND attempt = (SELECT attempt FROM jobs WHERE id = ?)",
         job_id,
@@ -142,15 +143,39 @@ pub async fn undo_dispatch(conn: &mut SqliteConnection, job_id: i64, error: &str
     )
     .execute(&mut *conn)
     .await?;
-    sqlx::query!(
-        "UPDATE jobs SET state = CASE state WHEN 'CANCELLING' THEN 'CANCELLED' ELSE 'GLOBAL_QUEUE_WAIT' END,
-                node = NULL, tier = NULL, gpu_indices = NULL, last_error = ?
-         WHERE id = ? AND state IN ('DISPATCHING', 'CANCELLING')",
-        error,
+    let Some(j) = sqlx::query!(
+        "SELECT state, lab_id, tier, reservation_gpu_seconds, reservation_cost FROM jobs WHERE id = ?",
         job_id
     )
-    .execute(&mut *conn)
-    .await?;
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(());
+    };
+    if j.state == "CANCELLING" {
+        let accrued = Accrued { gpu_seconds: j.reservation_gpu_seconds, cost: j.reservation_cost };
+        let charges = usage::end_charges(j.lab_id, job_id, None, accrued, j.tier.as_deref().unwrap_or_default());
+        record_charges(conn, &charges, now_ms).await?;
+        sqlx::query!(
+            "UPDATE jobs SET state = 'CANCELLED', ended_at = ?, end_reason = 'CANCELLED', node = NULL, tier = NULL,
+                    gpu_indices = NULL, last_error = ?, reservation_gpu_seconds = 0, reservation_cost = 0
+             WHERE id = ?",
+            now_ms,
+            error,
+            job_id
+        )
+        .execute(&mut *conn)
+        .await?;
+    } else {
+        sqlx::query!(
+            "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', node = NULL, tier = NULL, gpu_indices = NULL, last_error = ?
+             WHERE id = ? AND state = 'DISPATCHING'",
+            error,
+            job_id
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
     Ok(())
 }
 

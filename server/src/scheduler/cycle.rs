@@ -27,14 +27,14 @@ pub fn decide(snap: &Snapshot) -> Plan {
     promote(snap, &mut plan, &mut queue);
 
     // 3. Order the global queue: decayed lab usage, queue entry, job id (§4).
+    //    Keys are computed once per job, not per comparison.
     let usage_now: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, now))).collect();
-    let lab_usage = |lab: LabId| usage_now.get(&lab).copied().unwrap_or(0.0);
-    queue.sort_by(|a, b| {
-        lab_usage(a.lab)
-            .total_cmp(&lab_usage(b.lab))
-            .then(a.queue_entered_at_ms.cmp(&b.queue_entered_at_ms))
-            .then(a.id.cmp(&b.id))
-    });
+    let mut keyed: Vec<(f64, Millis, JobId, QueuedJob)> = queue
+        .into_iter()
+        .map(|j| (usage_now.get(&j.lab).copied().unwrap_or(0.0), j.queue_entered_at_ms, j.id, j))
+        .collect();
+    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut queue: Vec<QueuedJob> = keyed.into_iter().map(|k| k.3).collect();
 
     // 4. Placements and their idle GPUs.
     let mut places = Placements::new(&snap.placements, &snap.tiers);

@@ -109,7 +109,7 @@ impl Scheduler {
                 }
                 Err(e) => {
                     tracing::warn!(job, error = %e, "dispatch refused; job stays queued");
-                    db::jobs::undo_dispatch(&mut tx, job, &e.to_string()).await?;
+                    db::jobs::undo_dispatch(&mut tx, job, &e.to_string(), now_ms()).await?;
                     report.refused.push(job);
                 }
             }
