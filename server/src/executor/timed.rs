@@ -1,6 +1,7 @@
 //! A stand-in executor for tests of the loop: an attempt "runs" for
 //! `JPU_SIM_SECONDS` (from its env, default 1 s), then ends with exit code
-//! `JPU_SIM_EXIT` (default 0) and output `JPU_SIM_OUTPUT`. It starts no
+//! `JPU_SIM_EXIT` (default 0) and output `JPU_SIM_OUTPUT`, or with
+//! `JPU_SIM_END=host_oom` as a host-RAM kill. It starts no
 //! process; the real executors do. It wakes the loop when attempts end.
 
 use std::collections::HashMap;
@@ -75,6 +76,7 @@ impl Executor for TimedExecutor {
         let seconds: f64 = env_value(&req, "JPU_SIM_SECONDS").and_then(|v| v.parse().ok()).unwrap_or(1.0);
         let exit: i32 = env_value(&req, "JPU_SIM_EXIT").and_then(|v| v.parse().ok()).unwrap_or(0);
         let output = env_value(&req, "JPU_SIM_OUTPUT").unwrap_or_default().to_string();
+        let host_oom = env_value(&req, "JPU_SIM_END") == Some("host_oom");
         let limit = req.time_limit;
         let me = self.clone();
         let handle = tokio::spawn(async move {
@@ -84,7 +86,8 @@ impl Executor for TimedExecutor {
                 me.finish(key.0, key.1, EndSignal::TimeLimit, output);
             } else {
                 tokio::time::sleep(run).await;
-                me.finish(key.0, key.1, EndSignal::Exited(exit), output);
+                let end = if host_oom { EndSignal::HostOomKilled } else { EndSignal::Exited(exit) };
+                me.finish(key.0, key.1, end, output);
             }
         });
         inner.running.insert(key, handle);

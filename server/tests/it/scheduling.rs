@@ -159,3 +159,48 @@ async fn cancel_queued_and_running_jobs_and_who_may() {
     let bad = app.client.get(app.url("/v1/jobs/abc")).bearer_auth(&token).send().await.unwrap();
     assert_error(bad, StatusCode::NOT_FOUND, "NOT_FOUND").await;
 }
+
+#[tokio::test]
+async fn failures_end_with_their_reason() {
+    let app = TestApp::spawn_scheduling().await;
+    let token = app.demo_token().await;
+    let cases = [
+        (json!({"JPU_SIM_SECONDS": "0.05", "JPU_SIM_EXIT": "3"}), "NONZERO_EXIT", json!(3)),
+        // a host-RAM kill is not a GPU OOM, even with OOM text in the log
+        (json!({"JPU_SIM_SECONDS": "0.05", "JPU_SIM_END": "host_oom", "JPU_SIM_OUTPUT": "CUDA out of memory"}), "HOST_OOM", Value::Null),
+    ];
+    for (env, reason, exit) in cases {
+        let body = json!({"name": reason, "command": "true", "num_gpus": 1, "env": env});
+        let id = app.submit_ok(&token, body).await["id"].as_i64().unwrap();
+        let job = app.wait_state(&token, id, "FAILED").await;
+        assert_eq!(job["end_reason"], reason);
+        assert_eq!(job["exit_code"], exit);
+        assert_eq!(job["attempt"], 1, "{reason} is not retried");
+    }
+}
+
+#[tokio::test]
+async fn maintenance_drains_then_becomes_active_by_itself_and_dispatches_nothing() {
+    let app = TestApp::spawn_scheduling().await;
+    let token = app.demo_token().await;
+    let running = app.submit_ok(&token, sim("finishing", 1, 1.5)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, running, "RUNNING").await;
+    // admin endpoint comes with the REST issue; set the phase directly
+    app.sql("UPDATE maintenance SET phase = 'DRAINING', message = 'NFS swap'").await;
+    let held = app.submit(&token, sim("refused", 1, 0.1)).await;
+    assert_eq!(held.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let status: Value = app.maintenance_status().await.json().await.unwrap();
+    assert_eq!(status["phase"], "DRAINING", "research still runs");
+    // the running job finishes normally, then the phase advances to ACTIVE
+    app.wait_state(&token, running, "COMPLETED").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let status: Value = app.maintenance_status().await.json().await.unwrap();
+        if status["phase"] == "ACTIVE" {
+            assert_eq!(status["message"], "NFS swap");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "stuck in {status}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
