@@ -76,49 +76,57 @@ pub async fn count_users(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error
     Ok(sqlx::query_scalar!("SELECT COUNT(*) FROM users").fetch_one(&mut *conn).await?)
 }
 
+/// The row behind [`UserRecord`], shared by the user look-ups.
+struct UserRow {
+    id: i64,
+    username: String,
+    password_hash: String,
+    lab_id: i64,
+    lab: String,
+    role: String,
+    unix_uid: Option<i64>,
+    max_concurrent: i64,
+}
+
+impl TryFrom<UserRow> for UserRecord {
+    type Error = sqlx::Error;
+    fn try_from(r: UserRow) -> Result<Self, sqlx::Error> {
+        Ok(UserRecord {
+            id: r.id,
+            username: r.username,
+            password_hash: r.password_hash,
+            lab_id: r.lab_id,
+            lab: r.lab,
+            role: decode_role(&r.role)?,
+            unix_uid: r.unix_uid,
+            max_concurrent: r.max_concurrent,
+        })
+    }
+}
+
 pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
-    let row = sqlx::query!(
+    sqlx::query_as!(
+        UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
         username
     )
     .fetch_optional(&mut *conn)
-    .await?;
-    row.map(|r| {
-        Ok(UserRecord {
-            id: r.id,
-            username: r.username,
-            password_hash: r.password_hash,
-            lab_id: r.lab_id,
-            lab: r.lab,
-            role: decode_role(&r.role)?,
-            unix_uid: r.unix_uid,
-            max_concurrent: r.max_concurrent,
-        })
-    })
+    .await?
+    .map(UserRecord::try_from)
     .transpose()
 }
 
 pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
-    let row = sqlx::query!(
+    sqlx::query_as!(
+        UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
         id
     )
     .fetch_optional(&mut *conn)
-    .await?;
-    row.map(|r| {
-        Ok(UserRecord {
-            id: r.id,
-            username: r.username,
-            password_hash: r.password_hash,
-            lab_id: r.lab_id,
-            lab: r.lab,
-            role: decode_role(&r.role)?,
-            unix_uid: r.unix_uid,
-            max_concurrent: r.max_concurrent,
-        })
-    })
+    .await?
+    .map(UserRecord::try_from)
     .transpose()
 }
 

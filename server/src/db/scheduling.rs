@@ -19,23 +19,20 @@ pub fn format_gpus(gpus: &[u32]) -> String {
 }
 
 
+/// A tier as the decision core sees it.
+pub fn tier_info(t: &app::model::TierView) -> TierInfo {
+    TierInfo {
+        name: t.name.clone(),
+        tflops: t.tflops,
+        vram_gb: t.vram_gb.max(0) as u32,
+        sort_order: t.sort_order,
+        max_gpus: t.max_gpus.max(0) as u32,
+        active: t.active,
+    }
+}
+
 pub async fn load_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierInfo>, sqlx::Error> {
-    let rows = sqlx::query!(
-        r#"SELECT name, tflops, vram_gb, sort_order, max_gpus, active AS "active: bool" FROM tiers ORDER BY sort_order DESC"#
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| TierInfo {
-            name: r.name,
-            tflops: r.tflops,
-            vram_gb: r.vram_gb as u32,
-            sort_order: r.sort_order,
-            max_gpus: r.max_gpus as u32,
-            active: r.active,
-        })
-        .collect())
+    Ok(super::cluster::list_tiers(conn).await?.iter().map(tier_info).collect())
 }
 
 /// Placements with their free GPUs: not held by a dispatching or running

@@ -33,7 +33,8 @@ pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Resu
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     let phase = db::maintenance::get(&mut tx).await?.phase;
-    let tiers = db::scheduling::load_tiers(&mut tx).await?;
+    let tier_views = db::cluster::list_tiers(&mut tx).await?;
+    let tiers: Vec<_> = tier_views.iter().map(db::scheduling::tier_info).collect();
     let placements = db::scheduling::load_placements(&mut tx).await?;
     let shapes: Vec<Shape<'_>> = placements.iter().map(|p| Shape { tier: &p.tier, capacity: p.capacity }).collect();
     let (unfinished, holding) = db::jobs::user_load(&mut tx, caller.user.id).await?;
@@ -48,9 +49,8 @@ pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Resu
         admission::admit(phase, &tiers, &shapes, state.settings.scheduler.max_unfinished_per_user, &request)?;
 
     // the longest limit any tier that could run the job allows
-    let max_minutes = db::cluster::list_tiers(&mut tx)
-        .await?
-        .into_iter()
+    let max_minutes = tier_views
+        .iter()
         .filter(|t| t.active && t.max_gpus >= i64::from(job.num_gpus.get()))
         .map(|t| t.max_time_limit_minutes.max(1) as u32)
         .max()
