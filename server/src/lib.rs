@@ -9,6 +9,7 @@ pub mod executor;
 pub mod http;
 pub mod jobs;
 pub mod scheduler;
+pub mod sim;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
