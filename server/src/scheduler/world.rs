@@ -23,6 +23,8 @@ pub struct Running {
     pub tier: String,
     pub gpus: Vec<u32>,
     pub started_ms: Millis,
+    /// Run time before this is already charged (`charge_running`).
+    pub charged_until_ms: Millis,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +57,8 @@ pub struct World {
     pub ledger: Vec<Charge>,
     /// GPUs running backfill, by (node, tier).
     pub backfill: HashMap<(String, String), Vec<u32>>,
+    /// Concurrency limit of users not in `max_concurrent` (policy default 2).
+    pub default_max_concurrent: u32,
 }
 
 impl World {
@@ -69,6 +73,7 @@ impl World {
             jobs: BTreeMap::new(),
             ledger: Vec::new(),
             backfill: HashMap::new(),
+            default_max_concurrent: 2,
         }
     }
 
@@ -92,7 +97,7 @@ impl World {
     /// personal queue (§3).
     pub fn submit(&mut self, id: JobId, lab: LabId, user: UserId, num_gpus: u32) {
         self.labs.entry(lab).or_insert(LabUsage { lab, value: 0.0, as_of_ms: self.now });
-        let limit = *self.max_concurrent.entry(user).or_insert(2);
+        let limit = *self.max_concurrent.entry(user).or_insert(self.default_max_concurrent);
         let state = if self.holding(user) < limit { JobState::GlobalQueueWait } else { JobState::UserQueueWait };
         self.jobs.insert(
             id,
@@ -224,7 +229,13 @@ impl World {
             job.reason = None;
             job.reservation = None;
             job.accrued = d.accrued;
-            job.running = Some(Running { node: d.node.clone(), tier: d.tier.clone(), gpus: d.gpus.clone(), started_ms: self.now });
+            job.running = Some(Running {
+                node: d.node.clone(),
+                tier: d.tier.clone(),
+                gpus: d.gpus.clone(),
+                started_ms: self.now,
+                charged_until_ms: self.now,
+            });
         }
     }
 
@@ -254,7 +265,7 @@ impl World {
             tier: &r.tier,
             tflops: self.tier(&r.tier).tflops,
             gpus: r.gpus.len() as u32,
-            started_ms: r.started_ms,
+            started_ms: r.charged_until_ms,
             ended_ms: now,
         });
         if res_tier.is_empty() {
@@ -273,6 +284,39 @@ impl World {
 }
 
 impl World {
+    /// Charges every running job's run time up to now (the simulator's
+    /// `--charge live`; the product charges at the end, R4).
+    pub fn charge_running(&mut self) {
+        let now = self.now;
+        let mut charges = Vec::new();
+        for job in self.jobs.values_mut() {
+            if let Some(r) = job.running.as_mut() {
+                let tflops = self.tiers.iter().find(|t| t.name == r.tier).map_or(0.0, |t| t.tflops);
+                let span = RunSpan { tier: &r.tier, tflops, gpus: r.gpus.len() as u32, started_ms: r.charged_until_ms, ended_ms: now };
+                charges.extend(usage::end_charges(job.lab, job.id, Some(span), Accrued::default(), &r.tier));
+                r.charged_until_ms = r.charged_until_ms.max(now);
+            }
+        }
+        self.charge(charges);
+    }
+
+    /// GPUs neither running nor reserved, per placement (placement order).
+    pub fn snapshot_free(&self) -> Vec<u32> {
+        let mut busy: HashMap<(&str, &str), u32> = HashMap::new();
+        for j in self.jobs.values() {
+            if let Some(r) = &j.running {
+                *busy.entry((r.node.as_str(), r.tier.as_str())).or_default() += r.gpus.len() as u32;
+            }
+            if let Some(r) = &j.reservation {
+                *busy.entry((r.node.as_str(), r.tier.as_str())).or_default() += r.gpus.len() as u32;
+            }
+        }
+        self.placements
+            .iter()
+            .map(|p| (p.gpus.len() as u32).saturating_sub(busy.get(&(p.node.as_str(), p.tier.as_str())).copied().unwrap_or(0)))
+            .collect()
+    }
+
     /// A running attempt hit a GPU OOM: charge it, then retry on a larger
     /// tier (keeping the slot and queue entry) or fail the job (§6).
     /// Returns whether the job was requeued.

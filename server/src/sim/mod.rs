@@ -2,5 +2,7 @@
 //! function the server runs, in virtual time. (In progress: trace and
 //! cluster readers so far.)
 
+pub mod baselines;
 pub mod cluster;
+pub mod engine;
 pub mod trace;
