@@ -23,6 +23,36 @@ enum Command {
         #[arg(long, short)]
         config: Option<PathBuf>,
     },
+    /// Replay a job trace through the scheduler and baseline policies.
+    Sim {
+        /// CSV trace (job_id,submit_time_s,duration_s,num_gpus,user,group,gpu_type).
+        #[arg(long)]
+        trace: PathBuf,
+        /// Cluster: NODESxGPUS:TIER[,…], e.g. 64x8:v100.
+        #[arg(long)]
+        cluster: String,
+        /// jpu, fifo, easy or fairshare-greedy; repeat to compare.
+        #[arg(long = "policy", required = true)]
+        policies: Vec<String>,
+        /// Output directory for report.json and timing.json.
+        #[arg(long)]
+        out: PathBuf,
+        /// Virtual period of the scheduling pass.
+        #[arg(long, default_value_t = 5000)]
+        cycle_ms: i64,
+        /// Only event-driven passes.
+        #[arg(long)]
+        events_only: bool,
+        /// `live`: charge running jobs every pass (jpu); default `lazy`.
+        #[arg(long, default_value = "lazy", value_parser = ["lazy", "live"])]
+        charge: String,
+        /// Concurrency limit per user for jpu (default: none).
+        #[arg(long)]
+        user_limit: Option<u32>,
+        /// EASY's time limit = real duration × this.
+        #[arg(long, default_value_t = 2.0)]
+        overestimate: f64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -37,6 +67,39 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { config } => runtime.block_on(serve(config)),
+        Command::Sim { trace, cluster, policies, out, cycle_ms, events_only, charge, user_limit, overestimate } => {
+            let args = jpu_share::sim::SimArgs {
+                trace,
+                cluster,
+                policies,
+                out,
+                options: jpu_share::sim::engine::Options { cycle_ms: cycle_ms.max(1), events_only, user_limit },
+                live_charge: charge == "live",
+                overestimate,
+            };
+            match jpu_share::sim::run(&args) {
+                Ok(reports) => {
+                    println!("{:<18} {:>8} {:>10} {:>10} {:>10} {:>8}", "policy", "util", "wait p50", "wait p95", "wait p99", "jain");
+                    for r in reports {
+                        println!(
+                            "{:<18} {:>7.1}% {:>9.0}s {:>9.0}s {:>9.0}s {:>8.3}",
+                            r.policy,
+                            r.utilisation_in_window * 100.0,
+                            r.overall.wait_s.p50,
+                            r.overall.wait_s.p95,
+                            r.overall.wait_s.p99,
+                            r.jain_labs_bounded_slowdown
+                        );
+                    }
+                    println!("wrote {}", args.out.join("report.json").display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 

@@ -56,8 +56,9 @@ pub struct Outcome {
     pub num_gpus: u32,
     pub submit_ms: i64,
     pub run_ms: i64,
-    /// None: rejected (no placement can ever fit it).
     pub start_ms: Option<i64>,
+    /// No placement can ever fit it (NO_FIT_PLACEMENT).
+    pub rejected: bool,
 }
 
 /// The cluster between two passes, for utilisation and idle accounting.
@@ -195,7 +196,7 @@ pub fn replay(
     order.sort_by_key(|&i| (trace[i].submit_ms, i)); // stable: file order within a timestamp
     let mut outcomes: Vec<Outcome> = trace
         .iter()
-        .map(|j| Outcome { lab: j.lab.clone(), num_gpus: j.num_gpus, submit_ms: j.submit_ms, run_ms: j.duration_ms, start_ms: None })
+        .map(|j| Outcome { lab: j.lab.clone(), num_gpus: j.num_gpus, submit_ms: j.submit_ms, run_ms: j.duration_ms, start_ms: None, rejected: false })
         .collect();
 
     let mut ends: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
@@ -244,7 +245,8 @@ pub fn replay(
             next_submit += 1;
             let job = &trace[i];
             if !ever_fits(tiers, placements, job.num_gpus) {
-                done += 1; // rejected: NO_FIT_PLACEMENT
+                outcomes[i].rejected = true;
+                done += 1;
                 continue;
             }
             let n = labs.len() as i64;
