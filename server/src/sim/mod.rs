@@ -1,11 +1,13 @@
 //! `jpu-share sim`: replays a GPU-cluster trace through the same decision
 //! function the server runs, in virtual time, next to the baselines
-//! operators would otherwise use, and writes `report.json` (deterministic)
-//! and `timing.json` (wall-clock decision times) to the output directory.
+//! operators would otherwise use, and writes `report.json` (deterministic),
+//! `report.html` (self-contained charts) and `timing.json` (wall-clock
+//! decision times) to the output directory.
 
 pub mod baselines;
 pub mod cluster;
 pub mod engine;
+pub mod html;
 pub mod metrics;
 pub mod trace;
 
@@ -116,6 +118,8 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     write(&args.out.join("report.json"), &json)?;
     write(&args.out.join("timing.json"), &serde_json::to_string_pretty(&timings).unwrap_or_default())?;
+    let title = format!("JPU-Share policy comparison: {} on {}", report.trace, args.cluster);
+    write(&args.out.join("report.html"), &html::render(&title, &reports))?;
     Ok(reports)
 }
 

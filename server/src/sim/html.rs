@@ -1,0 +1,101 @@
+//! `report.html`: the report as one self-contained page (inline SVG, no
+//! scripts, no external files) so it reads offline.
+
+use std::fmt::Write;
+
+use super::metrics::PolicyReport;
+
+const COLOURS: &[&str] = &["#2f5bd3", "#c27803", "#2f7d4f", "#b42318", "#6b4fc7"];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn legend(reports: &[PolicyReport]) -> String {
+    let mut out = String::from("<p class=legend>");
+    for (i, r) in reports.iter().enumerate() {
+        let _ = write!(out, "<span style=\"color:{}\">■</span> {} &nbsp; ", COLOURS[i % COLOURS.len()], esc(&r.policy));
+    }
+    out + "</p>"
+}
+
+/// Utilisation over the submission window, one line per policy.
+fn utilisation_chart(reports: &[PolicyReport]) -> String {
+    let (w, h) = (720.0, 240.0);
+    let max_x = reports.iter().flat_map(|r| r.utilisation_series.last().map(|p| p.0)).fold(1.0, f64::max);
+    let mut svg = format!("<svg viewBox=\"0 0 {w} {}\" role=img aria-label=\"Utilisation over time\">", h + 20.0);
+    let _ = write!(svg, "<line x1=0 y1={h} x2={w} y2={h} stroke=#999 /><text x=0 y={} font-size=11>0 h</text><text x={} y={} font-size=11 text-anchor=end>{:.0} h</text><text x=2 y=12 font-size=11>100 %</text>", h + 14.0, w, h + 14.0, max_x);
+    for (i, r) in reports.iter().enumerate() {
+        let points: Vec<String> =
+            r.utilisation_series.iter().map(|(x, u)| format!("{:.1},{:.1}", x / max_x * w, h - u.clamp(0.0, 1.0) * h)).collect();
+        let _ = write!(svg, "<polyline fill=none stroke-width=1.5 stroke=\"{}\" points=\"{}\" />", COLOURS[i % COLOURS.len()], points.join(" "));
+    }
+    svg + "</svg>"
+}
+
+/// Mean wait per lab, grouped bars per policy.
+fn lab_chart(reports: &[PolicyReport]) -> String {
+    let labs: Vec<&String> = reports.first().map(|r| r.by_lab.keys().collect()).unwrap_or_default();
+    let max = reports.iter().flat_map(|r| r.by_lab.values().map(|g| g.wait_s.mean)).fold(1.0, f64::max);
+    let row = 14.0 * reports.len() as f64 + 8.0;
+    let mut svg = format!("<svg viewBox=\"0 0 720 {}\" role=img aria-label=\"Mean wait per lab\">", row * labs.len() as f64 + 4.0);
+    for (l, lab) in labs.iter().enumerate() {
+        let y0 = l as f64 * row;
+        let _ = write!(svg, "<text x=0 y={:.0} font-size=11>{}</text>", y0 + 12.0, esc(lab));
+        for (i, r) in reports.iter().enumerate() {
+            let wait = r.by_lab.get(*lab).map_or(0.0, |g| g.wait_s.mean);
+            let y = y0 + i as f64 * 14.0;
+            let _ = write!(svg, "<rect x=110 y={y:.0} height=12 width={:.1} fill=\"{}\" /><text x={:.1} y={:.0} font-size=10>{:.0} s</text>",
+                wait / max * 540.0, COLOURS[i % COLOURS.len()], 114.0 + wait / max * 540.0, y + 10.0, wait);
+        }
+    }
+    svg + "</svg>"
+}
+
+pub fn render(title: &str, reports: &[PolicyReport]) -> String {
+    let mut rows = String::new();
+    for r in reports {
+        let _ = write!(
+            rows,
+            "<tr><td>{}</td><td>{:.1} %</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0} / {:.0} / {:.0}</td><td>{}</td></tr>",
+            esc(&r.policy),
+            r.utilisation_in_window * 100.0,
+            r.overall.wait_s.p50,
+            r.overall.wait_s.p95,
+            r.overall.wait_s.p99,
+            r.overall.wait_s.max,
+            r.overall.bounded_slowdown.mean,
+            r.jain_labs_bounded_slowdown,
+            r.reservation_gpu_h,
+            r.idle_while_waiting.held_by_reservations_gpu_h,
+            r.idle_while_waiting.fragmentation_gpu_h,
+            r.idle_while_waiting.nothing_fit_gpu_h,
+            r.rejected_no_fit,
+        );
+    }
+    let mut sizes = String::new();
+    for r in reports {
+        for (size, g) in &r.by_size {
+            let _ = write!(sizes, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td></tr>",
+                esc(&r.policy), esc(size), g.jobs, g.wait_s.p50, g.wait_s.p95, g.wait_s.p99, g.bounded_slowdown.mean);
+        }
+    }
+    format!(
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{t}</title><style>
+body{{font-family:system-ui,sans-serif;max-width:1000px;margin:1rem auto;padding:0 1rem;color:#1d2330}}
+table{{border-collapse:collapse;margin:0.5rem 0 1.5rem}}td,th{{border-bottom:1px solid #ddd;padding:0.25rem 0.5rem;text-align:right}}
+td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;background:#fafbfc}}.legend{{font-size:0.9rem}}
+</style></head><body><h1>{t}</h1>
+<h2>Summary</h2><table><tr><th>policy</th><th>utilisation (submission window)</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th><th>mean bounded slowdown</th><th>Jain (labs, slowdown)</th><th>reservation GPU-h</th><th>idle while waiting GPU-h: reserved / fragmentation / nothing fit</th><th>rejected (no fit)</th></tr>{rows}</table>
+<h2>Utilisation over the submission window</h2>{legend}{util}
+<h2>Wait by job size</h2><table><tr><th>policy</th><th>GPUs</th><th>jobs</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>mean bounded slowdown</th></tr>{sizes}</table>
+<h2>Mean wait per lab</h2>{legend}{labs}
+</body></html>",
+        t = esc(title),
+        rows = rows,
+        legend = legend(reports),
+        util = utilisation_chart(reports),
+        sizes = sizes,
+        labs = lab_chart(reports),
+    )
+}
