@@ -79,16 +79,20 @@ fn main() -> ExitCode {
             };
             match jpu_share::sim::run(&args) {
                 Ok(reports) => {
-                    println!("{:<18} {:>8} {:>10} {:>10} {:>10} {:>8}", "policy", "util", "wait p50", "wait p95", "wait p99", "jain");
+                    println!(
+                        "{:<18} {:>8} {:>10} {:>10} {:>10} {:>8} {:>9}",
+                        "policy", "util", "wait p50", "wait p95", "wait p99", "jain", "fair-dist"
+                    );
                     for r in reports {
                         println!(
-                            "{:<18} {:>7.1}% {:>9.0}s {:>9.0}s {:>9.0}s {:>8.3}",
+                            "{:<18} {:>7.1}% {:>9.0}s {:>9.0}s {:>9.0}s {:>8.3} {:>9.3}",
                             r.policy,
                             r.utilisation_in_window * 100.0,
                             r.overall.wait_s.p50,
                             r.overall.wait_s.p95,
                             r.overall.wait_s.p99,
-                            r.jain_labs_bounded_slowdown
+                            r.jain_labs_bounded_slowdown,
+                            r.fair_share_distance
                         );
                     }
                     println!("wrote {}", args.out.join("report.json").display());

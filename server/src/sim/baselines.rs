@@ -182,6 +182,20 @@ impl Baseline {
         self.queue.iter().map(|w| w.gpus).collect()
     }
 
+    /// Per lab: (GPUs running, GPUs demanded by running + waiting jobs).
+    pub fn lab_load(&self) -> HashMap<i64, (u32, u32)> {
+        let mut load: HashMap<i64, (u32, u32)> = HashMap::new();
+        for r in self.running.values() {
+            let e = load.entry(r.lab).or_default();
+            e.0 += r.gpus;
+            e.1 += r.gpus;
+        }
+        for w in &self.queue {
+            load.entry(w.lab).or_default().1 += w.gpus;
+        }
+        load
+    }
+
     pub fn free_per_placement(&self) -> Vec<u32> {
         self.free.clone()
     }

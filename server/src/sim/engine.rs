@@ -73,6 +73,9 @@ pub struct Interval {
     pub waiting: bool,
     /// Some waiting job would fit the idle count, but no single placement.
     pub fragmented: bool,
+    /// Σ over labs |running GPUs − max-min fair share| / (2 × total GPUs):
+    /// 0 = every lab runs exactly its fair share of the cluster.
+    pub unfairness: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -93,6 +96,31 @@ trait Cluster {
     fn end(&mut self, id: i64, now: i64);
     /// (running GPUs, reserved GPUs, waiting jobs' sizes, free per placement)
     fn census(&self) -> (u32, u32, Vec<u32>, Vec<u32>);
+    /// Per lab: (GPUs running, GPUs demanded by running + waiting jobs).
+    fn lab_load(&self) -> HashMap<i64, (u32, u32)>;
+}
+
+/// Max-min fair shares of `capacity` for these demands (water-filling).
+pub fn max_min_shares(capacity: f64, demands: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..demands.len()).collect();
+    order.sort_by(|&a, &b| demands[a].total_cmp(&demands[b]));
+    let mut shares = vec![0.0; demands.len()];
+    let mut left = capacity;
+    for (k, &i) in order.iter().enumerate() {
+        let fair = left / (order.len() - k) as f64;
+        shares[i] = demands[i].min(fair);
+        left -= shares[i];
+    }
+    shares
+}
+
+fn unfairness(load: &HashMap<i64, (u32, u32)>, total: u32) -> f64 {
+    let mut labs: Vec<(i64, (u32, u32))> = load.iter().map(|(k, v)| (*k, *v)).collect();
+    labs.sort_unstable_by_key(|l| l.0);
+    let demands: Vec<f64> = labs.iter().map(|l| f64::from(l.1 .1)).collect();
+    let shares = max_min_shares(f64::from(total), &demands);
+    let off: f64 = labs.iter().zip(&shares).map(|(l, f)| (f64::from(l.1 .0) - f).abs()).sum();
+    off / (2.0 * f64::from(total.max(1)))
 }
 
 struct JpuCluster {
@@ -142,6 +170,16 @@ impl Cluster for JpuCluster {
         let free = self.world.snapshot_free();
         (running, reserved, waiting, free)
     }
+
+    fn lab_load(&self) -> HashMap<i64, (u32, u32)> {
+        let mut load: HashMap<i64, (u32, u32)> = HashMap::new();
+        for j in self.world.jobs.values() {
+            let e = load.entry(j.lab).or_default();
+            e.0 += j.running.as_ref().map_or(0, |r| r.gpus.len() as u32);
+            e.1 += j.num_gpus;
+        }
+        load
+    }
 }
 
 impl Cluster for Baseline {
@@ -158,6 +196,9 @@ impl Cluster for Baseline {
     }
     fn census(&self) -> (u32, u32, Vec<u32>, Vec<u32>) {
         (self.running_gpus(), 0, self.waiting_sizes(), self.free_per_placement())
+    }
+    fn lab_load(&self) -> HashMap<i64, (u32, u32)> {
+        Baseline::lab_load(self)
     }
 }
 
@@ -227,6 +268,7 @@ pub fn replay(
                     idle_gpus: idle,
                     waiting: !waiting.is_empty(),
                     fragmented,
+                    unfairness: unfairness(&cluster.lab_load(), total_gpus),
                 });
             }
         }
@@ -322,6 +364,19 @@ mod tests {
         // a's first job ends at 100 and is charged: b is rank 1, reserves the
         // freed GPU, absorbs the second at 150 and starts
         assert_eq!(jpu[b], Some(150));
+    }
+
+    #[test]
+    fn max_min_shares_fill_small_demands_first() {
+        assert_eq!(max_min_shares(10.0, &[2.0, 8.0, 8.0]), vec![2.0, 4.0, 4.0]);
+        assert_eq!(max_min_shares(10.0, &[1.0, 1.0]), vec![1.0, 1.0]);
+        let mut load = HashMap::new();
+        load.insert(1, (4, 8));
+        load.insert(2, (4, 8));
+        assert_eq!(unfairness(&load, 8), 0.0);
+        load.insert(2, (0, 8));
+        load.insert(1, (8, 8));
+        assert_eq!(unfairness(&load, 8), 0.5, "one lab holds the other's whole share");
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub fn render(title: &str, reports: &[PolicyReport]) -> String {
     for r in reports {
         let _ = write!(
             rows,
-            "<tr><td>{}</td><td>{:.1} %</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0} / {:.0} / {:.0}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{:.1} %</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td><td>{:.3}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0} / {:.0} / {:.0}</td><td>{}</td></tr>",
             esc(&r.policy),
             r.utilisation_in_window * 100.0,
             r.overall.wait_s.p50,
@@ -66,6 +66,7 @@ pub fn render(title: &str, reports: &[PolicyReport]) -> String {
             r.overall.wait_s.max,
             r.overall.bounded_slowdown.mean,
             r.jain_labs_bounded_slowdown,
+            r.fair_share_distance,
             r.reservation_gpu_h,
             r.idle_while_waiting.held_by_reservations_gpu_h,
             r.idle_while_waiting.fragmentation_gpu_h,
@@ -86,7 +87,7 @@ body{{font-family:system-ui,sans-serif;max-width:1000px;margin:1rem auto;padding
 table{{border-collapse:collapse;margin:0.5rem 0 1.5rem}}td,th{{border-bottom:1px solid #ddd;padding:0.25rem 0.5rem;text-align:right}}
 td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;background:#fafbfc}}.legend{{font-size:0.9rem}}
 </style></head><body><h1>{t}</h1>
-<h2>Summary</h2><table><tr><th>policy</th><th>utilisation (submission window)</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th><th>mean bounded slowdown</th><th>Jain (labs, slowdown)</th><th>reservation GPU-h</th><th>idle while waiting GPU-h: reserved / fragmentation / nothing fit</th><th>rejected (no fit)</th></tr>{rows}</table>
+<h2>Summary</h2><table><tr><th>policy</th><th>utilisation (submission window)</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th><th>mean bounded slowdown</th><th>Jain (labs, slowdown)</th><th>distance to max-min fair share</th><th>reservation GPU-h</th><th>idle while waiting GPU-h: reserved / fragmentation / nothing fit</th><th>rejected (no fit)</th></tr>{rows}</table>
 <h2>Utilisation over the submission window</h2>{legend}{util}
 <h2>Wait by job size</h2><table><tr><th>policy</th><th>GPUs</th><th>jobs</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>mean bounded slowdown</th></tr>{sizes}</table>
 <h2>Mean wait per lab</h2>{legend}{labs}

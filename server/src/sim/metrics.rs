@@ -69,6 +69,9 @@ pub struct PolicyReport {
     pub by_lab: BTreeMap<String, Group>,
     /// Jain's index over labs of mean bounded slowdown (1 = equal).
     pub jain_labs_bounded_slowdown: f64,
+    /// Time-averaged (submission window) distance of labs' running GPUs
+    /// from their max-min fair share given demand; 0 = perfectly fair.
+    pub fair_share_distance: f64,
 }
 
 fn group(samples: &[(f64, f64)]) -> Group {
@@ -117,6 +120,7 @@ pub fn report(r: &Replay) -> PolicyReport {
     let bucket = window / SERIES_POINTS as f64;
     let mut idle = IdleWhileWaiting { held_by_reservations_gpu_h: 0.0, fragmentation_gpu_h: 0.0, nothing_fit_gpu_h: 0.0 };
     let mut reserved_h = 0.0;
+    let mut unfair_in_window = 0.0;
     for iv in &r.intervals {
         let hours = (iv.to_ms - iv.from_ms) as f64 / 3.6e6;
         reserved_h += f64::from(iv.reserved_gpus) * hours;
@@ -132,6 +136,7 @@ pub fn report(r: &Replay) -> PolicyReport {
         let (a, b) = (iv.from_ms.max(first), iv.to_ms.min(last));
         if b > a {
             busy_in_window += f64::from(iv.running_gpus) * (b - a) as f64;
+            unfair_in_window += iv.unfairness * (b - a) as f64;
             let mut t = a as f64;
             while t < b as f64 {
                 let k = (((t - first as f64) / bucket) as usize).min(SERIES_POINTS - 1);
@@ -175,6 +180,7 @@ pub fn report(r: &Replay) -> PolicyReport {
         by_size: by_size.iter().map(|(k, v)| (k.clone(), rounded(group(v)))).collect(),
         by_lab: by_lab.iter().map(|(k, v)| (k.clone(), rounded(group(v)))).collect(),
         jain_labs_bounded_slowdown: round(jain),
+        fair_share_distance: round(unfair_in_window / window),
     }
 }
 
