@@ -67,11 +67,12 @@ impl Baseline {
         self.queue.push(Waiting { id, lab, gpus, submit_ms, duration_ms });
     }
 
-    /// Best fit in `free` for `gpus`, if any.
-    fn best_fit(&self, free: &[u32], gpus: u32) -> Option<usize> {
-        (0..free.len())
-            .filter(|&p| free[p] >= gpus && gpus <= self.max_gpus[p])
-            .min_by_key(|&p| (free[p], p))
+    /// Best fit for `gpus` now (fewest free that suffice) among the
+    /// placements `allowed` accepts.
+    fn best_fit(&self, gpus: u32, allowed: impl Fn(usize) -> bool) -> Option<usize> {
+        (0..self.free.len())
+            .filter(|&p| self.free[p] >= gpus && gpus <= self.max_gpus[p] && allowed(p))
+            .min_by_key(|&p| (self.free[p], p))
     }
 
     fn start(&mut self, w: &Waiting, p: usize, now: i64, factor: f64) {
@@ -115,11 +116,8 @@ impl Baseline {
         while i < self.queue.len() {
             let w = self.queue[i].clone();
             let ends_before = now + (w.duration_ms as f64 * factor).ceil() as i64 <= shadow_ms;
-            let candidates: Vec<usize> = (0..self.free.len())
-                .filter(|&p| self.free[p] >= w.gpus && w.gpus <= self.max_gpus[p])
-                .filter(|&p| ends_before || p != shadow_place || w.gpus <= extra)
-                .collect();
-            if let Some(&p) = candidates.iter().min_by_key(|&&p| (self.free[p], p)) {
+            let fits = self.best_fit(w.gpus, |p| ends_before || p != shadow_place || w.gpus <= extra);
+            if let Some(p) = fits {
                 if p == shadow_place && !ends_before {
                     extra -= w.gpus;
                 }
@@ -136,7 +134,7 @@ impl Baseline {
     fn fifo_with_factor(&mut self, now: i64, factor: f64) -> Vec<i64> {
         let mut started = Vec::new();
         while let Some(head) = self.queue.first().cloned() {
-            let Some(p) = self.best_fit(&self.free.clone(), head.gpus) else { break };
+            let Some(p) = self.best_fit(head.gpus, |_| true) else { break };
             self.start(&head, p, now, factor);
             self.queue.remove(0);
             started.push(head.id);
@@ -154,7 +152,7 @@ impl Baseline {
         let mut taken = vec![false; self.queue.len()];
         for (_, _, _, i) in order {
             let w = self.queue[i].clone();
-            if let Some(p) = self.best_fit(&self.free.clone(), w.gpus) {
+            if let Some(p) = self.best_fit(w.gpus, |_| true) {
                 self.start(&w, p, now, 1.0);
                 taken[i] = true;
                 started.push(w.id);
