@@ -18,6 +18,7 @@ use crate::auth::LoginThrottle;
 use crate::clock::now_ms;
 use crate::config::Settings;
 use crate::db::{self, seed};
+use crate::executor::local::LocalExecutor;
 use crate::executor::Executor;
 use crate::scheduler::runner::Scheduler;
 use crate::state::AppState;
@@ -93,11 +94,18 @@ impl Application {
             wake: Arc::new(tokio::sync::Notify::new()),
         };
         let router = crate::http::router(state.clone(), session_store, session_key);
-        if state.settings.executor.kind == crate::config::ExecutorKind::Local {
-            // the local-process executor is not built yet: no loop runs
-            tracing::warn!("executor `local` is not available yet: jobs are accepted and queued but not run");
-        }
-        Ok(Self { listener, router, state, seeded, executor: None })
+        let executor: Option<Arc<dyn Executor>> = match state.settings.executor.kind {
+            crate::config::ExecutorKind::Local => Some(Arc::new(LocalExecutor::new(
+                &state.settings.executor.output_root,
+                Duration::from_secs(state.settings.cancel.grace_seconds),
+                state.wake.clone(),
+            ))),
+            crate::config::ExecutorKind::Slurm => {
+                tracing::warn!("executor `slurm` is not available yet: jobs are accepted and queued but not run");
+                None
+            }
+        };
+        Ok(Self { listener, router, state, seeded, executor })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -113,10 +121,11 @@ impl Application {
         self.seeded.take()
     }
 
-    /// Runs the scheduler loop with this executor (it should wake
-    /// `state().wake` when attempts end).
-    pub fn set_executor(&mut self, executor: Arc<dyn Executor>) {
-        self.executor = Some(executor);
+    /// Runs the scheduler loop with this executor instead of the
+    /// configured one (it should wake `state().wake` when attempts end);
+    /// `None` runs no loop (jobs are accepted and stay queued).
+    pub fn set_executor(&mut self, executor: Option<Arc<dyn Executor>>) {
+        self.executor = executor;
     }
 
     pub fn scheduler(&self) -> Option<Scheduler> {
@@ -128,7 +137,7 @@ impl Application {
             wake: self.state.wake.clone(),
             cycle: Duration::from_millis(settings.scheduler.cycle_ms.max(1)),
             grace: Duration::from_secs(settings.cancel.grace_seconds),
-            output_root: settings.executor.output_root.clone(),
+            layout: crate::executor::layout::Layout::new(&settings.executor.output_root),
         })
     }
 

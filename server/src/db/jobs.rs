@@ -65,7 +65,7 @@ pub async fn user_load(conn: &mut SqliteConnection, user_id: i64) -> Result<(u32
 pub async fn start_request(
     conn: &mut SqliteConnection,
     job_id: i64,
-    output_root: &std::path::Path,
+    layout: &crate::executor::layout::Layout,
 ) -> Result<Option<StartRequest>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
@@ -80,7 +80,7 @@ pub async fn start_request(
         return Ok(None);
     };
     let gpus = parse_gpus(r.gpu_indices.as_deref());
-    let output_dir = output_root.join(r.id.to_string());
+    let output_dir = layout.output_dir(r.id);
     let tier = r.tier.unwrap_or_default();
     let mut env: Vec<(String, String)> = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&r.env_json)
         .unwrap_or_default()
@@ -204,6 +204,8 @@ pub async fn record_end(
     if a.phase == "ENDED" {
         return Ok(None); // reported twice: charged once
     }
+    // an end seen after a restart is charged up to when it really happened
+    let now_ms = end.ended_ms.map_or(now_ms, |ended| ended.max(a.started_at).min(now_ms));
     let gpus = parse_gpus(Some(&a.gpu_indices)).len() as u32;
     let run = RunSpan { tier: &a.tier, tflops: a.tflops.unwrap_or(0.0), gpus, started_ms: a.started_at, ended_ms: now_ms };
     let accrued = Accrued { gpu_seconds: a.reservation_gpu_seconds, cost: a.reservation_cost };
@@ -221,6 +223,7 @@ pub async fn record_end(
         AttemptOutcome::HostOom => (JobState::Failed, "HOST_OOM", None),
         AttemptOutcome::TimeLimit => (JobState::Failed, "TIME_LIMIT", None),
         AttemptOutcome::Cancelled => (JobState::Cancelled, "CANCELLED", None),
+        AttemptOutcome::Lost => (JobState::Failed, "EXECUTOR_LOST", None),
         AttemptOutcome::GpuOom => {
             match oom::escalate(&tiers, a.vram_gb.unwrap_or(0) as u32, a.num_gpus as u32, end.attempt) {
                 Escalation::Retry { min_vram_gb, attempt } => (JobState::GlobalQueueWait, "GPU_OOM", Some((min_vram_gb, attempt))),
@@ -339,6 +342,17 @@ pub async fn cancel(conn: &mut SqliteConnection, job_id: i64, now_ms: i64) -> Re
         JobState::Cancelling => Ok(CancelOutcome::Cancelling),
         JobState::Completed | JobState::Failed | JobState::Cancelled => Ok(CancelOutcome::AlreadyEnded),
     }
+}
+
+/// Attempts the executor should have: (job, attempt, still DISPATCHING?).
+pub async fn live_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32, bool)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT a.job_id, a.attempt, a.phase FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+           WHERE a.phase IN ('DISPATCHING', 'RUNNING') AND a.attempt = j.attempt ORDER BY a.job_id"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.job_id, r.attempt as u32, r.phase == "DISPATCHING")).collect())
 }
 
 /// Attempts whose job is CANCELLING: (job, attempt) to signal.

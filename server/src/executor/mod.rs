@@ -3,6 +3,9 @@
 //! given time (tests drive the loop with it), and the local-process and
 //! Slurm executors implement the same trait.
 
+pub mod layout;
+pub mod local;
+pub mod record;
 pub mod timed;
 
 use std::path::PathBuf;
@@ -39,6 +42,21 @@ pub struct Finished {
     pub end: EndSignal,
     /// The last bytes of its output (for the GPU-OOM rule).
     pub log_tail: String,
+    /// When it ended, if the executor knows better than "now" (an end
+    /// discovered after a restart is charged only up to here).
+    pub ended_ms: Option<i64>,
+}
+
+/// What the executor found for an attempt the database has as
+/// dispatched or running (see [`Executor::recover`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Observed {
+    /// Nothing of it was ever started: safe to dispatch again.
+    NotStarted,
+    /// Running there; it is watched from now on.
+    Running { started_ms: i64 },
+    /// It ended (or was lost); the end comes through `take_finished`.
+    Ended { started_ms: i64 },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -57,4 +75,10 @@ pub trait Executor: Send + Sync + 'static {
     async fn take_finished(&self) -> Result<Vec<Finished>, ExecutorError>;
     /// Asks an attempt to stop: SIGTERM, `grace`, then SIGKILL.
     async fn cancel(&self, job: JobId, attempt: u32, grace: Duration) -> Result<(), ExecutorError>;
+    /// After a restart: what became of attempts the database has as
+    /// dispatched or running. Running ones are adopted (watched again),
+    /// ended ones are reported through `take_finished`.
+    async fn recover(&self, attempts: Vec<StartRequest>) -> Result<Vec<(JobId, u32, Observed)>, ExecutorError> {
+        Ok(attempts.into_iter().map(|a| (a.job, a.attempt, Observed::NotStarted)).collect())
+    }
 }

@@ -51,7 +51,7 @@ impl TimedExecutor {
     fn finish(&self, job: JobId, attempt: u32, end: EndSignal, log_tail: String) {
         let mut inner = self.lock();
         if inner.running.remove(&(job, attempt)).is_some() {
-            inner.finished.push(Finished { job, attempt, end, log_tail });
+            inner.finished.push(Finished { job, attempt, end, log_tail, ended_ms: None });
             drop(inner);
             self.wake.notify_one();
         }

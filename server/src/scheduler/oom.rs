@@ -27,6 +27,8 @@ pub enum AttemptOutcome {
     GpuOom,
     TimeLimit,
     Cancelled,
+    /// The executor lost track of it (its processes vanished unrecorded).
+    Lost,
 }
 
 /// What the executor reports about an attempt's end.
@@ -36,6 +38,8 @@ pub enum EndSignal {
     HostOomKilled,
     TimeLimit,
     Cancelled,
+    /// Started, but gone without a recorded end (e.g. the machine rebooted).
+    Lost,
 }
 
 /// Classifies an attempt's end; `log_tail` is its output's last bytes.
@@ -55,6 +59,7 @@ pub fn classify(end: EndSignal, log_tail: &str, patterns: &[&str]) -> AttemptOut
         EndSignal::HostOomKilled => AttemptOutcome::HostOom,
         EndSignal::TimeLimit => AttemptOutcome::TimeLimit,
         EndSignal::Cancelled => AttemptOutcome::Cancelled,
+        EndSignal::Lost => AttemptOutcome::Lost,
     }
 }
 

@@ -8,7 +8,6 @@
 //!    job back in the queue with its place kept and the error recorded,
 //! 4. forwards cancel requests to the executor.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +16,9 @@ use tokio::sync::Notify;
 
 use crate::clock::now_ms;
 use crate::db;
-use crate::executor::{Executor, ExecutorError};
+use crate::executor::layout::Layout;
+use crate::executor::{Executor, ExecutorError, Finished, Observed};
+use crate::scheduler::oom::EndSignal;
 use crate::scheduler::oom::DEFAULT_GPU_OOM_PATTERNS;
 
 #[derive(Debug, thiserror::Error)]
@@ -44,13 +45,29 @@ pub struct Scheduler {
     pub wake: Arc<Notify>,
     pub cycle: Duration,
     pub grace: Duration,
-    pub output_root: PathBuf,
+    pub layout: Layout,
 }
 
 impl Scheduler {
     /// Runs cycles until `shutdown` resolves.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send) {
         tokio::pin!(shutdown);
+        // until the executor has been asked what ran while we were away,
+        // nothing may be dispatched (it could start an attempt twice)
+        loop {
+            match self.recover().await {
+                Ok(n) if n > 0 => tracing::info!(attempts = n, "recovered attempts from the executor"),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot reconcile with the executor; retrying");
+                    tokio::select! {
+                        _ = &mut shutdown => return,
+                        _ = tokio::time::sleep(self.cycle) => continue,
+                    }
+                }
+            }
+            break;
+        }
         let mut ticker = tokio::time::interval(self.cycle);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -67,6 +84,44 @@ impl Scheduler {
                 Err(e) => tracing::error!(error = %e, "scheduler cycle failed"),
             }
         }
+    }
+
+    /// Reconciles the database with the executor after a (re)start:
+    /// attempts still running there are adopted (a dispatch that reached
+    /// the executor before a crash is confirmed), ended ones are recorded
+    /// through the next cycle, and dispatches that never reached it go
+    /// back to the queue with their place kept. Returns how many
+    /// attempts were looked at.
+    pub async fn recover(&self) -> Result<usize, LoopError> {
+        let mut conn = self.db.acquire().await?;
+        let live = db::jobs::live_attempts(&mut conn).await?;
+        let mut requests = Vec::with_capacity(live.len());
+        for (job, _, _) in &live {
+            if let Some(req) = db::jobs::start_request(&mut conn, *job, &self.layout).await? {
+                requests.push(req);
+            }
+        }
+        drop(conn);
+        let observed = self.executor.recover(requests).await?;
+        let mut tx = db::write_tx(&self.db).await?;
+        for (job, attempt, seen) in observed {
+            let dispatching = live.iter().any(|(j, a, d)| *j == job && *a == attempt && *d);
+            match (seen, dispatching) {
+                (Observed::Running { started_ms } | Observed::Ended { started_ms }, true) => {
+                    db::jobs::confirm_start(&mut tx, job, started_ms).await?;
+                }
+                (Observed::NotStarted, true) => {
+                    db::jobs::undo_dispatch(&mut tx, job, "the server restarted before this dispatch reached the executor", now_ms()).await?;
+                }
+                (Observed::NotStarted, false) => {
+                    let lost = Finished { job, attempt, end: EndSignal::Lost, log_tail: String::new(), ended_ms: None };
+                    db::jobs::record_end(&mut tx, &lost, DEFAULT_GPU_OOM_PATTERNS, now_ms()).await?;
+                }
+                (_, false) => {}
+            }
+        }
+        tx.commit().await?;
+        Ok(live.len())
     }
 
     pub async fn cycle_once(&self) -> Result<CycleReport, LoopError> {
@@ -90,7 +145,7 @@ impl Scheduler {
         let dispatched = db::scheduling::apply_plan(&mut tx, &plan, now).await?;
         let mut requests = Vec::with_capacity(dispatched.len());
         for job in &dispatched {
-            if let Some(req) = db::jobs::start_request(&mut tx, *job, &self.output_root).await? {
+            if let Some(req) = db::jobs::start_request(&mut tx, *job, &self.layout).await? {
                 requests.push(req);
             }
         }
@@ -100,7 +155,9 @@ impl Scheduler {
         // 3. start them
         for req in requests {
             let job = req.job;
+            failpoint("before-start");
             let result = self.executor.start(req).await;
+            failpoint("before-confirm");
             let mut tx = db::write_tx(&self.db).await?;
             match result {
                 Ok(()) => {
@@ -124,5 +181,15 @@ impl Scheduler {
             }
         }
         Ok(report)
+    }
+}
+
+/// Crash-safety tests kill the server at a chosen point of a dispatch
+/// (`JPU_FAILPOINT=before-start|before-confirm`), as a `kill -9` would.
+fn failpoint(name: &str) {
+    static ARMED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    if ARMED.get_or_init(|| std::env::var("JPU_FAILPOINT").ok()).as_deref() == Some(name) {
+        eprintln!("failpoint {name}: aborting");
+        std::process::abort();
     }
 }

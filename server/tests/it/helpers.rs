@@ -24,6 +24,14 @@ pub struct TestApp {
     pub executor: Option<TimedExecutor>,
 }
 
+enum Exec {
+    /// no scheduler loop: jobs stay queued
+    None,
+    Timed,
+    /// what the settings say (the local executor)
+    Configured,
+}
+
 /// Settings for a test server whose files live in `dir`.
 pub fn test_settings(dir: &Path) -> Settings {
     let mut s = Settings::default();
@@ -49,7 +57,17 @@ impl TestApp {
     }
 
     pub async fn spawn_with(dir: TempDir, settings: Settings) -> TestApp {
-        Self::spawn_inner(dir, settings, false).await
+        Self::spawn_inner(dir, settings, Exec::None).await
+    }
+
+    /// A server with the real local executor (real processes), a 200 ms
+    /// cycle and a 2 s cancel grace.
+    pub async fn spawn_local() -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut settings = test_settings(dir.path());
+        settings.scheduler.cycle_ms = 200;
+        settings.cancel.grace_seconds = 2;
+        Self::spawn_inner(dir, settings, Exec::Configured).await
     }
 
     /// A server whose scheduler loop drives the timed test executor
@@ -58,10 +76,10 @@ impl TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut settings = test_settings(dir.path());
         settings.scheduler.cycle_ms = 200;
-        Self::spawn_inner(dir, settings, true).await
+        Self::spawn_inner(dir, settings, Exec::Timed).await
     }
 
-    async fn spawn_inner(dir: TempDir, settings: Settings, scheduling: bool) -> TestApp {
+    async fn spawn_inner(dir: TempDir, settings: Settings, exec: Exec) -> TestApp {
         // server logs go to the test's captured output (shown on failure)
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
@@ -69,9 +87,9 @@ impl TestApp {
             .try_init();
         let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
         let mut app = Application::build(settings, bootstrap).await.expect("server builds");
-        let executor = scheduling.then(|| TimedExecutor::new(app.state().wake.clone()));
-        if let Some(e) = &executor {
-            app.set_executor(std::sync::Arc::new(e.clone()));
+        let executor = matches!(exec, Exec::Timed).then(|| TimedExecutor::new(app.state().wake.clone()));
+        if !matches!(exec, Exec::Configured) {
+            app.set_executor(executor.clone().map(|e| std::sync::Arc::new(e) as std::sync::Arc<dyn jpu_share::executor::Executor>));
         }
         let addr = app.local_addr().expect("bound");
         let (stop, stopped) = oneshot::channel::<()>();
@@ -79,6 +97,12 @@ impl TestApp {
             let _ = stopped.await;
         }));
         TestApp { base: format!("http://{addr}"), client: client(), dir, stop: Some(stop), server: Some(server), executor }
+    }
+
+    /// Talks to a server running elsewhere (e.g. a real `jpu-share`
+    /// process) whose files are in `dir`.
+    pub fn attach(base: String, dir: TempDir) -> TestApp {
+        TestApp { base, client: client(), dir, stop: None, server: None, executor: None }
     }
 
     /// Stops the server gracefully and returns its directory (database
@@ -92,6 +116,15 @@ impl TestApp {
         }
         let dir = tempfile::tempdir().expect("temp dir");
         std::mem::replace(&mut self.dir, dir)
+    }
+
+    /// The job's log file as the executor writes it.
+    pub fn log_path(&self, id: i64) -> PathBuf {
+        jpu_share::executor::layout::Layout::new(&self.dir.path().join("jobs")).log(id)
+    }
+
+    pub fn output_dir(&self, id: i64) -> PathBuf {
+        jpu_share::executor::layout::Layout::new(&self.dir.path().join("jobs")).output_dir(id)
     }
 
     pub fn db_path(&self) -> PathBuf {
@@ -173,7 +206,7 @@ impl TestApp {
 
     /// Polls the job until `done` holds for it (10 s at most).
     pub async fn wait_job(&self, token: &str, id: i64, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let job: Value = self.job(token, id).await.json().await.expect("job json");
             if done(&job) {

@@ -4,5 +4,7 @@
 mod auth;
 mod console;
 mod helpers;
+mod local_executor;
 mod ops;
+mod process;
 mod scheduling;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# jpu-share local executor: runs one attempt of a job and records how it
+# ended in the attempt's directory, so the result outlives a server restart.
+# Usage: attempt.sh ATTEMPT_DIR LIMIT_SECONDS GRACE_SECONDS RUN_AS_UID
+# stdout and stderr are already the job's log; the job's env is set.
+set -u
+dir=$1 limit=$2 grace=$3 uid=$4
+
+now_ms() { date +%s%3N; }
+finish() {
+  printf '%s %s\n' "$1" "$(now_ms)" >"$dir/exit.tmp" && mv "$dir/exit.tmp" "$dir/exit"
+  exit 0
+}
+
+isolate=()
+if [ "$(id -u)" = 0 ]; then
+  if unshare --net true 2>/dev/null; then
+    isolate+=(unshare --net --)
+  else
+    echo "[jpu-share] no network namespace could be created here: this job HAS network access"
+  fi
+  isolate+=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --)
+else
+  echo "[jpu-share] the server does not run as root: this job runs as $(id -un), not as its user, and HAS network access"
+fi
+
+cd "$JOB_OUTPUT_DIR" || finish 1
+now_ms >"$dir/started.tmp" && mv "$dir/started.tmp" "$dir/started"
+# timeout makes its own process group: SIGTERM to it reaches the whole job,
+# and after the grace it sends SIGKILL (time limit and cancel alike).
+timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" bash "$dir/script.sh" </dev/null &
+child=$!
+echo "$child" >"$dir/pid.tmp" && mv "$dir/pid.tmp" "$dir/pid"
+wait "$child"
+finish $?

@@ -1,0 +1,60 @@
+//! Where a job's files live under `executor.output_root`, shared by the
+//! executors (which write them) and the API (which serves them):
+//!
+//! - `<root>/<job>/` — `JOB_OUTPUT_DIR`, the job's own files;
+//! - `<root>/.logs/<job>.log` — stdout+stderr of every attempt, appended,
+//!   each attempt opening with a `[jpu-share]` header line;
+//! - `<root>/.attempts/<job>-<attempt>/` — the executor's record of one
+//!   attempt (script, pids, start and exit), so a restarted server can
+//!   tell what ran while it was away.
+//!
+//! The log is outside the output directory so a job cannot rewrite the
+//! header lines or its own earlier attempts' output.
+
+use std::path::{Path, PathBuf};
+
+use crate::scheduler::JobId;
+
+#[derive(Debug, Clone)]
+pub struct Layout {
+    root: PathBuf,
+}
+
+impl Layout {
+    /// `root` is made absolute so jobs see absolute paths whatever their
+    /// working directory.
+    pub fn new(root: &Path) -> Self {
+        let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+        Self { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn output_dir(&self, job: JobId) -> PathBuf {
+        self.root.join(job.to_string())
+    }
+
+    pub fn log(&self, job: JobId) -> PathBuf {
+        self.root.join(".logs").join(format!("{job}.log"))
+    }
+
+    pub fn attempt_dir(&self, job: JobId, attempt: u32) -> PathBuf {
+        self.root.join(".attempts").join(format!("{job}-{attempt}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_absolute_and_separate_logs_from_output() {
+        let layout = Layout::new(Path::new("data/jobs"));
+        assert!(layout.root().is_absolute());
+        assert_eq!(layout.output_dir(7), layout.root().join("7"));
+        assert!(!layout.log(7).starts_with(layout.output_dir(7)));
+        assert_ne!(layout.attempt_dir(7, 1), layout.attempt_dir(7, 2));
+    }
+}

@@ -1,0 +1,284 @@
+//! The local executor, the embedded default: each attempt is a real
+//! process group on this machine. A small bash wrapper (`attempt.sh`)
+//! runs the job's script under `timeout` (time limit, then SIGKILL after
+//! the grace), as the user's unix uid in its own network namespace when
+//! the server is root, and writes start and exit into the attempt's
+//! record. Because the record is on disk and the wrapper is not killed
+//! with the server, a restarted server adopts what still runs and reads
+//! how the rest ended ([`Executor::recover`]).
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use tokio::process::Child;
+use tokio::sync::Notify;
+
+use super::layout::Layout;
+use super::record::{AttemptRecord, RecordState};
+use super::{Executor, ExecutorError, Finished, Observed, StartRequest};
+use crate::scheduler::oom::{EndSignal, OOM_TAIL_BYTES};
+use crate::scheduler::JobId;
+
+const WRAPPER: &str = include_str!("attempt.sh");
+/// Jobs of users without a unix uid run as `nobody` when we are root.
+const NOBODY_UID: u32 = 65534;
+/// How often adopted attempts (not our children) are checked.
+const POLL: Duration = Duration::from_millis(200);
+
+type Key = (JobId, u32);
+
+#[derive(Default)]
+struct Inner {
+    watching: HashSet<Key>,
+    /// When SIGTERM was sent, per attempt being cancelled.
+    cancels: HashMap<Key, Instant>,
+    finished: Vec<Finished>,
+}
+
+struct Shared {
+    layout: Layout,
+    grace: Duration,
+    wake: Arc<Notify>,
+    as_root: bool,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Clone)]
+pub struct LocalExecutor {
+    shared: Arc<Shared>,
+}
+
+impl LocalExecutor {
+    /// `wake` is notified whenever an attempt ends.
+    pub fn new(output_root: &Path, grace: Duration, wake: Arc<Notify>) -> Self {
+        let as_root = nix::unistd::geteuid().is_root();
+        let layout = Layout::new(output_root);
+        Self { shared: Arc::new(Shared { layout, grace, wake, as_root, inner: Mutex::new(Inner::default()) }) }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.shared.layout
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.shared.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, job: JobId, attempt: u32) -> AttemptRecord {
+        AttemptRecord::new(self.shared.layout.attempt_dir(job, attempt))
+    }
+
+    /// Writes the attempt's files and starts its wrapper.
+    fn launch(&self, req: &StartRequest, record: &AttemptRecord) -> std::io::Result<Child> {
+        let layout = &self.shared.layout;
+        let uid = self.shared.as_root.then(|| req.unix_uid.unwrap_or(NOBODY_UID));
+        private_dir(&layout.root().join(".attempts"), 0o711)?;
+        private_dir(record.dir(), 0o711)?;
+        private_dir(&layout.root().join(".logs"), 0o700)?;
+        fs::create_dir_all(&req.output_dir)?;
+        fs::set_permissions(&req.output_dir, fs::Permissions::from_mode(0o700))?;
+        fs::write(record.script(), &req.command)?;
+        fs::set_permissions(record.script(), fs::Permissions::from_mode(0o400))?;
+        if let Some(uid) = uid {
+            // the job owns its output and can read its script, nothing else
+            std::os::unix::fs::chown(&req.output_dir, Some(uid), Some(uid))?;
+            std::os::unix::fs::chown(record.script(), Some(uid), Some(uid))?;
+        }
+        record.write("limit_seconds", &req.time_limit.as_secs().max(1).to_string())?;
+
+        let mut log = OpenOptions::new().create(true).append(true).open(layout.log(req.job))?;
+        let offset = log.seek(SeekFrom::End(0))?;
+        record.write("log_offset", &offset.to_string())?;
+        writeln!(log, "{}", header(req, uid))?;
+
+        let mut command = tokio::process::Command::new("bash");
+        command
+            .arg("-c")
+            .arg(WRAPPER)
+            .arg("jpu-attempt")
+            .arg(record.dir())
+            .arg(req.time_limit.as_secs().max(1).to_string())
+            .arg(self.shared.grace.as_secs().max(1).to_string())
+            .arg(uid.map(|u| u.to_string()).unwrap_or_default())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()))
+            .env("HOME", &req.output_dir)
+            .env("LANG", "C.UTF-8")
+            .envs(req.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            // its own group: a Ctrl-C or SIGTERM to the server does not reach jobs
+            .process_group(0);
+        let child = command.spawn()?;
+        if let Some(pid) = child.id() {
+            record.write("wrapper_pid", &pid.to_string())?;
+        }
+        Ok(child)
+    }
+
+    /// Watches an attempt until it ends, then reports it. `child` is the
+    /// wrapper when we started it; adopted attempts are polled.
+    fn watch(&self, key: Key, record: AttemptRecord, child: Option<Child>) {
+        if !self.lock().watching.insert(key) {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            if let Some(mut child) = child {
+                let _ = child.wait().await;
+            }
+            let state = loop {
+                match record.state() {
+                    RecordState::Running { .. } => tokio::time::sleep(POLL).await,
+                    other => break other,
+                }
+            };
+            me.lock().watching.remove(&key);
+            me.report(key, &record, state);
+        });
+    }
+
+    fn report(&self, key: Key, record: &AttemptRecord, state: RecordState) {
+        let (end, ended_ms) = match state {
+            RecordState::Ended { end, ended_ms, .. } => (end, Some(ended_ms)),
+            RecordState::Running { .. } => return,
+            RecordState::Lost { .. } | RecordState::NotStarted => (EndSignal::Lost, None),
+        };
+        let log_tail = read_tail(&self.shared.layout.log(key.0), record.log_offset());
+        let mut inner = self.lock();
+        inner.cancels.remove(&key);
+        inner.finished.push(Finished { job: key.0, attempt: key.1, end, log_tail, ended_ms });
+        drop(inner);
+        self.shared.wake.notify_one();
+    }
+}
+
+#[async_trait::async_trait]
+impl Executor for LocalExecutor {
+    async fn start(&self, req: StartRequest) -> Result<(), ExecutorError> {
+        let key = (req.job, req.attempt);
+        if self.lock().watching.contains(&key) {
+            return Ok(());
+        }
+        let record = self.record(req.job, req.attempt);
+        // idempotent: an attempt that already ran is adopted, never rerun
+        match record.state() {
+            RecordState::NotStarted => {
+                let child = self
+                    .launch(&req, &record)
+                    .map_err(|e| ExecutorError::Refused(format!("cannot start the job's process: {e}")))?;
+                self.watch(key, record, Some(child));
+            }
+            RecordState::Running { .. } => self.watch(key, record, None),
+            ended => self.report(key, &record, ended),
+        }
+        Ok(())
+    }
+
+    async fn take_finished(&self) -> Result<Vec<Finished>, ExecutorError> {
+        Ok(std::mem::take(&mut self.lock().finished))
+    }
+
+    async fn cancel(&self, job: JobId, attempt: u32, grace: Duration) -> Result<(), ExecutorError> {
+        let key = (job, attempt);
+        let record = self.record(job, attempt);
+        let state = record.state();
+        let pgid = match state {
+            RecordState::Running { pgid, .. } => pgid,
+            RecordState::NotStarted if !self.lock().watching.contains(&key) => {
+                // nothing of it exists here: it is over
+                self.report(key, &record, RecordState::Ended { started_ms: 0, ended_ms: crate::clock::now_ms(), end: EndSignal::Cancelled });
+                return Ok(());
+            }
+            _ => return Ok(()), // its end is being reported
+        };
+        if pgid <= 0 {
+            return Ok(()); // its process group is not there yet: next cycle
+        }
+        // the mark comes first, so the end reads as a cancel even after a restart
+        record.mark_cancelled().map_err(|e| ExecutorError::Unavailable(format!("cannot record the cancel: {e}")))?;
+        let sent = self.lock().cancels.get(&key).copied();
+        match sent {
+            None => {
+                // `timeout` passes SIGTERM to the whole group and sends
+                // SIGKILL itself after the grace
+                let _ = kill(Pid::from_raw(pgid), Signal::SIGTERM);
+                self.lock().cancels.insert(key, Instant::now());
+            }
+            Some(at) if at.elapsed() > grace + Duration::from_secs(2) => {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    async fn recover(&self, attempts: Vec<StartRequest>) -> Result<Vec<(JobId, u32, Observed)>, ExecutorError> {
+        let mut seen = Vec::with_capacity(attempts.len());
+        for req in attempts {
+            let key = (req.job, req.attempt);
+            let record = self.record(req.job, req.attempt);
+            let observed = match record.state() {
+                RecordState::NotStarted => Observed::NotStarted,
+                RecordState::Running { started_ms, .. } => {
+                    self.watch(key, record, None);
+                    Observed::Running { started_ms }
+                }
+                state @ (RecordState::Ended { started_ms, .. } | RecordState::Lost { started_ms }) => {
+                    self.report(key, &record, state);
+                    Observed::Ended { started_ms }
+                }
+            };
+            seen.push((req.job, req.attempt, observed));
+        }
+        Ok(seen)
+    }
+}
+
+fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
+    fs::create_dir_all(dir)?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
+}
+
+fn header(req: &StartRequest, uid: Option<u32>) -> String {
+    let gpus: Vec<String> = req.gpus.iter().map(u32::to_string).collect();
+    let who = match (uid, req.unix_uid) {
+        (Some(uid), Some(_)) => format!("as uid {uid}"),
+        (Some(uid), None) => format!("as nobody (uid {uid}): the user has no unix uid"),
+        (None, _) => "as the server's user".to_string(),
+    };
+    format!(
+        "[jpu-share] attempt {} of job {} on {} ({}), GPUs {}, {}, time limit {} min, started {}",
+        req.attempt,
+        req.job,
+        req.node,
+        req.tier,
+        gpus.join(","),
+        who,
+        req.time_limit.as_secs() / 60,
+        crate::clock::rfc3339(crate::clock::now_ms()),
+    )
+}
+
+/// The attempt's output from `from`, at most its last 64 KiB.
+fn read_tail(log: &Path, from: u64) -> String {
+    let Ok(mut file) = fs::File::open(log) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = from.max(len.saturating_sub(OOM_TAIL_BYTES as u64));
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_ok() {
+        let _ = file.read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}

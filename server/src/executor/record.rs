@@ -1,0 +1,202 @@
+//! The on-disk record of one local attempt (see [`super::layout`]): what
+//! the server wrote before starting it and what the attempt wrapper wrote
+//! while it ran. Reading it tells a restarted server whether an attempt
+//! never started, still runs, or ended and how.
+
+use std::path::{Path, PathBuf};
+
+use crate::scheduler::oom::EndSignal;
+
+/// Exit status `timeout` gives when it stopped the job at its limit
+/// (124 after SIGTERM, 137 when SIGKILL was needed after the grace).
+const TIMEOUT_EXIT: i32 = 124;
+const KILLED_EXIT: i32 = 137;
+
+#[derive(Debug, Clone)]
+pub struct AttemptRecord {
+    dir: PathBuf,
+}
+
+/// How a recorded attempt stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecordState {
+    /// Nothing of the job ran (no process was started for it).
+    NotStarted,
+    /// Its process group is alive.
+    Running { started_ms: i64, pgid: i32 },
+    /// The wrapper recorded its end.
+    Ended { started_ms: i64, ended_ms: i64, end: EndSignal },
+    /// It was started but its processes are gone without a recorded end
+    /// (the machine rebooted, or someone killed the wrapper).
+    Lost { started_ms: i64 },
+}
+
+impl AttemptRecord {
+    pub fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn script(&self) -> PathBuf {
+        self.dir.join("script.sh")
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(name)).ok()
+    }
+
+    fn read_i64(&self, name: &str) -> Option<i64> {
+        self.read(name)?.trim().parse().ok()
+    }
+
+    pub fn write(&self, name: &str, value: &str) -> std::io::Result<()> {
+        let tmp = self.dir.join(format!("{name}.tmp"));
+        std::fs::write(&tmp, value)?;
+        std::fs::rename(tmp, self.dir.join(name))
+    }
+
+    /// Where the attempt's output starts in the job's log.
+    pub fn log_offset(&self) -> u64 {
+        self.read_i64("log_offset").unwrap_or(0).max(0) as u64
+    }
+
+    pub fn limit_ms(&self) -> Option<i64> {
+        self.read_i64("limit_seconds").map(|s| s * 1000)
+    }
+
+    pub fn wrapper_pid(&self) -> Option<i32> {
+        self.read_i64("wrapper_pid").map(|p| p as i32)
+    }
+
+    /// The job's process group (the `timeout` process leads it).
+    pub fn pgid(&self) -> Option<i32> {
+        self.read_i64("pid").map(|p| p as i32)
+    }
+
+    pub fn started_ms(&self) -> Option<i64> {
+        self.read_i64("started")
+    }
+
+    pub fn mark_cancelled(&self) -> std::io::Result<()> {
+        self.write("cancelled", "")
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.dir.join("cancelled").exists()
+    }
+
+    /// `(exit status, ended at)` as the wrapper wrote them.
+    fn exit(&self) -> Option<(i32, i64)> {
+        let text = self.read("exit")?;
+        let mut parts = text.split_whitespace();
+        let code = parts.next()?.parse().ok()?;
+        let ended = parts.next()?.parse().ok()?;
+        Some((code, ended))
+    }
+
+    pub fn state(&self) -> RecordState {
+        let started = self.started_ms();
+        if let Some((code, ended_ms)) = self.exit() {
+            let started_ms = started.unwrap_or(ended_ms);
+            return RecordState::Ended { started_ms, ended_ms, end: self.classify(code, ended_ms - started_ms) };
+        }
+        match (self.pgid(), started) {
+            (Some(pgid), Some(started_ms)) if process_alive(pgid) => RecordState::Running { started_ms, pgid },
+            // the wrapper is between starting the job and writing its pid,
+            // or between the job's end and writing the exit: still ours
+            _ if self.wrapper_pid().is_some_and(process_alive) => {
+                RecordState::Running { started_ms: started.unwrap_or_else(crate::clock::now_ms), pgid: 0 }
+            }
+            (_, Some(started_ms)) => RecordState::Lost { started_ms },
+            (_, None) => RecordState::NotStarted,
+        }
+    }
+
+    fn classify(&self, code: i32, ran_ms: i64) -> EndSignal {
+        if self.cancelled() {
+            return EndSignal::Cancelled;
+        }
+        let at_limit = self.limit_ms().is_some_and(|limit| ran_ms >= limit - 500);
+        if code == TIMEOUT_EXIT || (code == KILLED_EXIT && at_limit) {
+            EndSignal::TimeLimit
+        } else {
+            EndSignal::Exited(code)
+        }
+    }
+}
+
+/// Alive and not a zombie (an orphaned wrapper may never be reaped when
+/// PID 1 does not reap).
+pub fn process_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // the state letter follows the parenthesised command name
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> (tempfile::TempDir, AttemptRecord) {
+        let dir = tempfile::tempdir().unwrap();
+        let record = AttemptRecord::new(dir.path().to_path_buf());
+        (dir, record)
+    }
+
+    #[test]
+    fn an_empty_record_never_started() {
+        let (_d, r) = record();
+        assert_eq!(r.state(), RecordState::NotStarted);
+    }
+
+    #[test]
+    fn a_started_attempt_whose_processes_are_gone_is_lost() {
+        let (_d, r) = record();
+        r.write("started", "1000").unwrap();
+        r.write("pid", "2147483000").unwrap();
+        assert_eq!(r.state(), RecordState::Lost { started_ms: 1000 });
+    }
+
+    #[test]
+    fn exit_records_are_classified() {
+        let cases: &[(&str, bool, &str, EndSignal)] = &[
+            ("0 5000", false, "60", EndSignal::Exited(0)),
+            ("3 5000", false, "60", EndSignal::Exited(3)),
+            ("124 61000", false, "60", EndSignal::TimeLimit),
+            ("137 62000", false, "60", EndSignal::TimeLimit),
+            ("137 5000", false, "60", EndSignal::Exited(137)),
+            ("143 5000", true, "60", EndSignal::Cancelled),
+        ];
+        for (exit, cancelled, limit, want) in cases {
+            let (_d, r) = record();
+            r.write("started", "1000").unwrap();
+            r.write("limit_seconds", limit).unwrap();
+            r.write("exit", exit).unwrap();
+            if *cancelled {
+                r.mark_cancelled().unwrap();
+            }
+            match r.state() {
+                RecordState::Ended { end, started_ms, .. } => {
+                    assert_eq!(end, *want, "exit {exit}");
+                    assert_eq!(started_ms, 1000);
+                }
+                other => panic!("exit {exit}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_free_pid_is_not() {
+        assert!(process_alive(std::process::id() as i32));
+        assert!(!process_alive(0));
+        assert!(!process_alive(2147483000));
+    }
+}

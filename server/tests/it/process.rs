@@ -1,0 +1,58 @@
+//! The real `jpu-share serve` binary as a child process, for what only a
+//! process can show: `kill -9` and restart on the same data.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::helpers::{ADMIN_PASSWORD, DEMO_PASSWORD};
+
+pub struct ServerProcess {
+    child: Child,
+    pub base: String,
+}
+
+impl ServerProcess {
+    /// Starts the server on `dir`'s database and job files, with a 200 ms
+    /// cycle and a 2 s grace, plus `extra_env` (e.g. a failpoint).
+    pub async fn start(dir: &Path, extra_env: &[(&str, &str)]) -> ServerProcess {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jpu-share"));
+        command
+            .arg("serve")
+            .env("JPU__SERVER__BIND", "127.0.0.1:0")
+            .env("JPU__DATABASE__URL", format!("sqlite://{}", dir.join("jpu.db").display()))
+            .env("JPU__EXECUTOR__OUTPUT_ROOT", dir.join("jobs"))
+            .env("JPU__SCHEDULER__CYCLE_MS", "200")
+            .env("JPU__CANCEL__GRACE_SECONDS", "2")
+            .env("JPU_ADMIN_PASSWORD", ADMIN_PASSWORD)
+            .env("JPU_DEMO_PASSWORD", DEMO_PASSWORD)
+            .envs(extra_env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("jpu-share starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let base = loop {
+            let line = lines.next_line().await.expect("read stdout").expect("server printed its address");
+            if let Some(url) = line.split("listening on ").nth(1) {
+                break url.trim().to_string();
+            }
+        };
+        // keep draining stdout so the server never blocks on it
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        ServerProcess { child, base }
+    }
+
+    /// `kill -9`.
+    pub async fn kill9(mut self) {
+        self.child.start_kill().expect("kill");
+        let _ = self.child.wait().await;
+    }
+
+    /// Waits for the process to end by itself (e.g. at a failpoint).
+    pub async fn wait_exit(mut self) {
+        let _ = self.child.wait().await;
+    }
+}
