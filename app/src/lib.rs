@@ -13,5 +13,6 @@ pub mod backend;
 pub mod components;
 pub mod model;
 pub mod pages;
+pub mod views;
 
 pub use pages::{shell, App};

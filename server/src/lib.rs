@@ -13,3 +13,5 @@ pub mod sim;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod views;
+pub mod admin;

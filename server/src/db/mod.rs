@@ -10,6 +10,7 @@ pub mod maintenance;
 pub mod scheduling;
 pub mod secrets;
 pub mod seed;
+pub mod views;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;

@@ -123,7 +123,32 @@ impl From<crate::jobs::JobsError> for ApiError {
             JobsError::NotFound => ApiError::NotFound("no such job".into()),
             JobsError::Forbidden(m) => ApiError::Forbidden(m),
             JobsError::Conflict(m) => ApiError::Conflict(m),
+            JobsError::FileNotFound => ApiError::NotFound("no such file in the job's output directory".into()),
             JobsError::Db(e) => e.into(),
+            JobsError::Io(e) => ApiError::Internal(format!("job output: {e}")),
+        }
+    }
+}
+
+impl From<crate::views::ViewError> for ApiError {
+    fn from(e: crate::views::ViewError) -> Self {
+        use crate::views::ViewError;
+        match e {
+            ViewError::NoSuchLab => ApiError::NotFound("no such lab".into()),
+            ViewError::Field { .. } => ApiError::Validation(e.to_string()),
+            ViewError::Db(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::admin::AdminError> for ApiError {
+    fn from(e: crate::admin::AdminError) -> Self {
+        use crate::admin::AdminError;
+        match e {
+            AdminError::Conflict(m) => ApiError::Conflict(m),
+            AdminError::Field { .. } => ApiError::Validation(e.to_string()),
+            AdminError::Db(e) => e.into(),
+            AdminError::Internal(m) => ApiError::Internal(m),
         }
     }
 }

@@ -7,6 +7,8 @@ pub mod extract;
 pub mod middleware;
 pub mod ops;
 pub mod v1;
+pub mod v1_jobs;
+pub mod v1_views;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;

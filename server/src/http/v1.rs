@@ -9,12 +9,11 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
-use super::extract::{AdminUser, ApiJson, ApiPath, ApiQuery, AuthUser};
+use super::extract::{AdminUser, ApiJson, ApiQuery, AuthUser};
 use crate::auth;
 use crate::clock::{now_ms, rfc3339};
 use crate::state::AppState;
-use crate::jobs::{self, input::{SubmitBody, ValidSubmit}};
-use app::model::{JobView, MaintenanceView, Viewer};
+use app::model::{MaintenanceView, Viewer};
 
 
 pub fn router() -> Router<AppState> {
@@ -23,9 +22,8 @@ pub fn router() -> Router<AppState> {
         .route("/me", get(me))
         .route("/maintenance/status", get(maintenance_status))
         .route("/admin/audit", get(audit_log))
-        .route("/jobs", post(submit_job))
-        .route("/jobs/{id}", get(get_job))
-        .route("/jobs/{id}/cancel", post(cancel_job))
+        .merge(super::v1_jobs::router())
+        .merge(super::v1_views::router())
         .fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
 }
 
@@ -114,29 +112,4 @@ async fn audit_log(
         })
         .collect();
     Ok(Json(AuditPage { entries, next }))
-}
-
-async fn submit_job(
-    State(state): State<AppState>,
-    AuthUser(caller): AuthUser,
-    ApiJson(body): ApiJson<SubmitBody>,
-) -> Result<(StatusCode, Json<JobView>), ApiError> {
-    let job = ValidSubmit::try_from(body).map_err(jobs::JobsError::from)?;
-    Ok((StatusCode::CREATED, Json(jobs::submit(&state, &caller, job).await?)))
-}
-
-async fn get_job(
-    State(state): State<AppState>,
-    AuthUser(caller): AuthUser,
-    ApiPath(id): ApiPath<i64>,
-) -> Result<Json<JobView>, ApiError> {
-    Ok(Json(jobs::get(&state, &caller, id).await?))
-}
-
-async fn cancel_job(
-    State(state): State<AppState>,
-    AuthUser(caller): AuthUser,
-    ApiPath(id): ApiPath<i64>,
-) -> Result<(StatusCode, Json<JobView>), ApiError> {
-    Ok((StatusCode::ACCEPTED, Json(jobs::cancel(&state, &caller, id).await?)))
 }

@@ -2,6 +2,7 @@
 //! the policy's admission checks), view, cancel. Handlers stay thin.
 
 pub mod input;
+pub mod output;
 
 use app::model::{JobState, Role};
 
@@ -25,8 +26,12 @@ pub enum JobsError {
     Forbidden(String),
     #[error("{0}")]
     Conflict(String),
+    #[error("no such file in the job's output directory")]
+    FileNotFound,
     #[error(transparent)]
     Db(#[from] sqlx::Error),
+    #[error("reading job output: {0}")]
+    Io(std::io::Error),
 }
 
 pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Result<JobView, JobsError> {
@@ -123,4 +128,57 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: i64) -> Result<JobVie
             Ok(view)
         }
     }
+}
+
+/// `GET /v1/jobs` parameters, as given.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+pub struct ListQuery {
+    /// One state or several, comma-separated.
+    pub state: Option<String>,
+    pub user: Option<String>,
+    pub lab: Option<String>,
+    pub limit: Option<i64>,
+    pub before: Option<i64>,
+}
+
+pub const DEFAULT_PAGE: i64 = 50;
+pub const MAX_PAGE: i64 = 200;
+
+/// Newest first. Researchers see their own lab's jobs only (asking for
+/// another lab gives an empty page, as if it had none).
+pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery) -> Result<app::views::JobPage, JobsError> {
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(FieldError { field: "limit", message: format!("must be between 1 and {MAX_PAGE}, got {limit}") }.into());
+    }
+    if let Some(states) = q.state.as_deref().filter(|s| !s.is_empty()) {
+        for s in states.split(',') {
+            s.parse::<JobState>().map_err(|_| FieldError {
+                field: "state",
+                message: format!("`{s}` is not a job state (one of {})", JobState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")),
+            })?;
+        }
+    }
+    let lab = match (caller.user.role, q.lab.as_deref()) {
+        (Role::Admin, lab) => lab,
+        (_, Some(lab)) if lab != caller.user.lab => return Ok(app::views::JobPage { jobs: Vec::new(), next: None }),
+        (_, _) => Some(caller.user.lab.as_str()),
+    };
+    let filter = db::views::JobFilter {
+        states: q.state.as_deref().filter(|s| !s.is_empty()),
+        user: q.user.as_deref().filter(|s| !s.is_empty()),
+        lab,
+        before: q.before.unwrap_or(i64::MAX),
+        limit,
+    };
+    let mut conn = state.db.acquire().await?;
+    let ids = db::views::job_ids(&mut conn, &filter).await?;
+    let mut jobs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        if let Some(view) = db::jobs::view(&mut conn, *id).await? {
+            jobs.push(view);
+        }
+    }
+    let next = (ids.len() as i64 == limit).then(|| ids.last().copied()).flatten();
+    Ok(app::views::JobPage { jobs, next })
 }

@@ -228,6 +228,37 @@ impl TestApp {
         pool.close().await;
     }
 
+    /// `GET` any /v1 path as `token` (None = anonymous).
+    pub async fn get(&self, token: Option<&str>, path: &str) -> Response {
+        let req = self.client.get(self.url(path));
+        let req = match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        req.send().await.expect("request")
+    }
+
+    pub async fn post(&self, token: Option<&str>, path: &str, body: Value) -> Response {
+        let req = self.client.post(self.url(path)).json(&body);
+        let req = match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        req.send().await.expect("request")
+    }
+
+    /// Creates a lab (if needed) and a researcher in it; returns a token.
+    pub async fn researcher(&self, admin: &str, username: &str, lab: &str) -> String {
+        let resp = self.post(Some(admin), "/v1/admin/labs", json!({"name": lab})).await;
+        assert!(resp.status() == StatusCode::CREATED || resp.status() == StatusCode::CONFLICT, "create lab");
+        let password = format!("{username}-password");
+        let resp = self
+            .post(Some(admin), "/v1/admin/users", json!({"username": username, "password": password, "lab": lab, "role": "researcher"}))
+            .await;
+        assert_eq!(resp.status(), StatusCode::CREATED, "create user");
+        self.token_for(username, &password).await
+    }
+
     // ---- operations
 
     pub async fn healthz(&self) -> Response {

@@ -1,6 +1,7 @@
 //! The one integration-test binary: every test spawns the real server on
 //! port 0 against a temp SQLite file and talks HTTP to it.
 
+mod api;
 mod auth;
 mod console;
 mod helpers;

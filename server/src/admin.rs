@@ -1,0 +1,145 @@
+//! Admin actions. Each one is written to the audit log in the same
+//! transaction as the change, and wakes the scheduler so the change takes
+//! effect at once rather than at the next timer tick.
+
+use app::model::{MaintenancePhase, MaintenanceView};
+use serde::Deserialize;
+
+use crate::auth::Caller;
+use crate::clock::{now_ms, rfc3339};
+use crate::db;
+use crate::state::AppState;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{field}: {message}")]
+    Field { field: &'static str, message: String },
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub const MAX_MESSAGE: usize = 500;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "action", rename_all = "lowercase", deny_unknown_fields)]
+pub enum MaintenanceAction {
+    Start { message: Option<String> },
+    End,
+}
+
+/// Starts maintenance (NORMAL → DRAINING; the scheduler advances it to
+/// BACKFILL_RECOVERY and ACTIVE by itself) or ends it (→ NORMAL).
+pub async fn maintenance(state: &AppState, admin: &Caller, action: MaintenanceAction) -> Result<MaintenanceView, AdminError> {
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let current = db::maintenance::get(&mut tx).await?;
+    let (phase, message, audit_action) = match &action {
+        MaintenanceAction::Start { message } => {
+            if current.phase != MaintenancePhase::Normal {
+                return Err(AdminError::Conflict(format!("maintenance is already on (phase {})", current.phase)));
+            }
+            let message = message.as_deref().map(str::trim).filter(|m| !m.is_empty());
+            if message.is_some_and(|m| m.chars().count() > MAX_MESSAGE) {
+                return Err(AdminError::Field { field: "message", message: format!("must be at most {MAX_MESSAGE} characters") });
+            }
+            (MaintenancePhase::Draining, message.map(str::to_string), "maintenance.start")
+        }
+        MaintenanceAction::End => {
+            if current.phase == MaintenancePhase::Normal {
+                return Err(AdminError::Conflict("maintenance is not on".into()));
+            }
+            (MaintenancePhase::Normal, None, "maintenance.end")
+        }
+    };
+    db::maintenance::set(&mut tx, phase, message.as_deref(), now).await?;
+    let detail = serde_json::json!({"from": current.phase.as_str(), "to": phase.as_str(), "message": message});
+    db::audit::record(&mut tx, &admin.user.username, audit_action, None, &detail, now).await?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(MaintenanceView { phase, message, since: rfc3339(now) })
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewLabBody {
+    pub name: String,
+}
+
+/// Names of labs and users: 1–64 of `a-z A-Z 0-9 . _ -`.
+fn check_name(field: &'static str, name: &str) -> Result<(), AdminError> {
+    let ok = (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(AdminError::Field { field, message: "must be 1 to 64 letters, digits, `.`, `_` or `-`".into() })
+    }
+}
+
+fn unique_violation(e: sqlx::Error, what: String) -> AdminError {
+    match &e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => AdminError::Conflict(format!("{what} already exists")),
+        _ => AdminError::Db(e),
+    }
+}
+
+pub async fn create_lab(state: &AppState, admin: &Caller, body: NewLabBody) -> Result<serde_json::Value, AdminError> {
+    check_name("name", &body.name)?;
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    db::accounts::insert_lab(&mut tx, &body.name, now).await.map_err(|e| unique_violation(e, format!("lab `{}`", body.name)))?;
+    db::audit::record(&mut tx, &admin.user.username, "lab.create", Some(&body.name), &serde_json::json!({}), now).await?;
+    tx.commit().await?;
+    Ok(serde_json::json!({"name": body.name}))
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewUserBody {
+    pub username: String,
+    pub password: String,
+    pub lab: String,
+    pub role: app::model::Role,
+    pub unix_uid: Option<i64>,
+    pub max_concurrent: Option<i64>,
+}
+
+pub const MIN_PASSWORD: usize = 10;
+
+pub async fn create_user(state: &AppState, admin: &Caller, body: NewUserBody) -> Result<app::model::Viewer, AdminError> {
+    check_name("username", &body.username)?;
+    if body.password.chars().count() < MIN_PASSWORD || body.password.len() > 1024 {
+        return Err(AdminError::Field { field: "password", message: format!("must be {MIN_PASSWORD} to 1024 characters") });
+    }
+    if body.unix_uid.is_some_and(|u| !(1000..=i64::from(u32::MAX >> 1)).contains(&u)) {
+        return Err(AdminError::Field { field: "unix_uid", message: "must be a regular user's uid (1000 or more)".into() });
+    }
+    let max_concurrent = body.max_concurrent.unwrap_or(2);
+    if !(0..=64).contains(&max_concurrent) {
+        return Err(AdminError::Field { field: "max_concurrent", message: "must be between 0 and 64".into() });
+    }
+    let hash = crate::auth::password::hash_password(body.password.clone())
+        .await
+        .map_err(|e| AdminError::Internal(format!("hashing the password: {e}")))?;
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let lab_id = db::views::lab_id(&mut tx, &body.lab)
+        .await?
+        .ok_or_else(|| AdminError::Field { field: "lab", message: format!("no lab named `{}`", body.lab) })?;
+    let user = db::accounts::NewUser {
+        username: &body.username,
+        password_hash: &hash,
+        lab_id,
+        role: body.role,
+        unix_uid: body.unix_uid,
+        max_concurrent,
+    };
+    db::accounts::insert_user(&mut tx, user, now).await.map_err(|e| unique_violation(e, format!("user `{}`", body.username)))?;
+    let detail = serde_json::json!({"lab": body.lab, "role": body.role.as_str(), "unix_uid": body.unix_uid, "max_concurrent": max_concurrent});
+    db::audit::record(&mut tx, &admin.user.username, "user.create", Some(&body.username), &detail, now).await?;
+    tx.commit().await?;
+    Ok(app::model::Viewer { username: body.username, lab: body.lab, role: body.role, max_concurrent })
+}

@@ -1,0 +1,207 @@
+//! Read-only queries behind the list, queue, labs, usage and placement
+//! views (api.md "Cluster and fair-share views").
+
+use std::collections::BTreeMap;
+
+use sqlx::SqliteConnection;
+
+use super::scheduling::parse_gpus;
+use crate::clock::rfc3339;
+use crate::scheduler::model::LabUsage;
+use crate::scheduler::usage;
+use app::views::{LabView, PlacementView, QueueEntry, TierUsage, UsageDay};
+
+const DAY_MS: i64 = 86_400_000;
+
+/// Filters of `GET /v1/jobs`; `None` = any.
+#[derive(Debug, Default, Clone)]
+pub struct JobFilter<'a> {
+    /// Comma-separated states.
+    pub states: Option<&'a str>,
+    pub user: Option<&'a str>,
+    pub lab: Option<&'a str>,
+    /// Only ids below this (the previous page's `next`).
+    pub before: i64,
+    pub limit: i64,
+}
+
+/// Job ids matching the filter, newest first.
+pub async fn job_ids(conn: &mut SqliteConnection, f: &JobFilter<'_>) -> Result<Vec<i64>, sqlx::Error> {
+    let rows = sqlx::query_scalar!(
+        r#"SELECT j.id AS "id!" FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id
+           WHERE (?1 IS NULL OR instr(',' || ?1 || ',', ',' || j.state || ',') > 0)
+             AND (?2 IS NULL OR u.username = ?2)
+             AND (?3 IS NULL OR l.name = ?3)
+             AND j.id < ?4
+           ORDER BY j.id DESC LIMIT ?5"#,
+        f.states,
+        f.user,
+        f.lab,
+        f.before,
+        f.limit
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows)
+}
+
+/// Waiting jobs: the global queue in rank order, then `user_id`'s
+/// personal queue. Returns `(entry, lab name, owner's user id, global?)`.
+pub async fn queue(conn: &mut SqliteConnection, user_id: i64, now_ms: i64) -> Result<Vec<(QueueEntry, i64, bool)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT j.id AS "id!", j.rank, j.name, u.username, j.user_id, l.id AS lab_id, l.name AS lab, l.usage_value, l.usage_as_of,
+                  j.num_gpus, j.queue_entered_at, j.pending_reason, j.state, j.reserved_node, j.reserved_tier,
+                  j.reserved_gpus, j.reservation_gpu_seconds
+           FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id
+           WHERE j.state = 'GLOBAL_QUEUE_WAIT' OR (j.state = 'USER_QUEUE_WAIT' AND j.user_id = ?)
+           ORDER BY j.state = 'USER_QUEUE_WAIT', j.rank IS NULL, j.rank, j.queue_entered_at, j.submitted_at, j.id"#,
+        user_id
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let lab_usage = usage::decayed(&LabUsage { lab: r.lab_id, value: r.usage_value, as_of_ms: r.usage_as_of }, now_ms);
+            let reservation = match (r.reserved_node, r.reserved_tier) {
+                (Some(node), Some(tier)) => Some(app::model::ReservationView {
+                    node,
+                    tier,
+                    gpus: parse_gpus(r.reserved_gpus.as_deref()).len() as u32,
+                    gpu_seconds: r.reservation_gpu_seconds,
+                }),
+                _ => None,
+            };
+            let entry = QueueEntry {
+                rank: r.rank.map(|x| x as u32),
+                id: r.id,
+                name: Some(r.name),
+                user: Some(r.username),
+                lab: r.lab,
+                num_gpus: r.num_gpus as u32,
+                lab_usage_tflop_s: lab_usage,
+                queue_entered_at: r.queue_entered_at.map(rfc3339),
+                pending_reason: r.pending_reason,
+                reservation,
+            };
+            (entry, r.user_id, r.state == "GLOBAL_QUEUE_WAIT")
+        })
+        .collect())
+}
+
+pub async fn labs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<LabView>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT l.id AS "id!", l.name, l.usage_value, l.usage_as_of,
+                  (SELECT COALESCE(SUM(j.num_gpus), 0) FROM jobs j
+                     WHERE j.lab_id = l.id AND j.state IN ('DISPATCHING', 'RUNNING', 'CANCELLING')) AS "running!: i64",
+                  (SELECT COUNT(*) FROM jobs j
+                     WHERE j.lab_id = l.id AND j.state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT')) AS "queued!: i64"
+           FROM labs l ORDER BY l.name"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| LabView {
+            name: r.name,
+            usage_tflop_s: usage::decayed(&LabUsage { lab: r.id, value: r.usage_value, as_of_ms: r.usage_as_of }, now_ms),
+            running_gpus: r.running.max(0) as u32,
+            queued_jobs: r.queued.max(0) as u32,
+        })
+        .collect())
+}
+
+pub async fn lab_id(conn: &mut SqliteConnection, name: &str) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT id AS "id!" FROM labs WHERE name = ?"#, name).fetch_optional(&mut *conn).await
+}
+
+/// The lab's charges per UTC day for the `days` days up to `now_ms`
+/// (oldest first, days without charges included as zero).
+pub async fn daily_usage(conn: &mut SqliteConnection, lab_id: i64, days: u32, now_ms: i64) -> Result<Vec<UsageDay>, sqlx::Error> {
+    let today = now_ms.div_euclid(DAY_MS);
+    let first = today - i64::from(days.max(1)) + 1;
+    let since = first * DAY_MS;
+    let rows = sqlx::query!(
+        r#"SELECT charged_at / 86400000 AS "day!: i64", tier, SUM(amount) AS "amount!: f64"
+           FROM usage_charges WHERE lab_id = ? AND charged_at >= ?
+           GROUP BY 1, tier ORDER BY 1, tier"#,
+        lab_id,
+        since
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut by_day: BTreeMap<i64, Vec<TierUsage>> = (first..=today).map(|d| (d, Vec::new())).collect();
+    for r in rows {
+        if let Some(tiers) = by_day.get_mut(&r.day) {
+            tiers.push(TierUsage { tier: r.tier, usage_tflop_s: r.amount });
+        }
+    }
+    Ok(by_day
+        .into_iter()
+        .map(|(day, by_tier)| UsageDay {
+            date: rfc3339(day * DAY_MS)[..10].to_string(),
+            usage_tflop_s: by_tier.iter().map(|t| t.usage_tflop_s).sum(),
+            by_tier,
+        })
+        .collect())
+}
+
+pub async fn placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementView>, sqlx::Error> {
+    let placements = super::scheduling::load_placements(conn).await?;
+    let reserved = sqlx::query!(
+        "SELECT reserved_node, reserved_tier, reserved_gpus FROM jobs WHERE reserved_node IS NOT NULL AND reserved_tier IS NOT NULL"
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(placements
+        .into_iter()
+        .map(|p| {
+            let held: Vec<u32> = reserved
+                .iter()
+                .filter(|r| r.reserved_node.as_deref() == Some(&p.node) && r.reserved_tier.as_deref() == Some(&p.tier))
+                .flat_map(|r| parse_gpus(r.reserved_gpus.as_deref()))
+                .collect();
+            let idle = p.free.iter().filter(|g| !p.backfill.contains(g) && !held.contains(g)).count() as u32;
+            PlacementView {
+                node: p.node,
+                tier: p.tier,
+                capacity: p.capacity,
+                idle,
+                research: p.capacity - p.free.len() as u32,
+                backfill: p.backfill.len() as u32,
+                reserved: held.len() as u32,
+            }
+        })
+        .collect())
+}
+
+pub struct BackfillRow {
+    pub id: i64,
+    pub node: String,
+    pub tier: String,
+    pub gpu_indices: Vec<u32>,
+    pub endpoint: Option<String>,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+/// Every backfill instance, live or ended (for served GPU-hours).
+pub async fn backfill_instances(conn: &mut SqliteConnection) -> Result<Vec<BackfillRow>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", node, tier, gpu_indices, endpoint, started_at, ended_at FROM backfill_instances ORDER BY id"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| BackfillRow {
+            id: r.id,
+            node: r.node,
+            tier: r.tier,
+            gpu_indices: parse_gpus(Some(&r.gpu_indices)),
+            endpoint: r.endpoint,
+            started_at: r.started_at,
+            ended_at: r.ended_at,
+        })
+        .collect())
+}
