@@ -1,0 +1,79 @@
+//! Submit → RUNNING latency on the local executor with an idle GPU: the
+//! real server (port 0, temp SQLite file, real `bash` processes) with the
+//! default 5 s cycle, so only the submit's wake-up can make it fast.
+//! Run: `cargo bench -p server --bench start_latency`.
+
+use std::time::{Duration, Instant};
+
+use jpu_share::config::Settings;
+use jpu_share::startup::{Application, BootstrapPasswords};
+use serde_json::{json, Value};
+
+const SAMPLES: usize = 40;
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut settings = Settings::default();
+    settings.server.bind = "127.0.0.1:0".into();
+    settings.database.url = format!("sqlite://{}", dir.path().join("jpu.db").display());
+    settings.executor.output_root = dir.path().join("jobs");
+    let bootstrap = BootstrapPasswords { admin: Some("bench-admin-password".into()), demo: Some("bench-demo-password".into()) };
+    let app = Application::build(settings, bootstrap).await.expect("server builds");
+    let base = format!("http://{}", app.local_addr().expect("bound"));
+    tokio::spawn(app.run_until(std::future::pending()));
+
+    let client = reqwest::Client::new();
+    let token: Value = client
+        .post(format!("{base}/v1/auth/token"))
+        .json(&json!({"username": "demo", "password": "bench-demo-password"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = token["token"].as_str().unwrap().to_string();
+
+    let mut latencies = Vec::with_capacity(SAMPLES);
+    for i in 0..SAMPLES {
+        let started = Instant::now();
+        let job: Value = client
+            .post(format!("{base}/v1/jobs"))
+            .bearer_auth(&token)
+            .json(&json!({"name": format!("latency-{i}"), "command": "true", "num_gpus": 1}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = job["id"].as_i64().unwrap();
+        loop {
+            let job: Value = client.get(format!("{base}/v1/jobs/{id}")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+            let state = job["state"].as_str().unwrap_or_default();
+            if state == "RUNNING" || state == "COMPLETED" {
+                latencies.push(started.elapsed());
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "job {id} never started: {job}");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        // let it finish so the next one finds an idle GPU
+        loop {
+            let job: Value = client.get(format!("{base}/v1/jobs/{id}")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+            if job["state"] == "COMPLETED" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    latencies.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "submit -> RUNNING on the local executor, {SAMPLES} jobs, 5 s cycle: p50 {:.1} ms, p90 {:.1} ms, max {:.1} ms",
+        ms(latencies[SAMPLES / 2]),
+        ms(latencies[SAMPLES * 9 / 10]),
+        ms(latencies[SAMPLES - 1])
+    );
+}
