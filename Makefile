@@ -1,6 +1,7 @@
 # The two commands of the README. Both install what they need first.
 #   make run    build and start JPU-Share on the embedded default
-#   make test   run every test: unit, integration, end-to-end (Chromium)
+#   make test   run every test: unit, integration (incl. a real Slurm
+#               cluster started on this host), end-to-end (Chromium)
 .PHONY: run test build site sqlx-prepare
 
 run:
@@ -12,7 +13,7 @@ run:
 test:
 	.ci/install-tools test
 	.ci/build-site
-	cargo test --workspace --exclude frontend
+	.ci/with-slurm cargo test --workspace --exclude frontend
 	cd end2end && npm test
 
 # Regenerate .sqlx/ after changing a query or a migration.

@@ -87,13 +87,23 @@ pub enum ExecutorKind {
 #[serde(deny_unknown_fields, default)]
 pub struct ExecutorSettings {
     pub kind: ExecutorKind,
-    /// Root of the per-job output directories.
+    /// Root of the per-job output directories (with Slurm: a path every
+    /// node sees, e.g. a shared file system).
     pub output_root: PathBuf,
+    /// Longest wait for one `sbatch`/`scontrol`/`scancel` call.
+    pub slurm_command_timeout_seconds: u64,
+    /// The low-priority preemptible partition LLM backfill runs in.
+    pub slurm_backfill_partition: String,
 }
 
 impl Default for ExecutorSettings {
     fn default() -> Self {
-        Self { kind: ExecutorKind::Local, output_root: "data/jobs".into() }
+        Self {
+            kind: ExecutorKind::Local,
+            output_root: "data/jobs".into(),
+            slurm_command_timeout_seconds: 10,
+            slurm_backfill_partition: "backfill".into(),
+        }
     }
 }
 

@@ -19,6 +19,7 @@ use crate::clock::now_ms;
 use crate::config::Settings;
 use crate::db::{self, seed};
 use crate::executor::local::LocalExecutor;
+use crate::executor::slurm::SlurmExecutor;
 use crate::executor::Executor;
 use crate::scheduler::runner::Scheduler;
 use crate::state::AppState;
@@ -100,10 +101,12 @@ impl Application {
                 Duration::from_secs(state.settings.cancel.grace_seconds),
                 state.wake.clone(),
             ))),
-            crate::config::ExecutorKind::Slurm => {
-                tracing::warn!("executor `slurm` is not available yet: jobs are accepted and queued but not run");
-                None
-            }
+            crate::config::ExecutorKind::Slurm => Some(Arc::new(SlurmExecutor::new(
+                &installation_id(&state.db).await?,
+                &state.settings.executor.output_root,
+                Duration::from_secs(state.settings.executor.slurm_command_timeout_seconds.max(1)),
+                state.wake.clone(),
+            ))),
         };
         Ok(Self { listener, router, state, seeded, executor })
     }
@@ -158,6 +161,12 @@ impl Application {
         self.state.db.close().await;
         Ok(())
     }
+}
+
+/// A short random id of this database, kept in it (names our Slurm jobs).
+async fn installation_id(db: &sqlx::SqlitePool) -> Result<String, sqlx::Error> {
+    let bytes = db::secrets::get_or_create(&mut *db.acquire().await?, "installation_id", 4).await?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Passwords for the accounts the first start creates; `None` = generate

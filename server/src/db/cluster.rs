@@ -115,3 +115,60 @@ pub async fn list_nodes(conn: &mut SqliteConnection) -> Result<Vec<NodeView>, sq
     }
     Ok(nodes)
 }
+
+/// Makes the nodes table follow the executor's inventory (Slurm): new
+/// nodes are added with their GPUs (GPU types that are not a tier are
+/// skipped, with a warning), nodes it reports down or does not report are
+/// DOWN, and nodes it reports up are UP unless an admin drains them.
+/// Existing nodes keep their GPU rows (running attempts refer to them).
+pub async fn sync_inventory(
+    conn: &mut SqliteConnection,
+    inventory: &[crate::executor::NodeInventory],
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    let tiers: std::collections::HashMap<String, i64> =
+        sqlx::query!(r#"SELECT id AS "id!", name FROM tiers"#).fetch_all(&mut *conn).await?.into_iter().map(|t| (t.name, t.id)).collect();
+    let known: std::collections::HashMap<String, String> =
+        sqlx::query!("SELECT name, state FROM nodes").fetch_all(&mut *conn).await?.into_iter().map(|n| (n.name, n.state)).collect();
+    for node in inventory {
+        match known.get(&node.name) {
+            None => {
+                let mut gpus = Vec::new();
+                for (kind, count) in &node.gpus {
+                    match tiers.get(kind) {
+                        Some(id) => gpus.push((*id, *count)),
+                        None => tracing::warn!(node = %node.name, gpu_type = %kind, "GPU type is not a tier; add the tier to use these GPUs"),
+                    }
+                }
+                if gpus.is_empty() {
+                    continue;
+                }
+                insert_node(conn, &node.name, &gpus, "slurm", now_ms).await?;
+                if !node.up {
+                    set_node_state(conn, &node.name, "DOWN").await?;
+                }
+            }
+            Some(state) => {
+                let wanted = match (node.up, state.as_str()) {
+                    (true, "DRAINING") => "DRAINING",
+                    (true, _) => "UP",
+                    (false, _) => "DOWN",
+                };
+                if wanted != state {
+                    set_node_state(conn, &node.name, wanted).await?;
+                }
+            }
+        }
+    }
+    for (name, state) in &known {
+        if state != "DOWN" && !inventory.iter().any(|n| &n.name == name) {
+            set_node_state(conn, name, "DOWN").await?;
+        }
+    }
+    Ok(())
+}
+
+async fn set_node_state(conn: &mut SqliteConnection, name: &str, state: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE nodes SET state = ? WHERE name = ?", state, name).execute(&mut *conn).await?;
+    Ok(())
+}

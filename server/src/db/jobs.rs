@@ -69,7 +69,8 @@ pub async fn start_request(
 ) -> Result<Option<StartRequest>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
-                  j.num_gpus, u.unix_uid, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?"
+                  j.num_gpus, u.unix_uid, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
+                  t.slurm_partition AS "slurm_partition?"
            FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN tiers t ON t.name = j.tier
            WHERE j.id = ?"#,
         job_id
@@ -99,6 +100,7 @@ pub async fn start_request(
         attempt: r.attempt as u32,
         node: r.node.unwrap_or_default(),
         tier,
+        partition: r.slurm_partition.unwrap_or_default(),
         gpus,
         command: r.command,
         env,

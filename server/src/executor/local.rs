@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use super::layout::Layout;
 use super::record::{AttemptRecord, RecordState};
 use super::{Executor, ExecutorError, Finished, Observed, StartRequest};
-use crate::scheduler::oom::{EndSignal, OOM_TAIL_BYTES};
+use crate::scheduler::oom::EndSignal;
 use crate::scheduler::JobId;
 
 const WRAPPER: &str = include_str!("attempt.sh");
@@ -153,7 +153,7 @@ impl LocalExecutor {
             RecordState::Running { .. } => return,
             RecordState::Lost { .. } | RecordState::NotStarted => (EndSignal::Lost, None),
         };
-        let log_tail = read_tail(&self.shared.layout.log(key.0), record.log_offset());
+        let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
         let mut inner = self.lock();
         inner.cancels.remove(&key);
         inner.finished.push(Finished { job: key.0, attempt: key.1, end, log_tail, ended_ms });
@@ -267,18 +267,4 @@ fn header(req: &StartRequest, uid: Option<u32>) -> String {
         req.time_limit.as_secs() / 60,
         crate::clock::rfc3339(crate::clock::now_ms()),
     )
-}
-
-/// The attempt's output from `from`, at most its last 64 KiB.
-fn read_tail(log: &Path, from: u64) -> String {
-    let Ok(mut file) = fs::File::open(log) else {
-        return String::new();
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = from.max(len.saturating_sub(OOM_TAIL_BYTES as u64));
-    let mut bytes = Vec::new();
-    if file.seek(SeekFrom::Start(start)).is_ok() {
-        let _ = file.read_to_end(&mut bytes);
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
 }

@@ -6,6 +6,8 @@
 pub mod layout;
 pub mod local;
 pub mod record;
+pub mod slurm;
+pub mod slurm_cli;
 pub mod timed;
 
 use std::path::PathBuf;
@@ -21,6 +23,8 @@ pub struct StartRequest {
     pub attempt: u32,
     pub node: String,
     pub tier: String,
+    /// The tier's Slurm partition.
+    pub partition: String,
     pub gpus: Vec<u32>,
     /// Shell script body, run with bash.
     pub command: String,
@@ -81,4 +85,18 @@ pub trait Executor: Send + Sync + 'static {
     async fn recover(&self, attempts: Vec<StartRequest>) -> Result<Vec<(JobId, u32, Observed)>, ExecutorError> {
         Ok(attempts.into_iter().map(|a| (a.job, a.attempt, Observed::NotStarted)).collect())
     }
+    /// The nodes and GPUs the executor knows of, when it is the source of
+    /// truth for them (Slurm); `None` = the configured nodes are.
+    async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {
+        Ok(None)
+    }
+}
+
+/// A node as the executor sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeInventory {
+    pub name: String,
+    /// `(tier name, GPU count)`
+    pub gpus: Vec<(String, u32)>,
+    pub up: bool,
 }

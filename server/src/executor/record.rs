@@ -5,7 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::scheduler::oom::EndSignal;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+
+use crate::scheduler::oom::{EndSignal, OOM_TAIL_BYTES};
 
 /// Exit status `timeout` gives when it stopped the job at its limit
 /// (124 after SIGTERM, 137 when SIGKILL was needed after the grace).
@@ -139,6 +142,20 @@ pub fn process_alive(pid: i32) -> bool {
         Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
         Err(_) => false,
     }
+}
+
+/// The attempt's output from `from`, at most its last 64 KiB.
+pub fn read_log_tail(log: &Path, from: u64) -> String {
+    let Ok(mut file) = fs::File::open(log) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = from.max(len.saturating_sub(OOM_TAIL_BYTES as u64));
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_ok() {
+        let _ = file.read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]

@@ -137,7 +137,17 @@ impl Scheduler {
             tx.commit().await?;
         }
 
-        // 2. decide and record the plan
+        // 2. nodes as the executor reports them (Slurm), then decide and
+        //    record the plan
+        match self.executor.inventory().await {
+            Ok(Some(nodes)) => {
+                let mut tx = db::write_tx(&self.db).await?;
+                db::cluster::sync_inventory(&mut tx, &nodes, now_ms()).await?;
+                tx.commit().await?;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot read the executor's nodes"),
+        }
         let now = now_ms();
         let mut tx = db::write_tx(&self.db).await?;
         let snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;

@@ -60,6 +60,22 @@ impl TestApp {
         Self::spawn_inner(dir, settings, Exec::None).await
     }
 
+    /// A server driving the test Slurm cluster (`.ci/slurm-cluster start`,
+    /// found through `SLURM_CONF`), or `None` when there is none and the
+    /// run does not require one (`JPU_TEST_SLURM=1` makes it required).
+    pub async fn spawn_slurm() -> Option<TestApp> {
+        if std::env::var_os("SLURM_CONF").is_none() {
+            assert!(std::env::var_os("JPU_TEST_SLURM").is_none(), "JPU_TEST_SLURM is set but SLURM_CONF is not: start the cluster with .ci/slurm-cluster start");
+            eprintln!("no SLURM_CONF: skipping a Slurm test (make test runs them)");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut settings = test_settings(dir.path());
+        settings.scheduler.cycle_ms = 200;
+        settings.executor.kind = jpu_share::config::ExecutorKind::Slurm;
+        Some(Self::spawn_inner(dir, settings, Exec::Configured).await)
+    }
+
     /// A server with the real local executor (real processes), a 200 ms
     /// cycle and a 2 s cancel grace.
     pub async fn spawn_local() -> TestApp {

@@ -133,6 +133,7 @@ async fn an_attempt_past_its_time_limit_is_stopped_and_reported_as_such() {
         attempt: 1,
         node: "node-4090".into(),
         tier: "rtx4090".into(),
+        partition: "rtx4090".into(),
         gpus: vec![0],
         command: "echo started; sleep 30".into(),
         env: vec![("JOB_OUTPUT_DIR".into(), output_dir.display().to_string())],

@@ -9,3 +9,4 @@ mod local_executor;
 mod ops;
 mod process;
 mod scheduling;
+mod slurm;

@@ -1,0 +1,285 @@
+//! The Slurm executor: each attempt is one `sbatch` job named
+//! `jpu-<installation>-<job>-<attempt>` (the idempotency key: before
+//! submitting, the name is looked up, so a restart never submits an
+//! attempt twice; the installation id keeps two servers — or a reset
+//! database — sharing one cluster from adopting each other's jobs),
+//! pinned to the chosen node with `--nodelist` and `--gres=gpu:<tier>:<n>`
+//! in the tier's partition, with CPUs, memory and time limit per policy.
+//! Ends are read from `scontrol show job -o` (no slurmdbd needed); cancel
+//! is `scancel` (Slurm's `KillWait` is the grace). Nodes and GPUs come
+//! from `scontrol -d show node -o`, so nodes added in Slurm appear as
+//! placements. The job's files use the same [`Layout`] as the local
+//! executor, so logs and outputs are served the same way.
+
+use std::collections::HashMap;
+use std::fs::{self, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use super::layout::Layout;
+use super::record::AttemptRecord;
+use super::slurm_cli::{parse_jobs, parse_nodes, shell_quote, SlurmCli, SlurmJob};
+use super::{Executor, ExecutorError, Finished, NodeInventory, Observed, StartRequest};
+use crate::clock::now_ms;
+use crate::scheduler::oom::EndSignal;
+use crate::scheduler::JobId;
+
+/// How often running attempts are checked for their end.
+const POLL: Duration = Duration::from_secs(1);
+
+type Key = (JobId, u32);
+
+#[derive(Default)]
+struct Inner {
+    /// Attempts submitted to Slurm and not yet reported ended.
+    watching: HashMap<Key, u64>,
+    finished: Vec<Finished>,
+}
+
+struct Shared {
+    /// Prefix of our Slurm job names.
+    installation: String,
+    layout: Layout,
+    cli: SlurmCli,
+    wake: Arc<Notify>,
+    as_root: bool,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Clone)]
+pub struct SlurmExecutor {
+    shared: Arc<Shared>,
+}
+
+
+impl SlurmExecutor {
+    /// Starts a background poller that reports ends and wakes `wake`.
+    /// `installation` is a short id unique to this database.
+    pub fn new(installation: &str, output_root: &Path, command_timeout: Duration, wake: Arc<Notify>) -> Self {
+        let shared = Arc::new(Shared {
+            installation: installation.to_string(),
+            layout: Layout::new(output_root),
+            cli: SlurmCli { timeout: command_timeout },
+            wake,
+            as_root: nix::unistd::geteuid().is_root(),
+            inner: Mutex::new(Inner::default()),
+        });
+        let me = Self { shared };
+        let poller = me.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(POLL).await;
+                if poller.lock().watching.is_empty() {
+                    continue;
+                }
+                if let Err(e) = poller.poll().await {
+                    tracing::warn!(error = %e, "cannot read job states from Slurm");
+                }
+            }
+        });
+        me
+    }
+
+    fn job_name(&self, job: JobId, attempt: u32) -> String {
+        format!("jpu-{}-{job}-{attempt}", self.shared.installation)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.shared.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, job: JobId, attempt: u32) -> AttemptRecord {
+        AttemptRecord::new(self.shared.layout.attempt_dir(job, attempt))
+    }
+
+    async fn jobs(&self) -> Result<Vec<SlurmJob>, ExecutorError> {
+        let text = self.shared.cli.run("scontrol", &["show".into(), "job".into(), "-o".into()]).await?;
+        // "No jobs in the system" is not a job line and parses to nothing
+        Ok(parse_jobs(&text))
+    }
+
+    /// Moves attempts that ended in Slurm (or vanished from it) to
+    /// `finished` and wakes the loop.
+    async fn poll(&self) -> Result<(), ExecutorError> {
+        let jobs: HashMap<u64, SlurmJob> = self.jobs().await?.into_iter().map(|j| (j.id, j)).collect();
+        let watching: Vec<(Key, u64)> = self.lock().watching.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut any = false;
+        for (key, slurm_id) in watching {
+            let end = match jobs.get(&slurm_id) {
+                Some(job) => match job.end() {
+                    Some(end) => end,
+                    None => continue,
+                },
+                None => EndSignal::Lost, // purged before we saw its end
+            };
+            let record = self.record(key.0, key.1);
+            let end = if record.cancelled() && end != EndSignal::Lost { EndSignal::Cancelled } else { end };
+            let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
+            let mut inner = self.lock();
+            if inner.watching.remove(&key).is_some() {
+                inner.finished.push(Finished { job: key.0, attempt: key.1, end, log_tail, ended_ms: None });
+                any = true;
+            }
+        }
+        if any {
+            self.shared.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The Slurm job of this attempt, by the id we wrote down or by name.
+    fn known_id(&self, record: &AttemptRecord, jobs: &[SlurmJob], key: Key) -> Option<u64> {
+        let written = fs::read_to_string(record.dir().join("slurm_id")).ok().and_then(|s| s.trim().parse().ok());
+        written.or_else(|| jobs.iter().find(|j| j.name == self.job_name(key.0, key.1)).map(|j| j.id))
+    }
+
+    /// Writes the batch script and submits it; returns Slurm's job id.
+    async fn submit(&self, req: &StartRequest, record: &AttemptRecord) -> Result<u64, ExecutorError> {
+        let files = |e: std::io::Error| ExecutorError::Refused(format!("cannot prepare the job's files: {e}"));
+        let layout = &self.shared.layout;
+        fs::create_dir_all(record.dir()).map_err(files)?;
+        fs::create_dir_all(layout.log(req.job).parent().unwrap_or(layout.root())).map_err(files)?;
+        fs::create_dir_all(&req.output_dir).map_err(files)?;
+        fs::set_permissions(&req.output_dir, fs::Permissions::from_mode(0o700)).map_err(files)?;
+        let run_as = req.unix_uid.filter(|_| self.shared.as_root);
+        if let Some(uid) = run_as {
+            std::os::unix::fs::chown(&req.output_dir, Some(uid), Some(uid)).map_err(files)?;
+        }
+        fs::write(record.script(), &req.command).map_err(files)?;
+        let mut batch = String::from("#!/bin/bash\n# generated by jpu-share for one attempt\n");
+        batch.push_str(&format!("export PATH={}\n", shell_quote("/usr/local/bin:/usr/bin:/bin")));
+        batch.push_str(&format!("export HOME={}\n", shell_quote(&req.output_dir.display().to_string())));
+        for (key, value) in req.env.iter().filter(|(k, _)| k != "CUDA_VISIBLE_DEVICES") {
+            // Slurm sets CUDA_VISIBLE_DEVICES for the GPUs it bound
+            batch.push_str(&format!("export {key}={}\n", shell_quote(value)));
+        }
+        batch.push_str(&format!("exec bash {}\n", shell_quote(&record.script().display().to_string())));
+        let batch_path = record.dir().join("batch.sh");
+        fs::write(&batch_path, batch).map_err(files)?;
+        fs::set_permissions(&batch_path, fs::Permissions::from_mode(0o755)).map_err(files)?;
+        record.write("limit_seconds", &req.time_limit.as_secs().to_string()).map_err(files)?;
+
+        let mut log = OpenOptions::new().create(true).append(true).open(layout.log(req.job)).map_err(files)?;
+        let offset = log.seek(SeekFrom::End(0)).map_err(files)?;
+        record.write("log_offset", &offset.to_string()).map_err(files)?;
+        let gpus: Vec<String> = req.gpus.iter().map(u32::to_string).collect();
+        writeln!(
+            log,
+            "[jpu-share] attempt {} of job {} on {} ({}), {} GPU(s) (scheduler's indices {}), Slurm partition {}, time limit {} min",
+            req.attempt,
+            req.job,
+            req.node,
+            req.tier,
+            req.gpus.len(),
+            gpus.join(","),
+            req.partition,
+            req.time_limit.as_secs() / 60
+        )
+        .map_err(files)?;
+
+        let minutes = req.time_limit.as_secs().div_ceil(60).max(1);
+        let mut args = vec![
+            "--parsable".to_string(),
+            format!("--job-name={}", self.job_name(req.job, req.attempt)),
+            format!("--partition={}", req.partition),
+            format!("--nodelist={}", req.node),
+            format!("--gres=gpu:{}:{}", req.tier, req.gpus.len()),
+            format!("--cpus-per-task={}", req.cpus.max(1)),
+            format!("--mem={}G", req.mem_gb.max(1)),
+            format!("--time={minutes}"),
+            format!("--output={}", layout.log(req.job).display()),
+            format!("--error={}", layout.log(req.job).display()),
+            "--open-mode=append".to_string(),
+            format!("--chdir={}", req.output_dir.display()),
+            "--export=NONE".to_string(),
+        ];
+        if let Some(uid) = run_as {
+            args.push(format!("--uid={uid}"));
+            args.push(format!("--gid={uid}"));
+        }
+        args.push(batch_path.display().to_string());
+        let out = self.shared.cli.run("sbatch", &args).await?;
+        let id: u64 = out
+            .trim()
+            .split(';')
+            .next()
+            .and_then(|id| id.parse().ok())
+            .ok_or_else(|| ExecutorError::Refused(format!("sbatch printed no job id: {out}")))?;
+        record.write("slurm_id", &id.to_string()).map_err(files)?;
+        record.write("started", &now_ms().to_string()).map_err(files)?;
+        Ok(id)
+    }
+}
+
+#[async_trait::async_trait]
+impl Executor for SlurmExecutor {
+    async fn start(&self, req: StartRequest) -> Result<(), ExecutorError> {
+        let key = (req.job, req.attempt);
+        if self.lock().watching.contains_key(&key) {
+            return Ok(());
+        }
+        let record = self.record(req.job, req.attempt);
+        let jobs = self.jobs().await?;
+        let id = match self.known_id(&record, &jobs, key) {
+            Some(id) => id, // submitted before (e.g. just before a crash): adopt it
+            None => self.submit(&req, &record).await?,
+        };
+        self.lock().watching.insert(key, id);
+        Ok(())
+    }
+
+    async fn take_finished(&self) -> Result<Vec<Finished>, ExecutorError> {
+        Ok(std::mem::take(&mut self.lock().finished))
+    }
+
+    async fn cancel(&self, job: JobId, attempt: u32, _grace: Duration) -> Result<(), ExecutorError> {
+        let Some(id) = self.lock().watching.get(&(job, attempt)).copied() else {
+            return Ok(()); // not running here (its end is being reported)
+        };
+        let record = self.record(job, attempt);
+        if record.cancelled() {
+            return Ok(()); // asked already; Slurm's KillWait does the rest
+        }
+        record.mark_cancelled().map_err(|e| ExecutorError::Unavailable(format!("cannot record the cancel: {e}")))?;
+        self.shared.cli.run("scancel", &[id.to_string()]).await?;
+        Ok(())
+    }
+
+    async fn recover(&self, attempts: Vec<StartRequest>) -> Result<Vec<(JobId, u32, Observed)>, ExecutorError> {
+        let jobs = self.jobs().await?;
+        let mut seen = Vec::with_capacity(attempts.len());
+        for req in attempts {
+            let key = (req.job, req.attempt);
+            let record = self.record(req.job, req.attempt);
+            let started_ms = record.started_ms().unwrap_or_else(now_ms);
+            let observed = match self.known_id(&record, &jobs, key) {
+                None => Observed::NotStarted,
+                Some(id) => {
+                    self.lock().watching.insert(key, id);
+                    // the poller reports it if it has ended
+                    Observed::Running { started_ms }
+                }
+            };
+            seen.push((req.job, req.attempt, observed));
+        }
+        if !self.lock().watching.is_empty() {
+            self.poll().await?;
+        }
+        Ok(seen)
+    }
+
+    async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {
+        let text = self.shared.cli.run("scontrol", &["-d".into(), "show".into(), "node".into(), "-o".into()]).await?;
+        Ok(Some(
+            parse_nodes(&text)
+                .into_iter()
+                .map(|n| NodeInventory { name: n.name, gpus: n.gpus, up: n.up })
+                .collect(),
+        ))
+    }
+}

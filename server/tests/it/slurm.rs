@@ -1,0 +1,139 @@
+//! The Slurm executor against a real Slurm cluster on this host (munged,
+//! slurmctld, three slurmd with fake GPUs; `.ci/slurm-cluster`, started by
+//! `make test`): placement, env, GPU-OOM retry, cancel with grace and
+//! `kill -9` of the server. These tests run one at a time (they share the
+//! cluster's six GPUs).
+
+use serde_json::{json, Value};
+use tokio::sync::Mutex;
+
+use crate::helpers::TestApp;
+use crate::process::ServerProcess;
+
+/// The cluster is shared: one Slurm test at a time.
+static CLUSTER: Mutex<()> = Mutex::const_new(());
+
+const HOLD: &str = r#"echo holding; until [ -e "$JOB_OUTPUT_DIR/release" ]; do sleep 0.1; done"#;
+
+fn job(name: &str, gpus: u32, command: &str) -> Value {
+    json!({"name": name, "command": command, "num_gpus": gpus})
+}
+
+fn read(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn jobs_run_in_slurm_on_the_chosen_node_with_their_env() {
+    let _cluster = CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm().await else { return };
+    let token = app.demo_token().await;
+    let script = r#"echo "slurm_node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES id=$JOB_ID attempt=$JOB_ATTEMPT tier=$JPU_TIER"
+echo done > "$JOB_OUTPUT_DIR/out.txt""#;
+    let id = app.submit_ok(&token, job("in-slurm", 2, script)).await["id"].as_i64().unwrap();
+    let done = app.wait_state(&token, id, "COMPLETED").await;
+    let node = done["node"].as_str().unwrap();
+    assert!(node.starts_with('s'), "placed on a Slurm node, not a demo node: {done}");
+    let log = read(&app.log_path(id));
+    let line = format!("slurm_node={node} gpus=0,1 id={id} attempt=1 tier={}", done["tier"].as_str().unwrap());
+    assert!(log.contains(&line), "log lacks `{line}`:\n{log}");
+    assert_eq!(read(&app.output_dir(id).join("out.txt")).trim(), "done");
+    // the nodes came from Slurm
+    let placements: Value = app.get(Some(&token), "/v1/placements").await.json().await.unwrap();
+    let names: Vec<&str> = placements.as_array().unwrap().iter().map(|p| p["node"].as_str().unwrap()).collect();
+    for expected in ["s3080-1", "s4090-1", "s4090-2"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_cuda_oom_on_the_12gb_tier_is_retried_on_the_24gb_tier_in_slurm() {
+    let _cluster = CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm().await else { return };
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+    let holds = [
+        app.submit_ok(&admin, job("hold-1", 2, HOLD)).await["id"].as_i64().unwrap(),
+        app.submit_ok(&admin, job("hold-2", 2, HOLD)).await["id"].as_i64().unwrap(),
+    ];
+    for h in holds {
+        let held = app.wait_state(&admin, h, "RUNNING").await;
+        assert_eq!(held["tier"], "rtx4090");
+    }
+    let script = r#"echo "attempt $JOB_ATTEMPT on $JPU_TIER"
+if [ "$JPU_TIER" = rtx3080ti ]; then echo "torch.OutOfMemoryError: CUDA out of memory." >&2; exit 1; fi"#;
+    let id = app.submit_ok(&token, job("big", 1, script)).await["id"].as_i64().unwrap();
+    app.wait_job(&token, id, "attempt 2", |j| j["attempt"] == 2).await;
+    std::fs::write(app.output_dir(holds[0]).join("release"), "").unwrap();
+    let done = app.wait_state(&token, id, "COMPLETED").await;
+    let tiers: Vec<&str> = done["attempts"].as_array().unwrap().iter().map(|a| a["tier"].as_str().unwrap()).collect();
+    assert_eq!(tiers, ["rtx3080ti", "rtx4090"]);
+    let log = read(&app.log_path(id));
+    assert!(log.contains("attempt 2 on rtx4090"), "{log}");
+    std::fs::write(app.output_dir(holds[1]).join("release"), "").unwrap();
+    app.wait_state(&admin, holds[1], "COMPLETED").await;
+}
+
+#[tokio::test]
+async fn cancel_in_slurm_gives_the_job_its_grace_to_checkpoint() {
+    let _cluster = CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm().await else { return };
+    let token = app.demo_token().await;
+    let script = r#"trap 'echo "epoch 3" > "$JOB_OUTPUT_DIR/checkpoint"; exit 0' TERM
+echo ready; sleep 300 & wait"#;
+    let id = app.submit_ok(&token, job("polite", 1, script)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "RUNNING").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !read(&app.log_path(id)).contains("ready") {
+        assert!(std::time::Instant::now() < deadline, "the job never printed ready");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(app.cancel(&token, id).await.status(), 202);
+    let ended = app.wait_state(&token, id, "CANCELLED").await;
+    assert_eq!(ended["end_reason"], "CANCELLED");
+    assert_eq!(read(&app.output_dir(id).join("checkpoint")).trim(), "epoch 3");
+}
+
+/// The server dies after `sbatch` but before recording the confirmation,
+/// and again while the job runs: the attempt is adopted by its Slurm job
+/// name, never submitted twice, and charged once.
+#[tokio::test]
+async fn kill_9_during_and_after_a_slurm_dispatch_submits_nothing_twice() {
+    let _cluster = CLUSTER.lock().await;
+    if std::env::var_os("SLURM_CONF").is_none() {
+        assert!(std::env::var_os("JPU_TEST_SLURM").is_none(), "JPU_TEST_SLURM is set but SLURM_CONF is not");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let slurm = [("JPU__EXECUTOR__KIND", "slurm")];
+    let server = ServerProcess::start(dir.path(), &[slurm[0], ("JPU_FAILPOINT", "before-confirm")]).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    let id = app.submit_ok(&token, job("across-crashes", 1, HOLD)).await["id"].as_i64().unwrap();
+    server.wait_exit().await;
+    let dir = app.stop().await;
+
+    let server = ServerProcess::start(dir.path(), &slurm).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    app.wait_state(&token, id, "RUNNING").await;
+    server.kill9().await;
+    let dir = app.stop().await;
+
+    let server = ServerProcess::start(dir.path(), &slurm).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    std::fs::write(app.output_dir(id).join("release"), "").unwrap();
+    let done = app.wait_state(&token, id, "COMPLETED").await;
+    assert_eq!(done["attempts"].as_array().unwrap().len(), 1, "{done}");
+    let log = read(&app.log_path(id));
+    assert_eq!(log.matches("holding").count(), 1, "submitted twice:\n{log}");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path().display())).await.unwrap();
+    let charges: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM usage_charges WHERE job_id = ? AND kind = 'run'")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(charges, 1);
+    server.kill9().await;
+}
