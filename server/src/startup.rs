@@ -108,6 +108,9 @@ impl Application {
                 state.wake.clone(),
             ))),
         };
+        if state.settings.backfill.enabled && state.settings.backfill.command.trim().is_empty() {
+            tracing::warn!("backfill.enabled is set but backfill.command is empty: no LLM backfill will run");
+        }
         Ok(Self { listener, router, state, seeded, executor })
     }
 
@@ -141,6 +144,13 @@ impl Application {
             cycle: Duration::from_millis(settings.scheduler.cycle_ms.max(1)),
             grace: Duration::from_secs(settings.cancel.grace_seconds),
             layout: crate::executor::layout::Layout::new(&settings.executor.output_root),
+            backfill: crate::scheduler::backfill::BackfillPolicy {
+                enabled: settings.backfill.enabled && !settings.backfill.command.trim().is_empty(),
+                min_idle_ms: (settings.backfill.min_idle_seconds * 1000) as i64,
+                gpus_per_instance: settings.backfill.gpus_per_instance.max(1),
+            },
+            backfill_command: settings.backfill.command.clone(),
+            idle_since: Default::default(),
         })
     }
 

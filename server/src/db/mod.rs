@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod audit;
+pub mod backfill;
 pub mod cluster;
 pub mod jobs;
 pub mod maintenance;

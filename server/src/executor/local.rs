@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 
 use super::layout::Layout;
 use super::record::{AttemptRecord, RecordState};
-use super::{Executor, ExecutorError, Finished, Observed, StartRequest};
+use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, Observed, StartRequest};
 use crate::scheduler::oom::EndSignal;
 use crate::scheduler::JobId;
 
@@ -45,6 +45,7 @@ struct Inner {
 
 struct Shared {
     layout: Layout,
+    backfill: super::backfill_local::LocalBackfill,
     grace: Duration,
     wake: Arc<Notify>,
     as_root: bool,
@@ -61,7 +62,8 @@ impl LocalExecutor {
     pub fn new(output_root: &Path, grace: Duration, wake: Arc<Notify>) -> Self {
         let as_root = nix::unistd::geteuid().is_root();
         let layout = Layout::new(output_root);
-        Self { shared: Arc::new(Shared { layout, grace, wake, as_root, inner: Mutex::new(Inner::default()) }) }
+        let backfill = super::backfill_local::LocalBackfill::new(layout.clone(), wake.clone());
+        Self { shared: Arc::new(Shared { layout, backfill, grace, wake, as_root, inner: Mutex::new(Inner::default()) }) }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -220,6 +222,22 @@ impl Executor for LocalExecutor {
             Some(_) => {}
         }
         Ok(())
+    }
+
+    async fn deploy_backfill(&self, request: BackfillRequest) -> Result<BackfillStarted, ExecutorError> {
+        self.shared.backfill.deploy(request)
+    }
+
+    async fn reclaim_backfill(&self, id: i64, executor_ref: &str, grace: Duration) -> Result<(), ExecutorError> {
+        self.shared.backfill.reclaim(id, executor_ref, grace).await
+    }
+
+    async fn take_backfill_ended(&self) -> Result<Vec<i64>, ExecutorError> {
+        Ok(self.shared.backfill.take_ended())
+    }
+
+    async fn adopt_backfill(&self, id: i64, executor_ref: &str) -> Result<bool, ExecutorError> {
+        Ok(self.shared.backfill.adopt(id, executor_ref))
     }
 
     async fn recover(&self, attempts: Vec<StartRequest>) -> Result<Vec<(JobId, u32, Observed)>, ExecutorError> {

@@ -3,6 +3,7 @@
 //! given time (tests drive the loop with it), and the local-process and
 //! Slurm executors implement the same trait.
 
+pub mod backfill_local;
 pub mod layout;
 pub mod local;
 pub mod record;
@@ -90,6 +91,43 @@ pub trait Executor: Send + Sync + 'static {
     async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {
         Ok(None)
     }
+    /// Starts an LLM backfill instance (policy §7) in the preemptible class.
+    async fn deploy_backfill(&self, request: BackfillRequest) -> Result<BackfillStarted, ExecutorError> {
+        let _ = request;
+        Err(ExecutorError::Refused("this executor does not run LLM backfill".into()))
+    }
+    /// Stops an instance: SIGTERM, `grace`, SIGKILL; returns once it is gone.
+    async fn reclaim_backfill(&self, id: i64, executor_ref: &str, grace: Duration) -> Result<(), ExecutorError> {
+        let _ = (id, executor_ref, grace);
+        Ok(())
+    }
+    /// Instances that ended by themselves since the previous call.
+    async fn take_backfill_ended(&self) -> Result<Vec<i64>, ExecutorError> {
+        Ok(Vec::new())
+    }
+    /// After a restart: is this instance still running? (It is watched
+    /// again if so.)
+    async fn adopt_backfill(&self, id: i64, executor_ref: &str) -> Result<bool, ExecutorError> {
+        let _ = (id, executor_ref);
+        Ok(false)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackfillRequest {
+    pub id: i64,
+    pub node: String,
+    pub tier: String,
+    pub gpus: Vec<u32>,
+    /// `backfill.command`, run with bash; it serves on `JPU_BACKFILL_PORT`.
+    pub command: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackfillStarted {
+    /// How the executor finds it again (a process group, a Slurm job id).
+    pub executor_ref: String,
+    pub endpoint: Option<String>,
 }
 
 /// A node as the executor sees it.

@@ -4,6 +4,8 @@
 //! and never re-implements a rule.
 
 pub mod admission;
+pub mod backfill;
+mod backfill_loop;
 pub mod cycle;
 pub mod model;
 pub mod oom;

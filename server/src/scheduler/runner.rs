@@ -46,6 +46,11 @@ pub struct Scheduler {
     pub cycle: Duration,
     pub grace: Duration,
     pub layout: Layout,
+    pub backfill: super::backfill::BackfillPolicy,
+    /// `backfill.command`
+    pub backfill_command: String,
+    /// When each idle GPU became idle (for `backfill.min_idle_seconds`).
+    pub idle_since: Arc<std::sync::Mutex<std::collections::HashMap<super::backfill::GpuKey, i64>>>,
 }
 
 impl Scheduler {
@@ -68,7 +73,12 @@ impl Scheduler {
             }
             break;
         }
-        let mut ticker = tokio::time::interval(self.cycle);
+        if let Err(e) = self.recover_backfill().await {
+            tracing::error!(error = %e, "cannot reconcile backfill instances");
+        }
+        // with backfill on, idle time must be noticed without a wake-up
+        let tick = if self.backfill.enabled { self.cycle.min(super::backfill_loop::BACKFILL_TICK) } else { self.cycle };
+        let mut ticker = tokio::time::interval(tick);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
@@ -127,7 +137,8 @@ impl Scheduler {
     pub async fn cycle_once(&self) -> Result<CycleReport, LoopError> {
         let mut report = CycleReport::default();
 
-        // 1. attempts that ended
+        // 1. attempts (and backfill instances) that ended
+        self.backfill_ended().await?;
         let finished = self.executor.take_finished().await?;
         for end in &finished {
             let mut tx = db::write_tx(&self.db).await?;
@@ -159,10 +170,13 @@ impl Scheduler {
                 requests.push(req);
             }
         }
+        let (backfill, backfill_refs) = self.plan_backfill(&mut tx, &snapshot, &plan).await?;
         tx.commit().await?;
         report.waiting = plan.waiting.len();
 
-        // 3. start them
+        // 3. reclaim backfill research needs (or maintenance ends), then
+        //    start the dispatches
+        self.reclaim(&backfill.reclaim, &backfill_refs).await?;
         for req in requests {
             let job = req.job;
             failpoint("before-start");
@@ -183,7 +197,10 @@ impl Scheduler {
             tx.commit().await?;
         }
 
-        // 4. cancels
+        // 4. backfill on GPUs idle long enough
+        self.deploy(backfill.deploy).await?;
+
+        // 5. cancels
         let cancelling = db::jobs::cancelling_attempts(&mut *self.db.acquire().await?).await?;
         for (job, attempt) in cancelling {
             if let Err(e) = self.executor.cancel(job, attempt, self.grace).await {

@@ -79,10 +79,16 @@ impl TestApp {
     /// A server with the real local executor (real processes), a 200 ms
     /// cycle and a 2 s cancel grace.
     pub async fn spawn_local() -> TestApp {
+        Self::spawn_local_with(|_| {}).await
+    }
+
+    /// [`spawn_local`](Self::spawn_local) with changed settings.
+    pub async fn spawn_local_with(change: impl FnOnce(&mut Settings)) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut settings = test_settings(dir.path());
         settings.scheduler.cycle_ms = 200;
         settings.cancel.grace_seconds = 2;
+        change(&mut settings);
         Self::spawn_inner(dir, settings, Exec::Configured).await
     }
 

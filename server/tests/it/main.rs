@@ -3,6 +3,7 @@
 
 mod api;
 mod auth;
+mod backfill;
 mod console;
 mod helpers;
 mod local_executor;

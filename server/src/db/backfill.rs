@@ -1,0 +1,52 @@
+//! Backfill instance records (policy §7): one row per LLM instance, from
+//! before it is started (so a crash cannot lose it) until it ends; the
+//! rows' durations give the served GPU-hours.
+
+use sqlx::SqliteConnection;
+
+use super::scheduling::{format_gpus, parse_gpus};
+use crate::scheduler::backfill::Instance;
+
+/// Running instances with how the executor finds them (`None` = the
+/// server stopped before the executor answered).
+pub async fn live(conn: &mut SqliteConnection) -> Result<Vec<(Instance, Option<String>)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", node, tier, gpu_indices, executor_ref FROM backfill_instances WHERE ended_at IS NULL ORDER BY id"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (Instance { id: r.id, node: r.node, tier: r.tier, gpus: parse_gpus(Some(&r.gpu_indices)) }, r.executor_ref))
+        .collect())
+}
+
+pub async fn insert(conn: &mut SqliteConnection, node: &str, tier: &str, gpus: &[u32], now_ms: i64) -> Result<i64, sqlx::Error> {
+    let gpus = format_gpus(gpus);
+    let id = sqlx::query!(
+        "INSERT INTO backfill_instances (node, tier, gpu_indices, started_at) VALUES (?, ?, ?, ?)",
+        node,
+        tier,
+        gpus,
+        now_ms
+    )
+    .execute(&mut *conn)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}
+
+pub async fn set_started(conn: &mut SqliteConnection, id: i64, executor_ref: &str, endpoint: Option<&str>) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE backfill_instances SET executor_ref = ?, endpoint = ? WHERE id = ?", executor_ref, endpoint, id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Ends an instance (once; later calls change nothing).
+pub async fn end(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE backfill_instances SET ended_at = ? WHERE id = ? AND ended_at IS NULL", now_ms, id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}

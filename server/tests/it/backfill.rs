@@ -1,0 +1,100 @@
+//! LLM backfill on the local executor: idle GPUs get a real serving
+//! process; research reclaims them within the grace; backfill comes back
+//! when research ends; maintenance reclaims it all.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::TestApp;
+
+const SERVE: &str = r#"exec python3 -m http.server "$JPU_BACKFILL_PORT" --bind 127.0.0.1"#;
+const HOLD: &str = r#"until [ -e "$JOB_OUTPUT_DIR/release" ]; do sleep 0.05; done"#;
+
+async fn backfill(app: &TestApp, token: &str) -> Value {
+    let resp = app.get(Some(token), "/v1/backfill").await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    resp.json().await.unwrap()
+}
+
+async fn wait_instances(app: &TestApp, token: &str, n: usize) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let view = backfill(app, token).await;
+        if view["instances"].as_array().unwrap().len() == n {
+            return view;
+        }
+        assert!(Instant::now() < deadline, "never {n} instances: {view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn idle_gpus_serve_backfill_until_research_needs_them() {
+    let app = TestApp::spawn_local_with(|s| {
+        s.backfill.enabled = true;
+        s.backfill.min_idle_seconds = 0;
+        s.backfill.gpus_per_instance = 1;
+        s.backfill.command = SERVE.into();
+    })
+    .await;
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+
+    // every idle GPU gets an instance that really serves
+    let view = wait_instances(&app, &token, 4).await;
+    for instance in view["instances"].as_array().unwrap() {
+        let endpoint = instance["endpoint"].as_str().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match app.client.get(endpoint).send().await {
+                Ok(r) if r.status().is_success() => break,
+                _ => assert!(Instant::now() < deadline, "{endpoint} never answered"),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let placements: Value = app.get(Some(&token), "/v1/placements").await.json().await.unwrap();
+    for p in placements.as_array().unwrap() {
+        assert_eq!((p["backfill"].as_u64(), p["idle"].as_u64()), (Some(2), Some(0)), "{p}");
+    }
+
+    // research takes two of them back within the grace (2 s) + 5 s
+    let asked = Instant::now();
+    let id = app.submit_ok(&token, json!({"name": "research", "command": HOLD, "num_gpus": 2})).await["id"].as_i64().unwrap();
+    let running = app.wait_state(&token, id, "RUNNING").await;
+    assert!(asked.elapsed() < Duration::from_secs(7), "took {:?}", asked.elapsed());
+    let view = backfill(&app, &token).await;
+    let left: Vec<&Value> = view["instances"].as_array().unwrap().iter().collect();
+    assert_eq!(left.len(), 2, "{view}");
+    assert!(left.iter().all(|i| i["node"] != running["node"]), "no backfill left on the job's GPUs: {view}");
+
+    // when research ends, backfill comes back
+    std::fs::write(app.output_dir(id).join("release"), "").unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let view = wait_instances(&app, &token, 4).await;
+    assert!(view["served_gpu_hours"].as_f64().unwrap() > 0.0, "{view}");
+
+    // maintenance reclaims all of it before operators get the cluster
+    start_maintenance_and_wait_active(&app, &admin).await;
+    assert!(backfill(&app, &token).await["instances"].as_array().unwrap().is_empty());
+    app.post(Some(&admin), "/v1/admin/maintenance", json!({"action": "end"})).await;
+    wait_instances(&app, &token, 4).await;
+    // leave no serving processes behind
+    start_maintenance_and_wait_active(&app, &admin).await;
+}
+
+async fn start_maintenance_and_wait_active(app: &TestApp, admin: &str) {
+    let resp = app.post(Some(admin), "/v1/admin/maintenance", json!({"action": "start", "message": "x"})).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status: Value = app.maintenance_status().await.json().await.unwrap();
+        if status["phase"] == "ACTIVE" {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{status}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
