@@ -103,6 +103,7 @@ impl Application {
             ))),
             crate::config::ExecutorKind::Slurm => Some(Arc::new(SlurmExecutor::new(
                 &installation_id(&state.db).await?,
+                &state.settings.executor.slurm_backfill_partition,
                 &state.settings.executor.output_root,
                 Duration::from_secs(state.settings.executor.slurm_command_timeout_seconds.max(1)),
                 state.wake.clone(),

@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use super::layout::Layout;
 use super::record::AttemptRecord;
 use super::slurm_cli::{parse_jobs, parse_nodes, shell_quote, SlurmCli, SlurmJob};
-use super::{Executor, ExecutorError, Finished, NodeInventory, Observed, StartRequest};
+use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, NodeInventory, Observed, StartRequest};
 use crate::clock::now_ms;
 use crate::scheduler::oom::EndSignal;
 use crate::scheduler::JobId;
@@ -39,11 +39,15 @@ struct Inner {
     /// Attempts submitted to Slurm and not yet reported ended.
     watching: HashMap<Key, u64>,
     finished: Vec<Finished>,
+    /// Backfill instance id → Slurm job id.
+    backfill: HashMap<i64, u64>,
+    backfill_ended: Vec<i64>,
 }
 
 struct Shared {
     /// Prefix of our Slurm job names.
     installation: String,
+    backfill_partition: String,
     layout: Layout,
     cli: SlurmCli,
     wake: Arc<Notify>,
@@ -60,9 +64,16 @@ pub struct SlurmExecutor {
 impl SlurmExecutor {
     /// Starts a background poller that reports ends and wakes `wake`.
     /// `installation` is a short id unique to this database.
-    pub fn new(installation: &str, output_root: &Path, command_timeout: Duration, wake: Arc<Notify>) -> Self {
+    pub fn new(
+        installation: &str,
+        backfill_partition: &str,
+        output_root: &Path,
+        command_timeout: Duration,
+        wake: Arc<Notify>,
+    ) -> Self {
         let shared = Arc::new(Shared {
             installation: installation.to_string(),
+            backfill_partition: backfill_partition.to_string(),
             layout: Layout::new(output_root),
             cli: SlurmCli { timeout: command_timeout },
             wake,
@@ -74,7 +85,11 @@ impl SlurmExecutor {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(POLL).await;
-                if poller.lock().watching.is_empty() {
+                let idle = {
+                    let inner = poller.lock();
+                    inner.watching.is_empty() && inner.backfill.is_empty()
+                };
+                if idle {
                     continue;
                 }
                 if let Err(e) = poller.poll().await {
@@ -126,10 +141,25 @@ impl SlurmExecutor {
                 any = true;
             }
         }
+        let instances: Vec<(i64, u64)> = self.lock().backfill.iter().map(|(k, v)| (*k, *v)).collect();
+        for (id, slurm_id) in instances {
+            if jobs.get(&slurm_id).is_none_or(|j| j.end().is_some()) {
+                let mut inner = self.lock();
+                if inner.backfill.remove(&id).is_some() {
+                    inner.backfill_ended.push(id);
+                    any = true;
+                }
+            }
+        }
         if any {
             self.shared.wake.notify_one();
         }
         Ok(())
+    }
+
+    /// Whether Slurm still runs (or is cleaning up) this job.
+    async fn still_there(&self, slurm_id: u64) -> Result<bool, ExecutorError> {
+        Ok(self.jobs().await?.iter().any(|j| j.id == slurm_id && j.end().is_none()))
     }
 
     /// The Slurm job of this attempt, by the id we wrote down or by name.
@@ -271,6 +301,73 @@ impl Executor for SlurmExecutor {
             self.poll().await?;
         }
         Ok(seen)
+    }
+
+    async fn deploy_backfill(&self, req: BackfillRequest) -> Result<BackfillStarted, ExecutorError> {
+        let dir = self.shared.layout.root().join(".backfill");
+        fs::create_dir_all(&dir).map_err(|e| ExecutorError::Refused(format!("cannot prepare backfill files: {e}")))?;
+        // the port is the node's; any high port will do for a demo model server
+        let port = 20_000 + (req.id.rem_euclid(20_000)) as u16;
+        let script = format!(
+            "#!/bin/bash\nexport JPU_BACKFILL_PORT={port} JPU_NODE={} JPU_TIER={}\nexport PATH=/usr/local/bin:/usr/bin:/bin\n{}\n",
+            shell_quote(&req.node),
+            shell_quote(&req.tier),
+            req.command
+        );
+        let path = dir.join(format!("{}.sh", req.id));
+        fs::write(&path, script).map_err(|e| ExecutorError::Refused(format!("cannot write the backfill script: {e}")))?;
+        let log = dir.join(format!("{}.log", req.id));
+        let args = vec![
+            "--parsable".to_string(),
+            format!("--job-name=jpu-{}-backfill-{}", self.shared.installation, req.id),
+            format!("--partition={}", self.shared.backfill_partition),
+            format!("--nodelist={}", req.node),
+            format!("--gres=gpu:{}:{}", req.tier, req.gpus.len()),
+            "--no-requeue".to_string(),
+            "--export=NONE".to_string(),
+            format!("--output={}", log.display()),
+            format!("--chdir={}", dir.display()),
+            path.display().to_string(),
+        ];
+        let out = self.shared.cli.run("sbatch", &args).await?;
+        let slurm_id: u64 = out
+            .trim()
+            .split(';')
+            .next()
+            .and_then(|id| id.parse().ok())
+            .ok_or_else(|| ExecutorError::Refused(format!("sbatch printed no job id: {out}")))?;
+        self.lock().backfill.insert(req.id, slurm_id);
+        Ok(BackfillStarted { executor_ref: slurm_id.to_string(), endpoint: Some(format!("http://{}:{port}", req.node)) })
+    }
+
+    async fn reclaim_backfill(&self, id: i64, executor_ref: &str, grace: Duration) -> Result<(), ExecutorError> {
+        let Ok(slurm_id) = executor_ref.parse::<u64>() else {
+            return Ok(());
+        };
+        self.lock().backfill.remove(&id);
+        self.shared.cli.run("scancel", &[slurm_id.to_string()]).await?;
+        // Slurm's KillWait is the grace; wait for the GPUs to be free
+        let asked = std::time::Instant::now();
+        while self.still_there(slurm_id).await? {
+            if asked.elapsed() > grace + Duration::from_secs(10) {
+                return Err(ExecutorError::Unavailable(format!("Slurm job {slurm_id} (backfill) is still there after the grace")));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        Ok(())
+    }
+
+    async fn take_backfill_ended(&self) -> Result<Vec<i64>, ExecutorError> {
+        Ok(std::mem::take(&mut self.lock().backfill_ended))
+    }
+
+    async fn adopt_backfill(&self, id: i64, executor_ref: &str) -> Result<bool, ExecutorError> {
+        let Ok(slurm_id) = executor_ref.parse::<u64>() else { return Ok(false) };
+        let alive = self.still_there(slurm_id).await?;
+        if alive {
+            self.lock().backfill.insert(id, slurm_id);
+        }
+        Ok(alive)
     }
 
     async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {

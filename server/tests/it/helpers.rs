@@ -64,6 +64,10 @@ impl TestApp {
     /// found through `SLURM_CONF`), or `None` when there is none and the
     /// run does not require one (`JPU_TEST_SLURM=1` makes it required).
     pub async fn spawn_slurm() -> Option<TestApp> {
+        Self::spawn_slurm_with(|_| {}).await
+    }
+
+    pub async fn spawn_slurm_with(change: impl FnOnce(&mut Settings)) -> Option<TestApp> {
         if std::env::var_os("SLURM_CONF").is_none() {
             assert!(std::env::var_os("JPU_TEST_SLURM").is_none(), "JPU_TEST_SLURM is set but SLURM_CONF is not: start the cluster with .ci/slurm-cluster start");
             eprintln!("no SLURM_CONF: skipping a Slurm test (make test runs them)");
@@ -73,6 +77,7 @@ impl TestApp {
         let mut settings = test_settings(dir.path());
         settings.scheduler.cycle_ms = 200;
         settings.executor.kind = jpu_share::config::ExecutorKind::Slurm;
+        change(&mut settings);
         Some(Self::spawn_inner(dir, settings, Exec::Configured).await)
     }
 

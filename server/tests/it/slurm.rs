@@ -137,3 +137,50 @@ async fn kill_9_during_and_after_a_slurm_dispatch_submits_nothing_twice() {
     assert_eq!(charges, 1);
     server.kill9().await;
 }
+
+/// Every GPU runs backfill (in Slurm's preemptible partition); a research
+/// job still starts within the grace (the cluster's KillWait, 5 s) + 5 s.
+#[tokio::test]
+async fn research_takes_gpus_back_from_slurm_backfill_within_the_grace() {
+    let _cluster = CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm_with(|s| {
+        s.backfill.enabled = true;
+        s.backfill.min_idle_seconds = 0;
+        s.backfill.command = "trap 'exit 0' TERM; sleep 600 & wait".into();
+        s.cancel.grace_seconds = 5;
+    })
+    .await
+    else {
+        return;
+    };
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let view: Value = app.get(Some(&token), "/v1/backfill").await.json().await.unwrap();
+        if view["instances"].as_array().unwrap().len() == 6 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "backfill never filled the cluster: {view}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let asked = std::time::Instant::now();
+    let id = app.submit_ok(&token, job("research", 2, "echo research")).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "RUNNING").await;
+    let took = asked.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "research started after {took:?}");
+    app.wait_state(&token, id, "COMPLETED").await;
+    // hand the cluster back clean: maintenance reclaims every instance
+    let resp = app.post(Some(&admin), "/v1/admin/maintenance", json!({"action": "start"})).await;
+    assert_eq!(resp.status(), 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let status: Value = app.maintenance_status().await.json().await.unwrap();
+        if status["phase"] == "ACTIVE" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    eprintln!("research start with every GPU on backfill: {took:?}");
+}
