@@ -1,7 +1,7 @@
 // Starts a real jpu-share server (the built binary) on a free port over a
 // temp SQLite file, and a real Chromium (Debian's) through playwright-core.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,8 @@ export const SCREENSHOTS = join(root, 'end2end', 'screenshots');
 
 export async function startServer() {
   const dir = mkdtempSync(join(tmpdir(), 'jpu-e2e-'));
+  // jobs run as their own uid (nobody here) and must reach their output dir
+  chmodSync(dir, 0o755);
   const bin = process.env.JPU_SHARE_BIN ?? join(root, 'target', 'debug', 'jpu-share');
   const child = spawn(bin, ['serve'], {
     cwd: dir,
@@ -24,6 +26,8 @@ export async function startServer() {
       JPU__SERVER__BIND: '127.0.0.1:0',
       JPU__SERVER__SITE_ROOT: join(root, 'target', 'site'),
       JPU__DATABASE__URL: `sqlite://${join(dir, 'jpu.db')}`,
+      JPU__CANCEL__GRACE_SECONDS: '2',
+      JPU__SCHEDULER__CYCLE_MS: '1000',
       RUST_LOG: process.env.RUST_LOG ?? 'warn',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -64,4 +68,21 @@ export async function signIn(page, base, username, password) {
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${base}/`);
+}
+
+/// Calls /v1 with the page's session cookie; returns the parsed body.
+export async function api(page, base, method, path, body) {
+  const resp = await page.request.fetch(base + path, { method, data: body });
+  const text = await resp.text();
+  return { status: resp.status(), body: text ? JSON.parse(text) : null };
+}
+
+/// Polls `check` (an async predicate) until it holds, 30 s at most.
+export async function until(what, check) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -21,3 +21,72 @@ pub async fn dashboard() -> Result<DashboardView, ServerFnError> {
     let viewer = current_viewer().await?.ok_or_else(|| to_server_error(ConsoleError::Unauthenticated))?;
     backend()?.0.dashboard(&viewer).await.map_err(to_server_error)
 }
+
+/// The viewer or an "please sign in" error.
+#[cfg(feature = "ssr")]
+async fn signed_in() -> Result<Viewer, ServerFnError> {
+    use crate::backend::*;
+    current_viewer().await?.ok_or_else(|| to_server_error(ConsoleError::Unauthenticated))
+}
+
+#[server]
+pub async fn queue_view() -> Result<crate::views::QueueView, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.queue(&viewer).await.map_err(to_server_error)
+}
+
+#[server]
+pub async fn jobs_page(state: Option<String>, before: Option<i64>) -> Result<crate::views::JobPage, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.jobs(&viewer, state, before).await.map_err(to_server_error)
+}
+
+#[server]
+pub async fn job_detail(id: i64) -> Result<crate::views::JobDetail, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.job(&viewer, id).await.map_err(to_server_error)
+}
+
+#[server]
+pub async fn job_log(id: i64, offset: u64) -> Result<crate::views::LogChunk, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.job_log(&viewer, id, offset).await.map_err(to_server_error)
+}
+
+/// Submits, then sends the browser to the new job's page.
+#[server]
+pub async fn submit_job(
+    name: String,
+    command: String,
+    num_gpus: String,
+    time_limit_minutes: String,
+    env: String,
+) -> Result<i64, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    let form = crate::views::SubmitForm { name, command, num_gpus, time_limit_minutes, env };
+    let job = backend()?.0.submit(&viewer, form).await.map_err(to_server_error)?;
+    leptos_axum::redirect(&format!("/jobs/{}", job.id));
+    Ok(job.id)
+}
+
+#[server]
+pub async fn cancel_job(id: i64) -> Result<String, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    let job = backend()?.0.cancel(&viewer, id).await.map_err(to_server_error)?;
+    Ok(job.state.as_str().to_string())
+}
+
+/// A server function's error as the user should read it (without the
+/// framework's "error running server function" prefix).
+pub fn error_text(e: &ServerFnError) -> String {
+    match e {
+        ServerFnError::ServerError(message) => message.clone(),
+        other => other.to_string(),
+    }
+}

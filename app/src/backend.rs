@@ -5,7 +5,8 @@
 //! Leptos as context. Server functions stay thin: fetch the backend and the
 //! viewer, call one method, map the error.
 
-use crate::model::{DashboardView, MaintenanceView, Viewer};
+use crate::model::{DashboardView, JobView, MaintenanceView, Viewer};
+use crate::views::{JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
 use std::sync::Arc;
 
 /// Failures the console can show. Internal details stay in the server log.
@@ -15,6 +16,11 @@ pub enum ConsoleError {
     Unauthenticated,
     #[error("this page is for admins")]
     Forbidden,
+    #[error("no such job")]
+    NotFound,
+    /// A mistake of the user's, shown as is (e.g. a field out of range).
+    #[error("{0}")]
+    Invalid(String),
     #[error("internal error")]
     Internal,
 }
@@ -23,6 +29,12 @@ pub enum ConsoleError {
 pub trait ConsoleBackend: Send + Sync + 'static {
     async fn dashboard(&self, viewer: &Viewer) -> Result<DashboardView, ConsoleError>;
     async fn maintenance(&self) -> Result<MaintenanceView, ConsoleError>;
+    async fn queue(&self, viewer: &Viewer) -> Result<QueueView, ConsoleError>;
+    async fn jobs(&self, viewer: &Viewer, state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError>;
+    async fn job(&self, viewer: &Viewer, id: i64) -> Result<JobDetail, ConsoleError>;
+    async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError>;
+    async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError>;
+    async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError>;
 }
 
 /// The backend as Leptos context.

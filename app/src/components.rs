@@ -73,3 +73,31 @@ pub fn Layout(children: Children) -> impl IntoView {
         <main class="content">{children()}</main>
     }
 }
+
+/// A counter that goes up every `ms` in the browser (never on the
+/// server), for pages that refresh themselves without a reload.
+pub fn use_ticker(ms: u64) -> ReadSignal<u32> {
+    let (tick, set_tick) = signal(0u32);
+    // (a build with both features is the server's: no timers there)
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    Effect::new(move |_| {
+        let handle = leptos::leptos_dom::helpers::set_interval_with_handle(
+            move || set_tick.update(|t| *t += 1),
+            std::time::Duration::from_millis(ms),
+        );
+        on_cleanup(move || {
+            if let Ok(h) = handle {
+                h.clear();
+            }
+        });
+    });
+    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+    let _ = (ms, set_tick);
+    tick
+}
+
+/// A server function's error, shown to the user.
+#[component]
+pub fn ErrorText(error: ServerFnError) -> impl IntoView {
+    view! { <p class="error" role="alert">{crate::api::error_text(&error)}</p> }
+}

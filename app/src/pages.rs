@@ -8,8 +8,9 @@ use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
     hooks::use_query_map,
-    StaticSegment,
+    ParamSegment, StaticSegment,
 };
+use crate::pages_jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -40,9 +41,10 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <Layout><p>"No such page."</p></Layout> }>
                 <Route path=StaticSegment("") view=DashboardPage/>
                 <Route path=StaticSegment("login") view=LoginPage/>
-                <Route path=StaticSegment("queue") view=|| view! { <Later title="Queue"/> }/>
-                <Route path=StaticSegment("jobs") view=|| view! { <Later title="Jobs"/> }/>
-                <Route path=StaticSegment("submit") view=|| view! { <Later title="Submit a job"/> }/>
+                <Route path=StaticSegment("queue") view=QueuePage/>
+                <Route path=StaticSegment("jobs") view=JobsPage/>
+                <Route path=(StaticSegment("jobs"), ParamSegment("id")) view=JobPage/>
+                <Route path=StaticSegment("submit") view=SubmitPage/>
                 <Route path=StaticSegment("usage") view=|| view! { <Later title="Lab usage"/> }/>
                 <Route path=StaticSegment("account") view=|| view! { <Later title="Account"/> }/>
                 <Route path=StaticSegment("admin") view=|| view! { <Later title="Admin"/> }/>

@@ -112,3 +112,68 @@ pub struct FileEntry {
     pub size: u64,
     pub modified: String,
 }
+
+/// A job as its detail page shows it: what the viewer may do with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobDetail {
+    pub job: JobView,
+    /// Owner or admin: may cancel (while it is not over).
+    pub can_cancel: bool,
+    /// Owner or admin: may read the log and files.
+    pub can_read_output: bool,
+    pub files: Vec<FileEntry>,
+}
+
+/// The submit form as typed (validated on the server, errors per field).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubmitForm {
+    pub name: String,
+    pub command: String,
+    pub num_gpus: String,
+    pub time_limit_minutes: String,
+    /// `KEY=value` per line.
+    pub env: String,
+}
+
+/// A pending reason (policy §9) in words for the console, e.g.
+/// `RESERVING (1/2 GPUs on node-4090/rtx4090)` → "waiting for 1 more GPU
+/// on node-4090 (rtx4090), reserved 1/2".
+pub fn reason_in_words(reason: &str) -> String {
+    if let Some(inner) = reason.strip_prefix("RESERVING (").and_then(|r| r.strip_suffix(')')) {
+        // "k/n GPUs on node/tier"
+        let parsed = inner.split_once(" GPUs on ").and_then(|(counts, place)| {
+            let (have, need) = counts.split_once('/')?;
+            let (have, need): (u32, u32) = (have.parse().ok()?, need.parse().ok()?);
+            let (node, tier) = place.rsplit_once('/')?;
+            Some((have, need, node.to_string(), tier.to_string()))
+        });
+        if let Some((have, need, node, tier)) = parsed {
+            let more = need.saturating_sub(have);
+            let gpus = if more == 1 { "GPU" } else { "GPUs" };
+            return format!("waiting for {more} more {gpus} on {node} ({tier}), reserved {have}/{need}");
+        }
+    }
+    match reason {
+        "USER_CONCURRENCY_LIMIT" => "over the owner's concurrent-job limit (personal queue)".into(),
+        "WAITING_FOR_HIGHER_RANK" => "waiting for higher-ranked jobs".into(),
+        "NO_IDLE_GPU" => "no idle GPUs fit it yet".into(),
+        "MAINTENANCE" => "maintenance: nothing is dispatched".into(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_read_as_words() {
+        assert_eq!(
+            reason_in_words("RESERVING (1/2 GPUs on node-4090/rtx4090)"),
+            "waiting for 1 more GPU on node-4090 (rtx4090), reserved 1/2"
+        );
+        assert_eq!(reason_in_words("RESERVING (0/4 GPUs on a/b)"), "waiting for 4 more GPUs on a (b), reserved 0/4");
+        assert_eq!(reason_in_words("NO_IDLE_GPU"), "no idle GPUs fit it yet");
+        assert_eq!(reason_in_words("SOMETHING_NEW"), "SOMETHING_NEW");
+    }
+}

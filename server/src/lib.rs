@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod console_backend;
 pub mod db;
 pub mod executor;
 pub mod http;

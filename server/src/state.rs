@@ -1,5 +1,5 @@
-//! `AppState`: what every handler, server function and (later) the
-//! scheduler loop share. It is also the console's backend.
+//! `AppState`: what every handler and server function shares (the
+//! console's backend is implemented on it in `console_backend`).
 
 use std::sync::Arc;
 
@@ -12,8 +12,7 @@ use crate::auth::LoginThrottle;
 use crate::clock::rfc3339;
 use crate::config::Settings;
 use crate::db;
-use app::backend::{ConsoleBackend, ConsoleError};
-use app::model::{DashboardView, MaintenanceView, Viewer};
+use app::model::MaintenanceView;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -40,24 +39,5 @@ impl AppState {
     pub async fn maintenance_view(&self) -> Result<MaintenanceView, sqlx::Error> {
         let row = db::maintenance::get(&mut *self.db.acquire().await?).await?;
         Ok(MaintenanceView { phase: row.phase, message: row.message, since: rfc3339(row.since_ms) })
-    }
-}
-
-fn internal(e: sqlx::Error) -> ConsoleError {
-    tracing::error!(error = %e, "console query failed");
-    ConsoleError::Internal
-}
-
-#[async_trait::async_trait]
-impl ConsoleBackend for AppState {
-    async fn dashboard(&self, _viewer: &Viewer) -> Result<DashboardView, ConsoleError> {
-        let mut conn = self.db.acquire().await.map_err(internal)?;
-        let tiers = db::cluster::list_tiers(&mut conn).await.map_err(internal)?;
-        let nodes = db::cluster::list_nodes(&mut conn).await.map_err(internal)?;
-        Ok(DashboardView { tiers, nodes })
-    }
-
-    async fn maintenance(&self) -> Result<MaintenanceView, ConsoleError> {
-        self.maintenance_view().await.map_err(internal)
     }
 }

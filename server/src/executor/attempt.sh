@@ -28,8 +28,12 @@ cd "$JOB_OUTPUT_DIR" || finish 1
 now_ms >"$dir/started.tmp" && mv "$dir/started.tmp" "$dir/started"
 # timeout makes its own process group: SIGTERM to it reaches the whole job,
 # and after the grace it sends SIGKILL (time limit and cancel alike).
-timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" bash "$dir/script.sh" </dev/null &
+# the script is opened here (as root) and read by the job through the open
+# descriptor, so the job need not be able to reach the attempt directory
+exec 3<"$dir/script.sh" || finish 1
+timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" bash /dev/fd/3 </dev/null &
 child=$!
+exec 3<&-
 echo "$child" >"$dir/pid.tmp" && mv "$dir/pid.tmp" "$dir/pid"
 wait "$child"
 finish $?

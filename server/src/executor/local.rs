@@ -45,6 +45,9 @@ struct Inner {
 
 struct Shared {
     layout: Layout,
+    /// An ancestor of the output root that jobs running as their own
+    /// uid cannot pass through (they could not write their output).
+    unreachable: Option<std::path::PathBuf>,
     backfill: super::backfill_local::LocalBackfill,
     grace: Duration,
     wake: Arc<Notify>,
@@ -63,7 +66,12 @@ impl LocalExecutor {
         let as_root = nix::unistd::geteuid().is_root();
         let layout = Layout::new(output_root);
         let backfill = super::backfill_local::LocalBackfill::new(layout.clone(), wake.clone());
-        Self { shared: Arc::new(Shared { layout, backfill, grace, wake, as_root, inner: Mutex::new(Inner::default()) }) }
+        let unreachable = if as_root { closed_ancestor(layout.root()) } else { None };
+        if let Some(dir) = &unreachable {
+            tracing::warn!(dir = %dir.display(), "jobs run as their users but cannot pass through this directory: make it o+x or move executor.output_root");
+        }
+        let inner = Mutex::new(Inner::default());
+        Self { shared: Arc::new(Shared { layout, unreachable, backfill, grace, wake, as_root, inner }) }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -100,6 +108,9 @@ impl LocalExecutor {
         let offset = log.seek(SeekFrom::End(0))?;
         record.write("log_offset", &offset.to_string())?;
         writeln!(log, "{}", header(req, uid))?;
+        if let (Some(dir), Some(_)) = (&self.shared.unreachable, uid) {
+            writeln!(log, "[jpu-share] warning: {} is closed to other users, so this job cannot reach JOB_OUTPUT_DIR by its path", dir.display())?;
+        }
 
         let mut command = tokio::process::Command::new("bash");
         command
@@ -260,6 +271,15 @@ impl Executor for LocalExecutor {
         }
         Ok(seen)
     }
+}
+
+/// The first existing ancestor of `root` (itself included) without
+/// execute permission for others.
+fn closed_ancestor(root: &Path) -> Option<std::path::PathBuf> {
+    root.ancestors()
+        .filter_map(|dir| fs::metadata(dir).ok().map(|m| (dir, m)))
+        .find(|(_, meta)| meta.permissions().mode() & 0o001 == 0)
+        .map(|(dir, _)| dir.to_path_buf())
 }
 
 fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {

@@ -1,0 +1,133 @@
+// A researcher's day: submit a job and watch it run with its log, see a
+// 2-GPU job's reservation in the queue, cancel a running job, meet
+// maintenance (banner, submit refused), all in real Chromium against the
+// real server with the local executor.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startServer, startBrowser, signIn, api, until, ADMIN_PASSWORD, DEMO_PASSWORD, SCREENSHOTS } from '../harness.mjs';
+
+let server, browser, demo, admin;
+const cleanup = [];
+before(async () => {
+  server = await startServer();
+  browser = await startBrowser();
+  demo = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  await signIn(demo, server.base, 'demo', DEMO_PASSWORD);
+  admin = await (await browser.newContext()).newPage({ viewport: { width: 1440, height: 900 } });
+  await signIn(admin, server.base, 'admin', ADMIN_PASSWORD);
+});
+after(async () => {
+  // running jobs outlive the server by design: stop ours
+  for (const [page, id] of cleanup) await api(page, server.base, 'POST', `/v1/jobs/${id}/cancel`).catch(() => {});
+  await until('cleanup', async () => {
+    for (const [page, id] of cleanup) {
+      const { body } = await api(page, server.base, 'GET', `/v1/jobs/${id}`);
+      if (!['COMPLETED', 'FAILED', 'CANCELLED'].includes(body.state)) return false;
+    }
+    return true;
+  }).catch(() => {});
+  await browser?.close();
+  await server?.stop();
+});
+
+async function stateOf(page) {
+  return (await page.getByTestId('state').textContent()).trim();
+}
+
+test('submit a job, watch it go queued → running → completed with its log', async () => {
+  const page = demo;
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(server.base + '/submit');
+  await page.getByLabel('Name').fill('hello-e2e');
+  await page.getByLabel('Script (run with bash)').fill('echo hello-from-e2e\nsleep 3\necho finished-ok');
+  await page.getByLabel('GPUs').fill('1');
+  await page.getByRole('button', { name: 'Submit' }).click();
+  await page.waitForURL(/\/jobs\/\d+$/);
+  const seen = new Set();
+  await until('COMPLETED', async () => {
+    seen.add(await stateOf(page));
+    return seen.has('COMPLETED');
+  });
+  assert.ok(seen.has('RUNNING'), `the page showed it running: ${[...seen]}`);
+  await page.getByTestId('log').getByText('finished-ok').waitFor();
+  assert.match(await page.getByTestId('log').textContent(), /hello-from-e2e/);
+  assert.equal(await page.getByTestId('attempts').locator('tbody tr').count(), 1);
+  await page.screenshot({ path: join(SCREENSHOTS, 'job-completed-1440.png'), fullPage: true });
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.screenshot({ path: join(SCREENSHOTS, 'job-completed-375.png'), fullPage: true });
+  await page.setViewportSize({ width: 1440, height: 900 });
+  assert.deepEqual(errors, []);
+});
+
+test('a request no placement can fit is refused on the form, before any wait', async () => {
+  const page = demo;
+  await page.goto(server.base + '/submit');
+  await page.getByLabel('Name').fill('too-big');
+  await page.getByLabel('Script (run with bash)').fill('true');
+  await page.getByLabel('GPUs').fill('3');
+  await page.getByRole('button', { name: 'Submit' }).click();
+  await page.getByTestId('submit-error').getByText(/no placement can ever fit 3 GPU/).waitFor();
+  assert.equal(new URL(page.url()).pathname, '/submit');
+  await page.screenshot({ path: join(SCREENSHOTS, 'submit-no-fit-1440.png'), fullPage: true });
+});
+
+test('a 2-GPU job shows its reservation progress in the queue; cancel a running job', async () => {
+  // three 1-GPU jobs: demo's and one of admin's fill node-4090, admin's
+  // other takes a 3080 Ti (the highest tier is filled first, best fit)
+  const hold = (name) => ({ name, command: 'sleep 120', num_gpus: 1 });
+  const holds = [];
+  for (const [page, name] of [[demo, 'hold-mine'], [admin, 'hold-b'], [admin, 'hold-c']]) {
+    const { status, body } = await api(page, server.base, 'POST', '/v1/jobs', hold(name));
+    assert.equal(status, 201);
+    holds.push([page, body.id]);
+    cleanup.push([page, body.id]);
+    await until(`job ${body.id} running`, async () => (await api(page, server.base, 'GET', `/v1/jobs/${body.id}`)).body.state === 'RUNNING');
+  }
+  const { body: wide } = await api(demo, server.base, 'POST', '/v1/jobs', { name: 'wide', command: 'echo wide', num_gpus: 2 });
+  cleanup.push([demo, wide.id]);
+
+  // rank 1 reserves on the 4090 node (highest tier) with nothing idle yet
+  await demo.goto(server.base + '/queue');
+  const row = demo.getByTestId('global-queue').locator(`tr[data-job="${wide.id}"]`);
+  await row.getByText('waiting for 2 more GPUs on node-4090 (rtx4090), reserved 0/2').waitFor();
+  // one 4090 frees up: the reservation absorbs it; the page refreshes by itself
+  assert.equal((await api(admin, server.base, 'POST', `/v1/jobs/${holds[1][1]}/cancel`)).status, 202);
+  await row.getByText('waiting for 1 more GPU on node-4090 (rtx4090), reserved 1/2').waitFor();
+  assert.equal(await row.locator('progress').getAttribute('value'), '1');
+  await demo.screenshot({ path: join(SCREENSHOTS, 'queue-reservation-1440.png'), fullPage: true });
+  await demo.setViewportSize({ width: 375, height: 800 });
+  await demo.screenshot({ path: join(SCREENSHOTS, 'queue-reservation-375.png'), fullPage: true });
+  await demo.setViewportSize({ width: 1440, height: 900 });
+
+  // demo cancels its own running job from its page; the wide job then starts
+  const mine = holds[0][1];
+  await demo.goto(`${server.base}/jobs/${mine}`);
+  await demo.getByRole('button', { name: 'Cancel job…' }).click();
+  await demo.getByRole('button', { name: 'Yes, cancel it' }).click();
+  await until('CANCELLED', async () => (await stateOf(demo)) === 'CANCELLED');
+  await until('the wide job to start', async () => {
+    const { body } = await api(demo, server.base, 'GET', `/v1/jobs/${wide.id}`);
+    return ['RUNNING', 'COMPLETED'].includes(body.state);
+  });
+  await demo.screenshot({ path: join(SCREENSHOTS, 'job-cancelled-1440.png'), fullPage: true });
+});
+
+test('maintenance: the banner reaches researchers and the submit form refuses', async () => {
+  const { status } = await api(admin, server.base, 'POST', '/v1/admin/maintenance', { action: 'start', message: 'GPU driver upgrade' });
+  assert.equal(status, 200);
+  await demo.goto(server.base + '/submit');
+  const banner = demo.getByRole('status');
+  await banner.getByText('GPU driver upgrade').waitFor();
+  await demo.getByTestId('submit-paused').waitFor();
+  await demo.getByLabel('Name').fill('during-maintenance');
+  await demo.getByLabel('Script (run with bash)').fill('true');
+  await demo.getByRole('button', { name: 'Submit' }).click();
+  await demo.getByTestId('submit-error').getByText(/paused for maintenance/).waitFor();
+  await demo.screenshot({ path: join(SCREENSHOTS, 'maintenance-submit-1440.png'), fullPage: true });
+
+  assert.equal((await api(admin, server.base, 'POST', '/v1/admin/maintenance', { action: 'end' })).status, 200);
+  await demo.goto(server.base + '/queue');
+  assert.equal(await demo.locator('.banner').count(), 0, 'no banner once maintenance ends');
+});

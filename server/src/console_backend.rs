@@ -1,0 +1,143 @@
+//! The console's backend: [`ConsoleBackend`] on [`AppState`]. Each method
+//! resolves the viewer to a caller and calls the same service function the
+//! REST API uses, so console and API cannot disagree.
+
+use std::collections::BTreeMap;
+
+use app::backend::{ConsoleBackend, ConsoleError};
+use app::model::{DashboardView, JobView, MaintenanceView, Role, Viewer};
+use app::views::{JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
+
+use crate::auth::Caller;
+use crate::db;
+use crate::executor::layout::Layout;
+use crate::jobs::{self, input::SubmitBody, input::ValidSubmit, output, JobsError, ListQuery};
+use crate::state::AppState;
+
+fn internal(e: impl std::fmt::Display) -> ConsoleError {
+    tracing::error!(error = %e, "console request failed");
+    ConsoleError::Internal
+}
+
+fn from_jobs(e: JobsError) -> ConsoleError {
+    match e {
+        JobsError::NotFound | JobsError::FileNotFound => ConsoleError::NotFound,
+        JobsError::Forbidden(m) | JobsError::Conflict(m) => ConsoleError::Invalid(m),
+        JobsError::Field(f) => ConsoleError::Invalid(f.to_string()),
+        JobsError::Admission(a) => ConsoleError::Invalid(a.to_string()),
+        other => internal(other),
+    }
+}
+
+impl AppState {
+    async fn caller(&self, viewer: &Viewer) -> Result<Caller, ConsoleError> {
+        let mut conn = self.db.acquire().await.map_err(internal)?;
+        let user = db::accounts::user_by_username(&mut conn, &viewer.username)
+            .await
+            .map_err(internal)?
+            .ok_or(ConsoleError::Unauthenticated)?;
+        Ok(Caller { user, token_id: None })
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::new(&self.settings.executor.output_root)
+    }
+}
+
+/// `KEY=value` lines (blank lines and `#` comments skipped).
+fn parse_env(text: &str) -> Result<BTreeMap<String, String>, ConsoleError> {
+    let mut env = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| ConsoleError::Invalid(format!("env line {}: write KEY=value", n + 1)))?;
+        env.insert(key.trim().to_string(), value.to_string());
+    }
+    Ok(env)
+}
+
+fn parse_number(field: &str, text: &str) -> Result<Option<i64>, ConsoleError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: `{text}` is not a whole number")))
+}
+
+#[async_trait::async_trait]
+impl ConsoleBackend for AppState {
+    async fn dashboard(&self, _viewer: &Viewer) -> Result<DashboardView, ConsoleError> {
+        let mut conn = self.db.acquire().await.map_err(internal)?;
+        let tiers = db::cluster::list_tiers(&mut conn).await.map_err(internal)?;
+        let nodes = db::cluster::list_nodes(&mut conn).await.map_err(internal)?;
+        Ok(DashboardView { tiers, nodes })
+    }
+
+    async fn maintenance(&self) -> Result<MaintenanceView, ConsoleError> {
+        self.maintenance_view().await.map_err(internal)
+    }
+
+    async fn queue(&self, viewer: &Viewer) -> Result<QueueView, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        crate::views::queue(self, &caller).await.map_err(internal)
+    }
+
+    async fn jobs(&self, viewer: &Viewer, state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        let query = ListQuery { state, before, limit: Some(25), ..ListQuery::default() };
+        jobs::list(self, &caller, &query).await.map_err(from_jobs)
+    }
+
+    async fn job(&self, viewer: &Viewer, id: i64) -> Result<JobDetail, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        let job = jobs::get(self, &caller, id).await.map_err(from_jobs)?;
+        let mine = caller.user.role == Role::Admin || caller.user.username == job.user;
+        let files = if mine { output::list_files(&self.layout(), id).map_err(from_jobs)? } else { Vec::new() };
+        Ok(JobDetail { can_cancel: mine && !job.state.is_terminal(), can_read_output: mine, job, files })
+    }
+
+    async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        let job = jobs::get(self, &caller, id).await.map_err(from_jobs)?;
+        output::check_owner(&caller, &job).map_err(from_jobs)?;
+        output::read_log(&self.layout(), &job, offset).map_err(from_jobs)
+    }
+
+    async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        let body = SubmitBody {
+            name: form.name.trim().to_string(),
+            command: form.command.replace("\r\n", "\n"),
+            num_gpus: parse_number("num_gpus", &form.num_gpus)?.unwrap_or(1),
+            workspace: None,
+            time_limit_minutes: parse_number("time_limit_minutes", &form.time_limit_minutes)?,
+            env: parse_env(&form.env)?,
+        };
+        let valid = ValidSubmit::try_from(body).map_err(|f| ConsoleError::Invalid(f.to_string()))?;
+        jobs::submit(self, &caller, valid).await.map_err(from_jobs)
+    }
+
+    async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        jobs::cancel(self, &caller, id).await.map_err(from_jobs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_lines_are_parsed_and_mistakes_named() {
+        let env = parse_env("A=1\n\n# note\nB = x=y\n").unwrap();
+        assert_eq!(env.get("A").map(String::as_str), Some("1"));
+        assert_eq!(env.get("B").map(String::as_str), Some(" x=y"));
+        assert!(matches!(parse_env("oops"), Err(ConsoleError::Invalid(m)) if m.contains("line 1")));
+        assert_eq!(parse_number("num_gpus", " 2 ").unwrap(), Some(2));
+        assert!(parse_number("num_gpus", "two").is_err());
+    }
+}
