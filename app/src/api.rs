@@ -90,3 +90,17 @@ pub fn error_text(e: &ServerFnError) -> String {
         other => other.to_string(),
     }
 }
+
+#[server]
+pub async fn admin_view() -> Result<crate::views::AdminView, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.admin_view(&viewer).await.map_err(to_server_error)
+}
+
+#[server]
+pub async fn set_maintenance(action: String, message: String) -> Result<MaintenanceView, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.set_maintenance(&viewer, action, message).await.map_err(to_server_error)
+}

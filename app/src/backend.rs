@@ -6,7 +6,7 @@
 //! viewer, call one method, map the error.
 
 use crate::model::{DashboardView, JobView, MaintenanceView, Viewer};
-use crate::views::{JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
+use crate::views::{AdminView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
 use std::sync::Arc;
 
 /// Failures the console can show. Internal details stay in the server log.
@@ -35,6 +35,10 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError>;
     async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError>;
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError>;
+    /// Admins only (else `Forbidden`).
+    async fn admin_view(&self, viewer: &Viewer) -> Result<AdminView, ConsoleError>;
+    /// `start` (with a message) or `end`; admins only.
+    async fn set_maintenance(&self, viewer: &Viewer, action: String, message: String) -> Result<MaintenanceView, ConsoleError>;
 }
 
 /// The backend as Leptos context.

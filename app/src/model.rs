@@ -144,10 +144,26 @@ pub struct TierView {
     pub active: bool,
 }
 
+named_enum!(
+    /// What a GPU is doing right now (the dashboard's colours, with text).
+    GpuUse, "GPU use" {
+        Idle => "idle",
+        Research => "research",
+        Backfill => "backfill",
+        Reserved => "reserved",
+    }
+);
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuView {
     pub tier: String,
     pub index: i64,
+    #[serde(default = "idle")]
+    pub used_by: GpuUse,
+}
+
+fn idle() -> GpuUse {
+    GpuUse::Idle
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,6 +178,12 @@ pub struct NodeView {
 pub struct DashboardView {
     pub tiers: Vec<TierView>,
     pub nodes: Vec<NodeView>,
+    /// The viewer's jobs that are not over yet.
+    #[serde(default)]
+    pub my_jobs: Vec<JobView>,
+    /// Every lab's standing (decayed usage, running GPUs, queued jobs).
+    #[serde(default)]
+    pub labs: Vec<crate::views::LabView>,
 }
 
 /// A job's live reservation (api.md).

@@ -10,6 +10,7 @@ use leptos_router::{
     hooks::use_query_map,
     ParamSegment, StaticSegment,
 };
+use crate::pages_admin::AdminPage;
 use crate::pages_jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
 
 /// The document around the app, rendered on the server.
@@ -47,7 +48,7 @@ pub fn App() -> impl IntoView {
                 <Route path=StaticSegment("submit") view=SubmitPage/>
                 <Route path=StaticSegment("usage") view=|| view! { <Later title="Lab usage"/> }/>
                 <Route path=StaticSegment("account") view=|| view! { <Later title="Account"/> }/>
-                <Route path=StaticSegment("admin") view=|| view! { <Later title="Admin"/> }/>
+                <Route path=StaticSegment("admin") view=AdminPage/>
             </Routes>
         </Router>
     }
@@ -136,9 +137,43 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
         </section>
         <section aria-labelledby="nodes-h">
             <h2 id="nodes-h">"Nodes"</h2>
+            <ul class="legend" aria-label="Legend">
+                <li class="gpu gpu-research">"research job"</li>
+                <li class="gpu gpu-backfill">"LLM backfill"</li>
+                <li class="gpu gpu-reserved">"reserved for the next job"</li>
+                <li class="gpu gpu-idle">"idle"</li>
+            </ul>
             <div class="nodes" data-testid="nodes">
                 {data.nodes.into_iter().map(|n| view! { <NodeCard node=n/> }).collect_view()}
             </div>
+        </section>
+        <section aria-labelledby="mine-h">
+            <h2 id="mine-h">"My running and waiting jobs"</h2>
+            {if data.my_jobs.is_empty() {
+                view! { <p class="muted">"None. " <a href="/submit">"Submit a job"</a></p> }.into_any()
+            } else {
+                view! {
+                    <ul data-testid="my-jobs">
+                        {data.my_jobs.into_iter().map(|j| view! {
+                            <li><a href=format!("/jobs/{}", j.id)>{format!("#{} {}", j.id, j.name)}</a>
+                                " — " {j.state.as_str()}
+                                {j.pending_reason.map(|r| format!(" ({})", crate::views::reason_in_words(&r)))}</li>
+                        }).collect_view()}
+                    </ul>
+                }.into_any()
+            }}
+        </section>
+        <section aria-labelledby="labs-h">
+            <h2 id="labs-h">"Labs' standing"</h2>
+            <p class="muted">"Lower recent usage goes first in the queue (usage halves every week)."</p>
+            <table class="table" data-testid="labs">
+                <thead><tr><th>"Lab"</th><th>"Usage (TFLOP·s, decayed)"</th><th>"GPUs running"</th><th>"Jobs waiting"</th></tr></thead>
+                <tbody>
+                    {data.labs.into_iter().map(|l| view! {
+                        <tr><td>{l.name}</td><td>{format!("{:.0}", l.usage_tflop_s)}</td><td>{l.running_gpus}</td><td>{l.queued_jobs}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
         </section>
     }
 }
@@ -150,7 +185,9 @@ fn NodeCard(node: NodeView) -> impl IntoView {
             <h3>{node.name.clone()} " " <small class="muted">{node.state.as_str()}</small></h3>
             <ul class="gpus">
                 {node.gpus.into_iter().map(|g| view! {
-                    <li class="gpu gpu-idle">{format!("GPU {} · {}", g.index, g.tier)}</li>
+                    <li class=format!("gpu gpu-{}", g.used_by.as_str()) data-use=g.used_by.as_str()>
+                        {format!("GPU {} · {} · {}", g.index, g.tier, g.used_by.as_str())}
+                    </li>
                 }).collect_view()}
             </ul>
         </article>

@@ -113,6 +113,23 @@ pub struct FileEntry {
     pub modified: String,
 }
 
+/// One admin action from the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntryView {
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub target: Option<String>,
+    pub detail: String,
+}
+
+/// What the admin page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdminView {
+    pub maintenance: crate::model::MaintenanceView,
+    pub audit: Vec<AuditEntryView>,
+}
+
 /// A job as its detail page shows it: what the viewer may do with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobDetail {

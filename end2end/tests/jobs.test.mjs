@@ -112,22 +112,57 @@ test('a 2-GPU job shows its reservation progress in the queue; cancel a running 
     return ['RUNNING', 'COMPLETED'].includes(body.state);
   });
   await demo.screenshot({ path: join(SCREENSHOTS, 'job-cancelled-1440.png'), fullPage: true });
+  // nothing of ours keeps running into the maintenance test
+  assert.equal((await api(admin, server.base, 'POST', `/v1/jobs/${holds[2][1]}/cancel`)).status, 202);
+  for (const [page, id] of [holds[2], [demo, wide.id]]) {
+    await until(`job ${id} over`, async () => ['COMPLETED', 'CANCELLED'].includes((await api(page, server.base, 'GET', `/v1/jobs/${id}`)).body.state));
+  }
 });
 
-test('maintenance: the banner reaches researchers and the submit form refuses', async () => {
-  const { status } = await api(admin, server.base, 'POST', '/v1/admin/maintenance', { action: 'start', message: 'GPU driver upgrade' });
-  assert.equal(status, 200);
+test('maintenance from the admin page: phases advance, researchers see the banner and cannot submit', async () => {
+  await demo.goto(server.base + '/admin');
+  await demo.getByText('this page is for admins').waitFor();
+  assert.equal(await demo.getByRole('link', { name: 'Admin' }).count(), 0, 'no Admin link for researchers');
+
+  await admin.goto(server.base + '/admin');
+  await admin.getByLabel('Message shown to users').fill('GPU driver upgrade');
+  await admin.getByRole('button', { name: 'Start maintenance' }).click();
+  // nothing runs, so DRAINING and BACKFILL_RECOVERY pass by themselves
+  await until('ACTIVE', async () => (await admin.getByTestId('phase').textContent()) === 'ACTIVE');
+  await admin.getByTestId('audit').getByText('maintenance.start').waitFor();
+  await admin.screenshot({ path: join(SCREENSHOTS, 'admin-maintenance-active-1440.png'), fullPage: true });
+
   await demo.goto(server.base + '/submit');
-  const banner = demo.getByRole('status');
-  await banner.getByText('GPU driver upgrade').waitFor();
+  await demo.getByRole('status').getByText('GPU driver upgrade').waitFor();
   await demo.getByTestId('submit-paused').waitFor();
   await demo.getByLabel('Name').fill('during-maintenance');
   await demo.getByLabel('Script (run with bash)').fill('true');
   await demo.getByRole('button', { name: 'Submit' }).click();
   await demo.getByTestId('submit-error').getByText(/paused for maintenance/).waitFor();
   await demo.screenshot({ path: join(SCREENSHOTS, 'maintenance-submit-1440.png'), fullPage: true });
+  await demo.setViewportSize({ width: 375, height: 800 });
+  await demo.screenshot({ path: join(SCREENSHOTS, 'maintenance-submit-375.png'), fullPage: true });
+  await demo.setViewportSize({ width: 1440, height: 900 });
 
-  assert.equal((await api(admin, server.base, 'POST', '/v1/admin/maintenance', { action: 'end' })).status, 200);
+  await admin.getByRole('button', { name: 'End maintenance' }).click();
+  await until('NORMAL', async () => (await admin.getByTestId('phase').textContent()) === 'NORMAL');
   await demo.goto(server.base + '/queue');
   assert.equal(await demo.locator('.banner').count(), 0, 'no banner once maintenance ends');
+});
+
+test('the dashboard shows what each GPU does, in words too', async () => {
+  const { body } = await api(demo, server.base, 'POST', '/v1/jobs', { name: 'busy', command: 'sleep 60', num_gpus: 1 });
+  cleanup.push([demo, body.id]);
+  await until('running', async () => (await api(demo, server.base, 'GET', `/v1/jobs/${body.id}`)).body.state === 'RUNNING');
+  await demo.goto(server.base + '/');
+  const nodes = demo.getByTestId('nodes');
+  assert.equal(await nodes.locator('[data-use="research"]').count(), 1);
+  assert.equal(await nodes.locator('[data-use="idle"]').count(), 3);
+  await nodes.getByText(/GPU \d · rtx4090 · research/).waitFor();
+  await demo.getByTestId('my-jobs').getByText('busy').waitFor();
+  await demo.getByTestId('labs').getByText('demo-lab').waitFor();
+  await demo.screenshot({ path: join(SCREENSHOTS, 'dashboard-researcher-1440.png'), fullPage: true });
+  await demo.setViewportSize({ width: 375, height: 800 });
+  await demo.screenshot({ path: join(SCREENSHOTS, 'dashboard-researcher-375.png'), fullPage: true });
+  await demo.setViewportSize({ width: 1440, height: 900 });
 });

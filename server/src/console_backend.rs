@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use app::backend::{ConsoleBackend, ConsoleError};
 use app::model::{DashboardView, JobView, MaintenanceView, Role, Viewer};
-use app::views::{JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
+use app::views::{AdminView, AuditEntryView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
 
+use crate::admin;
 use crate::auth::Caller;
 use crate::db;
 use crate::executor::layout::Layout;
@@ -37,6 +38,15 @@ impl AppState {
             .map_err(internal)?
             .ok_or(ConsoleError::Unauthenticated)?;
         Ok(Caller { user, token_id: None })
+    }
+
+    async fn admin(&self, viewer: &Viewer) -> Result<Caller, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        if caller.user.role == Role::Admin {
+            Ok(caller)
+        } else {
+            Err(ConsoleError::Forbidden)
+        }
     }
 
     fn layout(&self) -> Layout {
@@ -70,11 +80,25 @@ fn parse_number(field: &str, text: &str) -> Result<Option<i64>, ConsoleError> {
 
 #[async_trait::async_trait]
 impl ConsoleBackend for AppState {
-    async fn dashboard(&self, _viewer: &Viewer) -> Result<DashboardView, ConsoleError> {
+    async fn dashboard(&self, viewer: &Viewer) -> Result<DashboardView, ConsoleError> {
+        let caller = self.caller(viewer).await?;
         let mut conn = self.db.acquire().await.map_err(internal)?;
         let tiers = db::cluster::list_tiers(&mut conn).await.map_err(internal)?;
-        let nodes = db::cluster::list_nodes(&mut conn).await.map_err(internal)?;
-        Ok(DashboardView { tiers, nodes })
+        let mut nodes = db::cluster::list_nodes(&mut conn).await.map_err(internal)?;
+        let uses = db::views::gpu_uses(&mut conn).await.map_err(internal)?;
+        for node in &mut nodes {
+            for gpu in &mut node.gpus {
+                if let Some(used) = uses.get(&(node.name.clone(), gpu.tier.clone(), gpu.index as u32)) {
+                    gpu.used_by = *used;
+                }
+            }
+        }
+        let labs = db::views::labs(&mut conn, crate::clock::now_ms()).await.map_err(internal)?;
+        drop(conn);
+        let open = "USER_QUEUE_WAIT,GLOBAL_QUEUE_WAIT,DISPATCHING,RUNNING,CANCELLING".to_string();
+        let query = ListQuery { state: Some(open), user: Some(caller.user.username.clone()), limit: Some(50), ..ListQuery::default() };
+        let my_jobs = jobs::list(self, &caller, &query).await.map_err(from_jobs)?.jobs;
+        Ok(DashboardView { tiers, nodes, my_jobs, labs })
     }
 
     async fn maintenance(&self) -> Result<MaintenanceView, ConsoleError> {
@@ -124,6 +148,31 @@ impl ConsoleBackend for AppState {
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError> {
         let caller = self.caller(viewer).await?;
         jobs::cancel(self, &caller, id).await.map_err(from_jobs)
+    }
+
+    async fn admin_view(&self, viewer: &Viewer) -> Result<AdminView, ConsoleError> {
+        self.admin(viewer).await?;
+        let maintenance = self.maintenance_view().await.map_err(internal)?;
+        let rows = db::audit::list(&mut *self.db.acquire().await.map_err(internal)?, i64::MAX, 50).await.map_err(internal)?;
+        let audit = rows
+            .into_iter()
+            .map(|r| AuditEntryView { at: crate::clock::rfc3339(r.at_ms), actor: r.actor, action: r.action, target: r.target, detail: r.detail })
+            .collect();
+        Ok(AdminView { maintenance, audit })
+    }
+
+    async fn set_maintenance(&self, viewer: &Viewer, action: String, message: String) -> Result<MaintenanceView, ConsoleError> {
+        let caller = self.admin(viewer).await?;
+        let action = match action.as_str() {
+            "start" => admin::MaintenanceAction::Start { message: Some(message) },
+            "end" => admin::MaintenanceAction::End,
+            other => return Err(ConsoleError::Invalid(format!("unknown action `{other}`"))),
+        };
+        admin::maintenance(self, &caller, action).await.map_err(|e| match e {
+            admin::AdminError::Db(e) => internal(e),
+            admin::AdminError::Internal(e) => internal(e),
+            other => ConsoleError::Invalid(other.to_string()),
+        })
     }
 }
 

@@ -110,7 +110,7 @@ pub async fn list_nodes(conn: &mut SqliteConnection) -> Result<Vec<NodeView>, sq
             nodes.push(NodeView { name: r.node.clone(), state, gpus: Vec::new() });
         }
         if let (Some(tier), Some(index), Some(node)) = (r.tier, r.gpu_index, nodes.last_mut()) {
-            node.gpus.push(GpuView { tier, index });
+            node.gpus.push(GpuView { tier, index, used_by: app::model::GpuUse::Idle });
         }
     }
     Ok(nodes)

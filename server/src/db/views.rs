@@ -205,3 +205,33 @@ pub async fn backfill_instances(conn: &mut SqliteConnection) -> Result<Vec<Backf
         })
         .collect())
 }
+
+/// What each GPU does now, by `(node, tier, index)`; GPUs not listed are idle.
+pub async fn gpu_uses(conn: &mut SqliteConnection) -> Result<std::collections::HashMap<(String, String, u32), app::model::GpuUse>, sqlx::Error> {
+    use app::model::GpuUse;
+    let mut uses = std::collections::HashMap::new();
+    for p in super::scheduling::load_placements(conn).await? {
+        for g in &p.backfill {
+            uses.insert((p.node.clone(), p.tier.clone(), *g), GpuUse::Backfill);
+        }
+    }
+    let reserved = sqlx::query!("SELECT reserved_node, reserved_tier, reserved_gpus FROM jobs WHERE reserved_node IS NOT NULL")
+        .fetch_all(&mut *conn)
+        .await?;
+    for r in reserved {
+        if let (Some(node), Some(tier)) = (r.reserved_node, r.reserved_tier) {
+            for g in parse_gpus(r.reserved_gpus.as_deref()) {
+                uses.insert((node.clone(), tier.clone(), g), GpuUse::Reserved);
+            }
+        }
+    }
+    let running = sqlx::query!("SELECT node, tier, gpu_indices FROM job_attempts WHERE phase IN ('DISPATCHING', 'RUNNING')")
+        .fetch_all(&mut *conn)
+        .await?;
+    for r in running {
+        for g in parse_gpus(Some(&r.gpu_indices)) {
+            uses.insert((r.node.clone(), r.tier.clone(), g), GpuUse::Research);
+        }
+    }
+    Ok(uses)
+}
