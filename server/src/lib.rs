@@ -2,6 +2,7 @@
 //! /v1, health, metrics) and, in later modules, the scheduler and executors.
 
 pub mod auth;
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod console_backend;

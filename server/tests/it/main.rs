@@ -4,6 +4,7 @@
 mod api;
 mod auth;
 mod backfill;
+mod cli;
 mod console;
 mod helpers;
 mod local_executor;

@@ -1,0 +1,106 @@
+//! The `jpu` command-line client against the real server (local
+//! executor): sign-in, submit, follow logs, cancel, queue, usage,
+//! maintenance, and the exit codes scripts rely on.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::helpers::{TestApp, ADMIN_PASSWORD, DEMO_PASSWORD};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+async fn jpu(config: &Path, args: &[&str], password: Option<&str>) -> Run {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu"));
+    command.args(args).env("JPU_CONFIG_DIR", config).env_remove("JPU_SERVER").env_remove("JPU_PASSWORD");
+    if let Some(p) = password {
+        command.env("JPU_PASSWORD", p);
+    }
+    let out = command.output().await.expect("jpu runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[tokio::test]
+async fn a_researcher_drives_a_job_from_the_command_line() {
+    let app = TestApp::spawn_local().await;
+    let config = tempfile::tempdir().unwrap();
+    let cfg = config.path();
+
+    let nope = jpu(cfg, &["jobs"], None).await;
+    assert_eq!(nope.code, 3, "not signed in: {}", nope.stderr);
+    assert!(nope.stderr.contains("jpu login"), "{}", nope.stderr);
+    let wrong = jpu(cfg, &["login", "--server", &app.base, "-u", "demo"], Some("wrong")).await;
+    assert_eq!(wrong.code, 3);
+    assert!(wrong.stderr.contains("UNAUTHENTICATED: wrong username or password"), "{}", wrong.stderr);
+
+    let login = jpu(cfg, &["login", "--server", &app.base, "-u", "demo"], Some(DEMO_PASSWORD)).await;
+    assert_eq!(login.code, 0, "{}", login.stderr);
+    let mode = std::fs::metadata(cfg.join("config.json")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the token file is private");
+
+    let script = cfg.join("train.sh");
+    std::fs::write(&script, "echo \"lr=$LR\"\nsleep 1\necho epoch-done\n").unwrap();
+    let submitted = jpu(cfg, &["--json", "submit", script.to_str().unwrap(), "--gpus", "1", "--env", "LR=0.1", "--time", "10"], None).await;
+    assert_eq!(submitted.code, 0, "{}", submitted.stderr);
+    let job: Value = serde_json::from_str(&submitted.stdout).unwrap();
+    let id = job["id"].as_i64().unwrap();
+    assert_eq!(job["name"], "train.sh");
+    assert_eq!(job["time_limit_minutes"], 10);
+
+    // -f follows the output until the job ends
+    let logs = jpu(cfg, &["logs", &id.to_string(), "-f"], None).await;
+    assert_eq!(logs.code, 0, "{}", logs.stderr);
+    assert!(logs.stdout.contains("lr=0.1") && logs.stdout.contains("epoch-done"), "{}", logs.stdout);
+
+    let show = jpu(cfg, &["show", &id.to_string()], None).await;
+    assert!(show.stdout.contains("COMPLETED") && show.stdout.contains("attempts:"), "{}", show.stdout);
+    let jobs = jpu(cfg, &["jobs", "--state", "COMPLETED"], None).await;
+    assert!(jobs.stdout.starts_with("ID") && jobs.stdout.contains("train.sh"), "{}", jobs.stdout);
+    let again = jpu(cfg, &["cancel", &id.to_string()], None).await;
+    assert_eq!(again.code, 1, "cancelling an ended job is refused");
+    assert!(again.stderr.contains("CONFLICT"), "{}", again.stderr);
+
+    let too_big = jpu(cfg, &["submit", script.to_str().unwrap(), "--gpus", "9"], None).await;
+    assert_eq!(too_big.code, 1);
+    assert!(too_big.stderr.contains("VALIDATION") && too_big.stderr.contains("num_gpus"), "{}", too_big.stderr);
+    assert_eq!(jpu(cfg, &["queue"], None).await.code, 0);
+    let usage = jpu(cfg, &["usage"], None).await;
+    assert!(usage.stdout.contains("demo-lab"), "{}", usage.stdout);
+    let forbidden = jpu(cfg, &["maintenance", "start", "--message", "x"], None).await;
+    assert_eq!(forbidden.code, 1);
+    assert!(forbidden.stderr.contains("FORBIDDEN"), "{}", forbidden.stderr);
+    assert_eq!(jpu(cfg, &["bogus"], None).await.code, 2, "usage errors exit 2");
+
+    let logout = jpu(cfg, &["logout"], None).await;
+    assert_eq!(logout.code, 0);
+    assert_eq!(jpu(cfg, &["jobs"], None).await.code, 3);
+}
+
+#[tokio::test]
+async fn an_admin_runs_maintenance_from_the_command_line() {
+    let app = TestApp::spawn_scheduling().await;
+    let config = tempfile::tempdir().unwrap();
+    let cfg = config.path();
+    assert_eq!(jpu(cfg, &["login", "--server", &app.base, "-u", "admin"], Some(ADMIN_PASSWORD)).await.code, 0);
+    let started = jpu(cfg, &["maintenance", "start", "--message", "kernel update"], None).await;
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert!(started.stdout.starts_with("DRAINING") && started.stdout.contains("kernel update"), "{}", started.stdout);
+    let status = jpu(cfg, &["--json", "maintenance", "status"], None).await;
+    let status: Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_ne!(status["phase"], "NORMAL");
+    assert_eq!(jpu(cfg, &["maintenance", "end"], None).await.code, 0);
+
+    // a server that is not there
+    let gone = tempfile::tempdir().unwrap();
+    let down = jpu(gone.path(), &["login", "--server", "http://127.0.0.1:9", "-u", "admin"], Some("x")).await;
+    assert_eq!(down.code, 4, "{}", down.stderr);
+}
