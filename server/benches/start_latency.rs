@@ -49,24 +49,11 @@ async fn main() {
             .await
             .unwrap();
         let id = job["id"].as_i64().unwrap();
-        loop {
-            let job: Value = client.get(format!("{base}/v1/jobs/{id}")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
-            let state = job["state"].as_str().unwrap_or_default();
-            if state == "RUNNING" || state == "COMPLETED" {
-                latencies.push(started.elapsed());
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(30), "job {id} never started: {job}");
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        let url = format!("{base}/v1/jobs/{id}");
+        wait_state(&client, &url, &token, &["RUNNING", "COMPLETED"]).await;
+        latencies.push(started.elapsed());
         // let it finish so the next one finds an idle GPU
-        loop {
-            let job: Value = client.get(format!("{base}/v1/jobs/{id}")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
-            if job["state"] == "COMPLETED" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        wait_state(&client, &url, &token, &["COMPLETED"]).await;
     }
     latencies.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -76,4 +63,17 @@ async fn main() {
         ms(latencies[SAMPLES * 9 / 10]),
         ms(latencies[SAMPLES - 1])
     );
+}
+
+/// Polls the job every 2 ms until its state is one of `states` (30 s at most).
+async fn wait_state(client: &reqwest::Client, url: &str, token: &str, states: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let job: Value = client.get(url).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+        if states.contains(&job["state"].as_str().unwrap_or_default()) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{url} never reached {states:?}: {job}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }

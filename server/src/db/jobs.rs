@@ -403,15 +403,12 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         usage_tflop_s: a.usage_tflop_s,
     })
     .collect();
-    let reservation = match (j.reserved_node, j.reserved_tier) {
-        (Some(node), Some(tier)) => Some(app::model::ReservationView {
-            node,
-            tier,
-            gpus: parse_gpus(j.reserved_gpus.as_deref()).len() as u32,
-            gpu_seconds: j.reservation_gpu_seconds,
-        }),
-        _ => None,
-    };
+    let reservation = super::scheduling::reservation_view(
+        j.reserved_node,
+        j.reserved_tier,
+        j.reserved_gpus.as_deref(),
+        j.reservation_gpu_seconds,
+    );
     let state: JobState = j.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     Ok(Some(app::model::JobView {
         id: j.id,

@@ -14,6 +14,16 @@ pub fn parse_gpus(text: Option<&str>) -> Vec<u32> {
     text.unwrap_or_default().split(',').filter_map(|s| s.trim().parse().ok()).collect()
 }
 
+/// A job's reservation columns as the API shows them (None = none held).
+pub fn reservation_view(
+    node: Option<String>,
+    tier: Option<String>,
+    gpus: Option<&str>,
+    gpu_seconds: f64,
+) -> Option<app::model::ReservationView> {
+    Some(app::model::ReservationView { node: node?, tier: tier?, gpus: parse_gpus(gpus).len() as u32, gpu_seconds })
+}
+
 pub fn format_gpus(gpus: &[u32]) -> String {
     gpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }

@@ -63,15 +63,12 @@ pub async fn queue(conn: &mut SqliteConnection, user_id: i64, now_ms: i64) -> Re
         .into_iter()
         .map(|r| {
             let lab_usage = usage::decayed(&LabUsage { lab: r.lab_id, value: r.usage_value, as_of_ms: r.usage_as_of }, now_ms);
-            let reservation = match (r.reserved_node, r.reserved_tier) {
-                (Some(node), Some(tier)) => Some(app::model::ReservationView {
-                    node,
-                    tier,
-                    gpus: parse_gpus(r.reserved_gpus.as_deref()).len() as u32,
-                    gpu_seconds: r.reservation_gpu_seconds,
-                }),
-                _ => None,
-            };
+            let reservation = super::scheduling::reservation_view(
+                r.reserved_node,
+                r.reserved_tier,
+                r.reserved_gpus.as_deref(),
+                r.reservation_gpu_seconds,
+            );
             let entry = QueueEntry {
                 rank: r.rank.map(|x| x as u32),
                 id: r.id,
