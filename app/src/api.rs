@@ -104,3 +104,11 @@ pub async fn set_maintenance(action: String, message: String) -> Result<Maintena
     let viewer = signed_in().await?;
     backend()?.0.set_maintenance(&viewer, action, message).await.map_err(to_server_error)
 }
+
+/// Why the cluster cannot be reached right now (signed-in users only).
+#[server]
+pub async fn cluster_problem() -> Result<Option<String>, ServerFnError> {
+    use crate::backend::*;
+    signed_in().await?;
+    Ok(backend()?.0.executor_problem().await)
+}

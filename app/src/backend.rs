@@ -35,6 +35,8 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError>;
     async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError>;
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError>;
+    /// Why the executor (e.g. Slurm) cannot be reached, if it cannot.
+    async fn executor_problem(&self) -> Option<String>;
     /// Admins only (else `Forbidden`).
     async fn admin_view(&self, viewer: &Viewer) -> Result<AdminView, ConsoleError>;
     /// `start` (with a message) or `end`; admins only.

@@ -1,7 +1,7 @@
 //! Pieces every console page uses: the top bar with navigation and the
 //! signed-in user, and the maintenance banner.
 
-use crate::api::{maintenance_status, whoami};
+use crate::api::{cluster_problem, maintenance_status, whoami};
 use crate::model::{MaintenancePhase, MaintenanceView, Viewer};
 use leptos::prelude::*;
 
@@ -56,6 +56,7 @@ fn Nav(viewer: Viewer) -> impl IntoView {
 pub fn Layout(children: Children) -> impl IntoView {
     let viewer = Resource::new(|| (), |_| whoami());
     let maintenance = Resource::new(|| (), |_| maintenance_status());
+    let cluster = Resource::new(|| (), |_| cluster_problem());
     view! {
         <header class="topbar">
             <a class="brand" href="/">"JPU-Share"</a>
@@ -68,6 +69,17 @@ pub fn Layout(children: Children) -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 maintenance.await.ok().map(|m| view! { <MaintenanceBanner status=m/> })
+            })}
+        </Suspense>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                cluster.await.ok().flatten().map(|problem| view! {
+                    <div class="banner" role="status" data-testid="cluster-down">
+                        <strong>"Cluster unreachable"</strong>
+                        " New jobs stay queued until it answers again. "
+                        <span class="banner-since">{problem}</span>
+                    </div>
+                })
             })}
         </Suspense>
         <main class="content">{children()}</main>

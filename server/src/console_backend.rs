@@ -150,6 +150,10 @@ impl ConsoleBackend for AppState {
         jobs::cancel(self, &caller, id).await.map_err(from_jobs)
     }
 
+    async fn executor_problem(&self) -> Option<String> {
+        self.executor_health.problem()
+    }
+
     async fn admin_view(&self, viewer: &Viewer) -> Result<AdminView, ConsoleError> {
         self.admin(viewer).await?;
         let maintenance = self.maintenance_view().await.map_err(internal)?;

@@ -93,6 +93,7 @@ impl Application {
             leptos,
             metrics: crate::telemetry::metrics_handle(),
             wake: Arc::new(tokio::sync::Notify::new()),
+            executor_health: Default::default(),
         };
         let router = crate::http::router(state.clone(), session_store, session_key);
         let executor: Option<Arc<dyn Executor>> = match state.settings.executor.kind {
@@ -145,6 +146,7 @@ impl Application {
             cycle: Duration::from_millis(settings.scheduler.cycle_ms.max(1)),
             grace: Duration::from_secs(settings.cancel.grace_seconds),
             layout: crate::executor::layout::Layout::new(&settings.executor.output_root),
+            health: self.state.executor_health.clone(),
             backfill: crate::scheduler::backfill::BackfillPolicy {
                 enabled: settings.backfill.enabled && !settings.backfill.command.trim().is_empty(),
                 min_idle_ms: (settings.backfill.min_idle_seconds * 1000) as i64,

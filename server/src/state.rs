@@ -23,6 +23,8 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// Wakes the scheduler loop at once (submit, cancel, admin change).
     pub wake: Arc<tokio::sync::Notify>,
+    /// Set by the scheduler loop when the executor cannot be reached.
+    pub executor_health: crate::scheduler::runner::ExecutorHealth,
 }
 
 impl FromRef<AppState> for LeptosOptions {

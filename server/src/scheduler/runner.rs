@@ -32,10 +32,26 @@ pub enum LoopError {
 /// What one cycle did (for tests and logs).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct CycleReport {
+    /// The executor could not be reached this cycle (e.g. Slurm is down).
+    pub executor_problem: Option<String>,
     pub ended: usize,
     pub started: Vec<i64>,
     pub refused: Vec<i64>,
     pub waiting: usize,
+}
+
+/// Whether the executor answered the last cycle (`None` = it did).
+#[derive(Clone, Default)]
+pub struct ExecutorHealth(Arc<std::sync::RwLock<Option<String>>>);
+
+impl ExecutorHealth {
+    pub fn set(&self, problem: Option<String>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = problem;
+    }
+
+    pub fn problem(&self) -> Option<String> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 #[derive(Clone)]
@@ -46,6 +62,8 @@ pub struct Scheduler {
     pub cycle: Duration,
     pub grace: Duration,
     pub layout: Layout,
+    /// What /healthz and the console say about the executor.
+    pub health: ExecutorHealth,
     pub backfill: super::backfill::BackfillPolicy,
     /// `backfill.command`
     pub backfill_command: String,
@@ -65,12 +83,14 @@ impl Scheduler {
                 Ok(_) => {}
                 Err(e) => {
                     tracing::error!(error = %e, "cannot reconcile with the executor; retrying");
+                    self.health.set(Some(e.to_string()));
                     tokio::select! {
                         _ = &mut shutdown => return,
                         _ = tokio::time::sleep(self.cycle) => continue,
                     }
                 }
             }
+            self.health.set(None);
             break;
         }
         if let Err(e) = self.recover_backfill().await {
@@ -87,10 +107,16 @@ impl Scheduler {
                 _ = self.wake.notified() => {}
             }
             match self.cycle_once().await {
-                Ok(report) if !report.started.is_empty() || report.ended > 0 => {
-                    tracing::info!(started = ?report.started, ended = report.ended, waiting = report.waiting, "scheduler cycle");
+                Ok(report) => {
+                    if !report.started.is_empty() || report.ended > 0 {
+                        tracing::info!(started = ?report.started, ended = report.ended, waiting = report.waiting, "scheduler cycle");
+                    }
+                    self.health.set(report.executor_problem);
                 }
-                Ok(_) => {}
+                Err(LoopError::Executor(e)) => {
+                    tracing::error!(error = %e, "scheduler cycle failed");
+                    self.health.set(Some(e.to_string()));
+                }
                 Err(e) => tracing::error!(error = %e, "scheduler cycle failed"),
             }
         }
@@ -157,7 +183,12 @@ impl Scheduler {
                 tx.commit().await?;
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot read the executor's nodes"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the executor's nodes");
+                if matches!(e, ExecutorError::Unavailable(_)) {
+                    report.executor_problem = Some(e.to_string());
+                }
+            }
         }
         let now = now_ms();
         let mut tx = db::write_tx(&self.db).await?;

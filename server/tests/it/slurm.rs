@@ -184,3 +184,28 @@ async fn research_takes_gpus_back_from_slurm_backfill_within_the_grace() {
     }
     eprintln!("research start with every GPU on backfill: {took:?}");
 }
+
+/// Slurm cannot be reached (here: its commands are missing): /healthz
+/// says so, the server keeps working and jobs stay queued with the error.
+#[tokio::test]
+async fn an_unreachable_slurm_is_reported_and_jobs_stay_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(dir.path(), &[("JPU__EXECUTOR__KIND", "slurm"), ("PATH", "/nonexistent")]).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    let id = app.submit_ok(&token, job("patient", 1, "true")).await["id"].as_i64().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let health = loop {
+        let health: Value = app.healthz().await.json().await.unwrap();
+        if health["status"] == "degraded" {
+            break health;
+        }
+        assert!(std::time::Instant::now() < deadline, "{health}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(health["executor"]["kind"], "slurm");
+    assert!(health["executor"]["message"].as_str().unwrap().contains("scontrol"), "{health}");
+    let job: Value = app.job(&token, id).await.json().await.unwrap();
+    assert_eq!(job["state"], "GLOBAL_QUEUE_WAIT", "{job}");
+    server.kill9().await;
+}
