@@ -112,3 +112,10 @@ pub async fn cluster_problem() -> Result<Option<String>, ServerFnError> {
     signed_in().await?;
     Ok(backend()?.0.executor_problem().await)
 }
+
+#[server]
+pub async fn usage_page(lab: Option<String>) -> Result<crate::views::UsagePage, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.usage(&viewer, lab).await.map_err(to_server_error)
+}

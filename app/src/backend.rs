@@ -6,7 +6,7 @@
 //! viewer, call one method, map the error.
 
 use crate::model::{DashboardView, JobView, MaintenanceView, Viewer};
-use crate::views::{AdminView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
+use crate::views::{AdminView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm, UsagePage};
 use std::sync::Arc;
 
 /// Failures the console can show. Internal details stay in the server log.
@@ -35,6 +35,8 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError>;
     async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError>;
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError>;
+    /// `lab` = whose 30 days to chart (default: the viewer's).
+    async fn usage(&self, viewer: &Viewer, lab: Option<String>) -> Result<UsagePage, ConsoleError>;
     /// Why the executor (e.g. Slurm) cannot be reached, if it cannot.
     async fn executor_problem(&self) -> Option<String>;
     /// Admins only (else `Forbidden`).

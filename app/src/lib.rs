@@ -15,6 +15,7 @@ pub mod model;
 pub mod pages;
 pub mod pages_admin;
 pub mod pages_jobs;
+pub mod pages_usage;
 pub mod views;
 
 pub use pages::{shell, App};

@@ -11,6 +11,7 @@ use leptos_router::{
     ParamSegment, StaticSegment,
 };
 use crate::pages_admin::AdminPage;
+use crate::pages_usage::UsagePageView;
 use crate::pages_jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
 
 /// The document around the app, rendered on the server.
@@ -46,7 +47,7 @@ pub fn App() -> impl IntoView {
                 <Route path=StaticSegment("jobs") view=JobsPage/>
                 <Route path=(StaticSegment("jobs"), ParamSegment("id")) view=JobPage/>
                 <Route path=StaticSegment("submit") view=SubmitPage/>
-                <Route path=StaticSegment("usage") view=|| view! { <Later title="Lab usage"/> }/>
+                <Route path=StaticSegment("usage") view=UsagePageView/>
                 <Route path=StaticSegment("account") view=|| view! { <Later title="Account"/> }/>
                 <Route path=StaticSegment("admin") view=AdminPage/>
             </Routes>

@@ -113,6 +113,15 @@ pub struct FileEntry {
     pub modified: String,
 }
 
+/// The lab usage page: every lab's standing and one lab's last 30 days.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsagePage {
+    pub labs: Vec<LabView>,
+    /// The viewer's lab.
+    pub my_lab: String,
+    pub series: LabUsageSeries,
+}
+
 /// One admin action from the audit log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntryView {

@@ -166,3 +166,17 @@ test('the dashboard shows what each GPU does, in words too', async () => {
   await demo.screenshot({ path: join(SCREENSHOTS, 'dashboard-researcher-375.png'), fullPage: true });
   await demo.setViewportSize({ width: 1440, height: 900 });
 });
+
+test('lab usage: my lab\'s share, its place, and 30 days as a chart', async () => {
+  await demo.goto(server.base + '/usage');
+  const share = demo.getByTestId('share');
+  await share.getByText(/^demo-lab has \d+% of all labs' recent usage and is \d of \d by usage/).waitFor();
+  const chart = demo.getByTestId('usage-chart');
+  await chart.waitFor();
+  assert.ok(await chart.locator('rect').count() >= 1, 'today has bars (jobs ran)');
+  assert.match(await chart.getAttribute('aria-label'), /Daily usage of demo-lab, 30 days/);
+  await demo.screenshot({ path: join(SCREENSHOTS, 'usage-1440.png'), fullPage: true });
+  await demo.setViewportSize({ width: 375, height: 800 });
+  await demo.screenshot({ path: join(SCREENSHOTS, 'usage-375.png'), fullPage: true });
+  await demo.setViewportSize({ width: 1440, height: 900 });
+});

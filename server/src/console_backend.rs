@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use app::backend::{ConsoleBackend, ConsoleError};
 use app::model::{DashboardView, JobView, MaintenanceView, Role, Viewer};
-use app::views::{AdminView, AuditEntryView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm};
+use app::views::{AdminView, AuditEntryView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm, UsagePage};
 
 use crate::admin;
 use crate::auth::Caller;
@@ -148,6 +148,17 @@ impl ConsoleBackend for AppState {
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError> {
         let caller = self.caller(viewer).await?;
         jobs::cancel(self, &caller, id).await.map_err(from_jobs)
+    }
+
+    async fn usage(&self, viewer: &Viewer, lab: Option<String>) -> Result<UsagePage, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        let labs = crate::views::labs(self).await.map_err(internal)?;
+        let lab = lab.filter(|l| !l.is_empty()).unwrap_or_else(|| caller.user.lab.clone());
+        let series = crate::views::lab_usage(self, &lab, Some(30)).await.map_err(|e| match e {
+            crate::views::ViewError::NoSuchLab => ConsoleError::Invalid(format!("no lab named `{lab}`")),
+            other => internal(other),
+        })?;
+        Ok(UsagePage { labs, my_lab: caller.user.lab, series })
     }
 
     async fn executor_problem(&self) -> Option<String> {
