@@ -119,3 +119,31 @@ pub async fn usage_page(lab: Option<String>) -> Result<crate::views::UsagePage, 
     let viewer = signed_in().await?;
     backend()?.0.usage(&viewer, lab).await.map_err(to_server_error)
 }
+
+#[server]
+pub async fn change_password(current: String, new: String) -> Result<(), ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.change_password(&viewer, current, new).await.map_err(to_server_error)
+}
+
+#[server]
+pub async fn my_tokens() -> Result<Vec<crate::views::TokenView>, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.tokens(&viewer).await.map_err(to_server_error)
+}
+
+#[server]
+pub async fn create_token(label: String) -> Result<crate::views::NewToken, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.create_token(&viewer, label).await.map_err(to_server_error)
+}
+
+#[server]
+pub async fn revoke_token(id: i64) -> Result<(), ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.revoke_token(&viewer, id).await.map_err(to_server_error)
+}

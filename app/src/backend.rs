@@ -6,7 +6,7 @@
 //! viewer, call one method, map the error.
 
 use crate::model::{DashboardView, JobView, MaintenanceView, Viewer};
-use crate::views::{AdminView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm, UsagePage};
+use crate::views::{AdminView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm, TokenView, UsagePage};
 use std::sync::Arc;
 
 /// Failures the console can show. Internal details stay in the server log.
@@ -37,6 +37,10 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError>;
     /// `lab` = whose 30 days to chart (default: the viewer's).
     async fn usage(&self, viewer: &Viewer, lab: Option<String>) -> Result<UsagePage, ConsoleError>;
+    async fn change_password(&self, viewer: &Viewer, current: String, new: String) -> Result<(), ConsoleError>;
+    async fn tokens(&self, viewer: &Viewer) -> Result<Vec<TokenView>, ConsoleError>;
+    async fn create_token(&self, viewer: &Viewer, label: String) -> Result<NewToken, ConsoleError>;
+    async fn revoke_token(&self, viewer: &Viewer, id: i64) -> Result<(), ConsoleError>;
     /// Why the executor (e.g. Slurm) cannot be reached, if it cannot.
     async fn executor_problem(&self) -> Option<String>;
     /// Admins only (else `Forbidden`).

@@ -13,6 +13,7 @@ pub mod backend;
 pub mod components;
 pub mod model;
 pub mod pages;
+pub mod pages_account;
 pub mod pages_admin;
 pub mod pages_jobs;
 pub mod pages_usage;

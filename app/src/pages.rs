@@ -10,6 +10,7 @@ use leptos_router::{
     hooks::use_query_map,
     ParamSegment, StaticSegment,
 };
+use crate::pages_account::AccountPage;
 use crate::pages_admin::AdminPage;
 use crate::pages_usage::UsagePageView;
 use crate::pages_jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
@@ -48,21 +49,10 @@ pub fn App() -> impl IntoView {
                 <Route path=(StaticSegment("jobs"), ParamSegment("id")) view=JobPage/>
                 <Route path=StaticSegment("submit") view=SubmitPage/>
                 <Route path=StaticSegment("usage") view=UsagePageView/>
-                <Route path=StaticSegment("account") view=|| view! { <Later title="Account"/> }/>
+                <Route path=StaticSegment("account") view=AccountPage/>
                 <Route path=StaticSegment("admin") view=AdminPage/>
             </Routes>
         </Router>
-    }
-}
-
-/// A page whose content has not been built yet; says so plainly.
-#[component]
-fn Later(title: &'static str) -> impl IntoView {
-    view! {
-        <Layout>
-            <h1>{title}</h1>
-            <p class="muted">"This page is not available yet. Use the REST API (/v1) meanwhile."</p>
-        </Layout>
     }
 }
 

@@ -122,6 +122,23 @@ pub struct UsagePage {
     pub series: LabUsageSeries,
 }
 
+/// An API token as its owner sees it (never the token itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenView {
+    pub id: i64,
+    pub label: Option<String>,
+    pub created_at: String,
+    pub expires_at: String,
+    pub last_used_at: Option<String>,
+}
+
+/// A token just created: the only time its secret is shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewToken {
+    pub token: String,
+    pub expires_at: String,
+}
+
 /// One admin action from the audit log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntryView {

@@ -180,3 +180,26 @@ test('lab usage: my lab\'s share, its place, and 30 days as a chart', async () =
   await demo.screenshot({ path: join(SCREENSHOTS, 'usage-375.png'), fullPage: true });
   await demo.setViewportSize({ width: 1440, height: 900 });
 });
+
+test('account: a token is shown once, works, and stops working when revoked; the password changes', async () => {
+  await demo.goto(server.base + '/account');
+  await demo.getByLabel('Label (what it is for)').fill('laptop');
+  await demo.getByRole('button', { name: 'Create token' }).click();
+  const token = (await demo.getByTestId('new-token').textContent()).trim();
+  const me = async () => (await demo.request.fetch(server.base + '/v1/me', { headers: { authorization: `Bearer ${token}` } })).status();
+  assert.equal(await me(), 200);
+  await demo.getByTestId('tokens').getByText('laptop').waitFor();
+  await demo.screenshot({ path: join(SCREENSHOTS, 'account-1440.png'), fullPage: true });
+  await demo.getByTestId('tokens').getByRole('button', { name: 'Revoke' }).first().click();
+  await until('revoked', async () => (await me()) === 401);
+
+  await demo.getByLabel('Current password').fill('not-it-at-all');
+  await demo.getByLabel('New password (10 characters or more)').fill('a-brand-new-password');
+  await demo.getByRole('button', { name: 'Change password' }).click();
+  await demo.getByText('the current password is wrong').waitFor();
+  await demo.getByLabel('Current password').fill(DEMO_PASSWORD);
+  await demo.getByRole('button', { name: 'Change password' }).click();
+  await demo.getByTestId('password-changed').waitFor();
+  const fresh = await (await browser.newContext()).newPage();
+  await signIn(fresh, server.base, 'demo', 'a-brand-new-password');
+});

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use app::backend::{ConsoleBackend, ConsoleError};
 use app::model::{DashboardView, JobView, MaintenanceView, Role, Viewer};
-use app::views::{AdminView, AuditEntryView, JobDetail, JobPage, LogChunk, QueueView, SubmitForm, UsagePage};
+use app::views::{AdminView, AuditEntryView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm, TokenView, UsagePage};
 
+use crate::account::{self, AccountError};
 use crate::admin;
 use crate::auth::Caller;
 use crate::db;
@@ -27,6 +28,17 @@ fn from_jobs(e: JobsError) -> ConsoleError {
         JobsError::Field(f) => ConsoleError::Invalid(f.to_string()),
         JobsError::Admission(a) => ConsoleError::Invalid(a.to_string()),
         other => internal(other),
+    }
+}
+
+fn from_account(e: AccountError) -> ConsoleError {
+    match e {
+        AccountError::Db(e) => internal(e),
+        AccountError::Auth(e) => match e {
+            crate::auth::AuthError::Throttled(_) => ConsoleError::Invalid(e.to_string()),
+            other => internal(other),
+        },
+        other => ConsoleError::Invalid(other.to_string()),
     }
 }
 
@@ -159,6 +171,26 @@ impl ConsoleBackend for AppState {
             other => internal(other),
         })?;
         Ok(UsagePage { labs, my_lab: caller.user.lab, series })
+    }
+
+    async fn change_password(&self, viewer: &Viewer, current: String, new: String) -> Result<(), ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        account::change_password(self, &caller, &current, &new).await.map_err(from_account)
+    }
+
+    async fn tokens(&self, viewer: &Viewer) -> Result<Vec<TokenView>, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        account::tokens(self, &caller).await.map_err(from_account)
+    }
+
+    async fn create_token(&self, viewer: &Viewer, label: String) -> Result<NewToken, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        account::create_token(self, &caller, &label).await.map_err(from_account)
+    }
+
+    async fn revoke_token(&self, viewer: &Viewer, id: i64) -> Result<(), ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        account::revoke_token(self, &caller, id).await.map_err(from_account)
     }
 
     async fn executor_problem(&self) -> Option<String> {

@@ -17,3 +17,4 @@ pub mod state;
 pub mod telemetry;
 pub mod views;
 pub mod admin;
+pub mod account;

@@ -63,9 +63,20 @@ pub struct IssuedToken {
 }
 
 pub async fn issue_token(db: &SqlitePool, user_id: i64, ttl: Duration, now_ms: i64) -> Result<IssuedToken, sqlx::Error> {
+    issue_labelled_token(db, user_id, None, ttl, now_ms).await
+}
+
+/// A token with a label the user chose (e.g. "laptop"), shown once.
+pub async fn issue_labelled_token(
+    db: &SqlitePool,
+    user_id: i64,
+    label: Option<&str>,
+    ttl: Duration,
+    now_ms: i64,
+) -> Result<IssuedToken, sqlx::Error> {
     let (token, hash) = token::new_token();
     let expires_at_ms = now_ms.saturating_add(ttl.as_millis() as i64);
-    accounts::insert_token(&mut *db.acquire().await?, user_id, &hash, now_ms, expires_at_ms).await?;
+    accounts::insert_token(&mut *db.acquire().await?, user_id, &hash, label, now_ms, expires_at_ms).await?;
     Ok(IssuedToken { token, expires_at_ms })
 }
 

@@ -134,13 +134,15 @@ pub async fn insert_token(
     conn: &mut SqliteConnection,
     user_id: i64,
     token_hash: &str,
+    label: Option<&str>,
     now_ms: i64,
     expires_ms: i64,
 ) -> Result<i64, sqlx::Error> {
     let id = sqlx::query!(
-        "INSERT INTO api_tokens (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        "INSERT INTO api_tokens (user_id, token_hash, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
         user_id,
         token_hash,
+        label,
         now_ms,
         expires_ms
     )
@@ -175,4 +177,45 @@ pub async fn revoke_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i6
     .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// A user's tokens that are neither revoked nor expired, newest first.
+pub async fn live_tokens(conn: &mut SqliteConnection, user_id: i64, now_ms: i64) -> Result<Vec<app::views::TokenView>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", label, created_at, expires_at, last_used_at FROM api_tokens
+           WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id DESC"#,
+        user_id,
+        now_ms
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    use crate::clock::rfc3339;
+    Ok(rows
+        .into_iter()
+        .map(|r| app::views::TokenView {
+            id: r.id,
+            label: r.label,
+            created_at: rfc3339(r.created_at),
+            expires_at: rfc3339(r.expires_at),
+            last_used_at: r.last_used_at.map(rfc3339),
+        })
+        .collect())
+}
+
+/// Revokes one of `user_id`'s tokens; false if it is not theirs or gone.
+pub async fn revoke_own_token(conn: &mut SqliteConnection, user_id: i64, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query!(
+        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
+        now_ms,
+        token_id,
+        user_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn set_password(conn: &mut SqliteConnection, user_id: i64, password_hash: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id).execute(&mut *conn).await?;
+    Ok(())
 }
