@@ -3,6 +3,7 @@
 
 mod api;
 mod auth;
+mod authz;
 mod backfill;
 mod cli;
 mod console;

@@ -1,0 +1,77 @@
+//! Who may do what: every /v1 endpoint against anonymous, the job's owner,
+//! a colleague in the owner's lab, a researcher of another lab and an
+//! admin. A 409 or 422 for a role means it got past authorization.
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::TestApp;
+
+#[tokio::test]
+async fn every_endpoint_answers_each_role_as_documented() {
+    let app = TestApp::spawn_local().await;
+    let admin = app.admin_token().await;
+    let owner = app.demo_token().await;
+    let colleague = app.researcher(&admin, "colleague", "demo-lab").await;
+    let stranger = app.researcher(&admin, "stranger", "other-lab").await;
+    let script = r#"echo out > "$JOB_OUTPUT_DIR/out.txt""#;
+    let id = app.submit_ok(&owner, json!({"name": "owned", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
+    app.wait_state(&owner, id, "COMPLETED").await;
+    let roles: [Option<&str>; 5] = [None, Some(&owner), Some(&colleague), Some(&stranger), Some(&admin)];
+    let names = ["anonymous", "owner", "colleague", "other lab", "admin"];
+
+    let j = |p: &str| format!("/v1/jobs/{id}{p}");
+    // (method, path, body, expected for anonymous/owner/colleague/other lab/admin)
+    let everyone = [200, 200, 200, 200, 200];
+    let signed_in = [401, 200, 200, 200, 200];
+    let admins = [401, 403, 403, 403, 200];
+    let rows: Vec<(Method, String, Option<Value>, [u16; 5])> = vec![
+        (Method::GET, "/v1/maintenance/status".into(), None, everyone),
+        (Method::GET, "/v1/me".into(), None, signed_in),
+        (Method::GET, "/v1/jobs".into(), None, signed_in),
+        (Method::GET, j(""), None, [401, 200, 200, 404, 200]),
+        (Method::GET, j("/logs"), None, [401, 200, 403, 404, 200]),
+        (Method::GET, j("/logs/stream"), None, [401, 200, 403, 404, 200]),
+        (Method::GET, j("/files"), None, [401, 200, 403, 404, 200]),
+        (Method::GET, j("/files/out.txt"), None, [401, 200, 403, 404, 200]),
+        (Method::POST, j("/cancel"), None, [401, 409, 403, 404, 409]),
+        (Method::GET, "/v1/queue".into(), None, signed_in),
+        (Method::GET, "/v1/labs".into(), None, signed_in),
+        (Method::GET, "/v1/labs/demo-lab/usage".into(), None, signed_in),
+        (Method::GET, "/v1/tiers".into(), None, signed_in),
+        (Method::GET, "/v1/placements".into(), None, signed_in),
+        (Method::GET, "/v1/backfill".into(), None, signed_in),
+        (Method::GET, "/v1/admin/audit".into(), None, admins),
+        (Method::POST, "/v1/admin/maintenance".into(), Some(json!({"action": "end"})), [401, 403, 403, 403, 409]),
+        (Method::POST, "/v1/admin/labs".into(), Some(json!({"name": "lab-x"})), [401, 403, 403, 403, 201]),
+        (
+            Method::POST,
+            "/v1/admin/users".into(),
+            Some(json!({"username": "user-x", "password": "long-enough-pw", "lab": "demo-lab", "role": "researcher"})),
+            [401, 403, 403, 403, 201],
+        ),
+        (Method::POST, "/v1/jobs".into(), Some(json!({"name": "n", "command": "true", "num_gpus": 9})), [401, 422, 422, 422, 422]),
+    ];
+    let mut wrong = Vec::new();
+    for (method, path, body, expected) in &rows {
+        for (role, token) in roles.iter().enumerate() {
+            let mut req = app.client.request(method.clone(), app.url(path));
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            if let Some(b) = body {
+                req = req.json(b);
+            }
+            let resp = req.send().await.expect("request");
+            let status = resp.status();
+            if status.as_u16() != expected[role] {
+                wrong.push(format!("{method} {path} as {}: {status}, expected {}", names[role], expected[role]));
+            }
+            if status.is_client_error() {
+                let body: Value = resp.json().await.unwrap_or(Value::Null);
+                assert!(body["error"]["code"].is_string(), "{method} {path} as {}: error body {body}", names[role]);
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "authorization mismatches:\n{}", wrong.join("\n"));
+}
