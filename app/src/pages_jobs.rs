@@ -28,12 +28,12 @@ pub fn QueuePage() -> impl IntoView {
                         Ok(q) => view! {
                             <section aria-labelledby="global-h">
                                 <h2 id="global-h">"Global queue"</h2>
-                                <QueueTable entries=q.jobs empty="Nothing is waiting." testid="global-queue"/>
+                                <QueueTable entries=q.jobs empty="Nothing is waiting." testid="global-queue" total=q.total_waiting/>
                             </section>
                             <section aria-labelledby="mine-h">
                                 <h2 id="mine-h">"My personal queue"</h2>
                                 <p class="muted">"Jobs over your concurrency limit wait here and enter the global queue as yours finish."</p>
-                                <QueueTable entries=q.user_queue empty="Empty." testid="user-queue"/>
+                                <QueueTable entries=q.user_queue empty="Empty." testid="user-queue" total=None/>
                             </section>
                         }.into_any(),
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
@@ -45,11 +45,16 @@ pub fn QueuePage() -> impl IntoView {
 }
 
 #[component]
-fn QueueTable(entries: Vec<QueueEntry>, empty: &'static str, testid: &'static str) -> impl IntoView {
+fn QueueTable(entries: Vec<QueueEntry>, empty: &'static str, testid: &'static str, total: Option<u32>) -> impl IntoView {
     if entries.is_empty() {
         return view! { <p class="muted" data-testid=testid>{empty}</p> }.into_any();
     }
+    let shown = entries.len();
+    let more = total.map(|total| {
+        view! { <p class="muted">{format!("Showing the first {shown} of {total} waiting jobs; the whole queue is at /v1/queue.")}</p> }
+    });
     view! {
+        {more}
         <div class="scroll">
         <table class="table" data-testid=testid>
             <thead>

@@ -12,6 +12,9 @@ pub struct JobPage {
     pub next: Option<i64>,
 }
 
+/// The console's queue page lists this many global-queue rows.
+pub const QUEUE_PAGE_ROWS: usize = 200;
+
 /// One waiting job in queue order. Other labs' jobs show their lab and
 /// size but not their name or user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +37,10 @@ pub struct QueueView {
     pub jobs: Vec<QueueEntry>,
     /// The caller's personal queue (over their concurrency limit).
     pub user_queue: Vec<QueueEntry>,
+    /// Set when `jobs` was cut short (the console shows the head of a
+    /// long queue): how many jobs wait in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_waiting: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

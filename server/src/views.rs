@@ -25,7 +25,7 @@ pub enum ViewError {
 /// and users.
 pub async fn queue(state: &AppState, caller: &Caller) -> Result<QueueView, ViewError> {
     let rows = db::views::queue(&mut *state.db.acquire().await?, caller.user.id, now_ms()).await?;
-    let mut view = QueueView { jobs: Vec::new(), user_queue: Vec::new() };
+    let mut view = QueueView { jobs: Vec::new(), user_queue: Vec::new(), total_waiting: None };
     for (mut entry, _owner, global) in rows {
         if caller.user.role != Role::Admin && entry.lab != caller.user.lab {
             entry.name = None;

@@ -1,0 +1,125 @@
+//! The queue with 10,000 waiting jobs from 100 labs: `GET /v1/queue` and
+//! the console's server-rendered `/queue` page (first 200 rows shown),
+//! through the real server over a temp SQLite file, after one scheduler
+//! cycle has ranked them. Run: `cargo bench -p server --bench queue_views`.
+
+use std::time::{Duration, Instant};
+
+use app::model::{JobState, Role};
+use jpu_share::config::Settings;
+use jpu_share::db;
+use jpu_share::startup::{Application, BootstrapPasswords};
+use serde_json::{json, Value};
+
+const JOBS: usize = 10_000;
+const LABS: usize = 100;
+const SAMPLES: usize = 60;
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut settings = Settings::default();
+    settings.server.bind = "127.0.0.1:0".into();
+    settings.database.url = format!("sqlite://{}", dir.path().join("jpu.db").display());
+    settings.executor.output_root = dir.path().join("jobs");
+    let bootstrap = BootstrapPasswords { admin: Some("bench-admin-password".into()), demo: Some("bench-demo-password".into()) };
+    let app = Application::build(settings, bootstrap).await.expect("server builds");
+    let pool = app.state().db.clone();
+    let base = format!("http://{}", app.local_addr().expect("bound"));
+
+    // 10,000 waiting jobs of 100 labs (one user each), 2 GPUs each
+    let mut tx = db::write_tx(&pool).await.unwrap();
+    let now = jpu_share::clock::now_ms();
+    for lab in 0..LABS {
+        let lab_id = db::accounts::insert_lab(&mut tx, &format!("lab-{lab:03}"), now).await.unwrap();
+        let user = db::accounts::NewUser {
+            username: &format!("user-{lab:03}"),
+            password_hash: "x",
+            lab_id,
+            role: Role::Researcher,
+            unix_uid: None,
+            max_concurrent: 1000,
+        };
+        let user_id = db::accounts::insert_user(&mut tx, user, now).await.unwrap();
+        for j in 0..JOBS / LABS {
+            let job = db::jobs::NewJob {
+                name: &format!("job-{lab}-{j}"),
+                user_id,
+                lab_id,
+                state: JobState::GlobalQueueWait,
+                command: "sleep 600",
+                num_gpus: 2,
+                workspace: None,
+                env_json: "{}",
+                time_limit_minutes: 60,
+            };
+            db::jobs::insert(&mut tx, job, now).await.unwrap();
+        }
+    }
+    tx.commit().await.unwrap();
+    tokio::spawn(app.run_until(std::future::pending()));
+
+    // wait for the first cycle to rank them
+    let ranked = Instant::now();
+    loop {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL").fetch_one(&pool).await.unwrap();
+        if n as usize >= JOBS - 10 {
+            break;
+        }
+        assert!(ranked.elapsed() < Duration::from_secs(120), "never ranked ({n})");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let client = reqwest::Client::builder().cookie_store(true).build().unwrap();
+    let token: Value = client
+        .post(format!("{base}/v1/auth/token"))
+        .json(&json!({"username": "demo", "password": "bench-demo-password"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = token["token"].as_str().unwrap().to_string();
+    let login = client
+        .post(format!("{base}/login"))
+        .form(&[("username", "demo"), ("password", "bench-demo-password")])
+        .send()
+        .await
+        .unwrap();
+    assert!(login.status().is_success() || login.status().is_redirection());
+
+    let api = time(SAMPLES, || async {
+        let resp = client.get(format!("{base}/v1/queue")).bearer_auth(&token).send().await.unwrap();
+        assert!(resp.status().is_success());
+        resp.bytes().await.unwrap().len()
+    })
+    .await;
+    let page = time(SAMPLES, || async {
+        let resp = client.get(format!("{base}/queue")).send().await.unwrap();
+        assert!(resp.status().is_success());
+        let body = resp.text().await.unwrap();
+        assert!(body.contains("Showing the first 200 of"), "the page lists at most 200 rows");
+        body.len()
+    })
+    .await;
+    println!("GET /v1/queue, {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", api.0, api.1, api.2 / 1024);
+    println!("GET /queue (SSR page), {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", page.0, page.1, page.2 / 1024);
+}
+
+/// (p50 ms, p90 ms, last response size) over `n` sequential requests.
+async fn time<F, Fut>(n: usize, mut request: F) -> (f64, f64, usize)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = usize>,
+{
+    let mut samples = Vec::with_capacity(n);
+    let mut size = 0;
+    for _ in 0..n {
+        let started = Instant::now();
+        size = request().await;
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    samples.sort_by(f64::total_cmp);
+    (samples[n / 2], samples[n * 9 / 10], size)
+}
