@@ -93,13 +93,11 @@ impl LocalExecutor {
         private_dir(&layout.root().join(".attempts"), 0o711)?;
         private_dir(record.dir(), 0o711)?;
         private_dir(&layout.root().join(".logs"), 0o700)?;
-        fs::create_dir_all(&req.output_dir)?;
-        fs::set_permissions(&req.output_dir, fs::Permissions::from_mode(0o700))?;
+        super::layout::create_output_dir(&req.output_dir, uid)?;
         fs::write(record.script(), &req.command)?;
         fs::set_permissions(record.script(), fs::Permissions::from_mode(0o400))?;
         if let Some(uid) = uid {
-            // the job owns its output and can read its script, nothing else
-            std::os::unix::fs::chown(&req.output_dir, Some(uid), Some(uid))?;
+            // the job can read its script, nothing else of ours
             std::os::unix::fs::chown(record.script(), Some(uid), Some(uid))?;
         }
         record.write("limit_seconds", &req.time_limit.as_secs().max(1).to_string())?;

@@ -40,6 +40,23 @@ impl SlurmCli {
     }
 }
 
+impl SlurmCli {
+    /// Runs `sbatch --parsable …` and returns the new job's id.
+    pub async fn sbatch(&self, args: &[String]) -> Result<u64, ExecutorError> {
+        let out = self.run("sbatch", args).await?;
+        parse_submitted(&out)
+    }
+}
+
+/// `sbatch --parsable` prints `id` or `id;cluster`.
+fn parse_submitted(out: &str) -> Result<u64, ExecutorError> {
+    out.trim()
+        .split(';')
+        .next()
+        .and_then(|id| id.parse().ok())
+        .ok_or_else(|| ExecutorError::Refused(format!("sbatch printed no job id: {out}")))
+}
+
 /// `Key=Value` fields of one `-o` line.
 pub fn fields(line: &str) -> HashMap<&str, &str> {
     line.split_whitespace().filter_map(|kv| kv.split_once('=')).collect()
@@ -171,6 +188,13 @@ mod tests {
         assert_eq!(nodes[1].gpus, vec![("rtx3080ti".to_string(), 2)]);
         assert!(!nodes[1].up);
         assert!(nodes[2].gpus.is_empty() && !nodes[2].up);
+    }
+
+    #[test]
+    fn submitted_ids_are_read_with_or_without_a_cluster() {
+        assert_eq!(parse_submitted("42\n").unwrap(), 42);
+        assert_eq!(parse_submitted("43;jpu\n").unwrap(), 43);
+        assert!(parse_submitted("Submitted batch job x").is_err());
     }
 
     #[test]
