@@ -6,10 +6,9 @@
 use std::time::{Duration, Instant};
 
 use app::model::{JobState, Role};
-use jpu_share::config::Settings;
 use jpu_share::db;
-use jpu_share::startup::{Application, BootstrapPasswords};
-use serde_json::{json, Value};
+
+mod support;
 
 const JOBS: usize = 10_000;
 const LABS: usize = 100;
@@ -18,14 +17,8 @@ const SAMPLES: usize = 60;
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut settings = Settings::default();
-    settings.server.bind = "127.0.0.1:0".into();
-    settings.database.url = format!("sqlite://{}", dir.path().join("jpu.db").display());
-    settings.executor.output_root = dir.path().join("jobs");
-    let bootstrap = BootstrapPasswords { admin: Some("bench-admin-password".into()), demo: Some("bench-demo-password".into()) };
-    let app = Application::build(settings, bootstrap).await.expect("server builds");
+    let (app, base) = support::build_server(dir.path()).await;
     let pool = app.state().db.clone();
-    let base = format!("http://{}", app.local_addr().expect("bound"));
 
     // 10,000 waiting jobs of 100 labs (one user each), 2 GPUs each
     let mut tx = db::write_tx(&pool).await.unwrap();
@@ -72,19 +65,10 @@ async fn main() {
     }
 
     let client = reqwest::Client::builder().cookie_store(true).build().unwrap();
-    let token: Value = client
-        .post(format!("{base}/v1/auth/token"))
-        .json(&json!({"username": "demo", "password": "bench-demo-password"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = token["token"].as_str().unwrap().to_string();
+    let token = support::demo_token(&client, &base).await;
     let login = client
         .post(format!("{base}/login"))
-        .form(&[("username", "demo"), ("password", "bench-demo-password")])
+        .form(&[("username", "demo"), ("password", support::DEMO_PASSWORD)])
         .send()
         .await
         .unwrap();

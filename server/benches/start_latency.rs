@@ -5,35 +5,20 @@
 
 use std::time::{Duration, Instant};
 
-use jpu_share::config::Settings;
-use jpu_share::startup::{Application, BootstrapPasswords};
 use serde_json::{json, Value};
+
+mod support;
 
 const SAMPLES: usize = 40;
 
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut settings = Settings::default();
-    settings.server.bind = "127.0.0.1:0".into();
-    settings.database.url = format!("sqlite://{}", dir.path().join("jpu.db").display());
-    settings.executor.output_root = dir.path().join("jobs");
-    let bootstrap = BootstrapPasswords { admin: Some("bench-admin-password".into()), demo: Some("bench-demo-password".into()) };
-    let app = Application::build(settings, bootstrap).await.expect("server builds");
-    let base = format!("http://{}", app.local_addr().expect("bound"));
+    let (app, base) = support::build_server(dir.path()).await;
     tokio::spawn(app.run_until(std::future::pending()));
 
     let client = reqwest::Client::new();
-    let token: Value = client
-        .post(format!("{base}/v1/auth/token"))
-        .json(&json!({"username": "demo", "password": "bench-demo-password"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = token["token"].as_str().unwrap().to_string();
+    let token = support::demo_token(&client, &base).await;
 
     let mut latencies = Vec::with_capacity(SAMPLES);
     for i in 0..SAMPLES {

@@ -1,0 +1,33 @@
+//! What the HTTP benchmarks share: the real server built on port 0 over a
+//! temp SQLite file, and a token for the demo user.
+
+use jpu_share::config::Settings;
+use jpu_share::startup::{Application, BootstrapPasswords};
+use serde_json::{json, Value};
+
+pub const DEMO_PASSWORD: &str = "bench-demo-password";
+
+/// The server, built but not yet running, and its base URL.
+pub async fn build_server(dir: &std::path::Path) -> (Application, String) {
+    let mut settings = Settings::default();
+    settings.server.bind = "127.0.0.1:0".into();
+    settings.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
+    settings.executor.output_root = dir.join("jobs");
+    let bootstrap = BootstrapPasswords { admin: Some("bench-admin-password".into()), demo: Some(DEMO_PASSWORD.into()) };
+    let app = Application::build(settings, bootstrap).await.expect("server builds");
+    let base = format!("http://{}", app.local_addr().expect("bound"));
+    (app, base)
+}
+
+pub async fn demo_token(client: &reqwest::Client, base: &str) -> String {
+    let token: Value = client
+        .post(format!("{base}/v1/auth/token"))
+        .json(&json!({"username": "demo", "password": DEMO_PASSWORD}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    token["token"].as_str().unwrap().to_string()
+}
