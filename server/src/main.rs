@@ -52,6 +52,15 @@ enum Command {
         /// EASY's time limit = real duration × this.
         #[arg(long, default_value_t = 2.0)]
         overestimate: f64,
+        /// Serve LLM backfill on idle GPUs (jpu only), as `backfill.enabled`.
+        #[arg(long)]
+        backfill: bool,
+        /// Seconds a GPU must be idle before backfill is deployed on it.
+        #[arg(long, default_value_t = 60)]
+        backfill_min_idle_s: i64,
+        /// GPUs per backfill instance.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        backfill_gpus_per_instance: u32,
     },
 }
 
@@ -67,13 +76,31 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { config } => runtime.block_on(serve(config)),
-        Command::Sim { trace, cluster, policies, out, cycle_ms, events_only, charge, user_limit, overestimate } => {
+        Command::Sim {
+            trace,
+            cluster,
+            policies,
+            out,
+            cycle_ms,
+            events_only,
+            charge,
+            user_limit,
+            overestimate,
+            backfill,
+            backfill_min_idle_s,
+            backfill_gpus_per_instance,
+        } => {
+            let backfill = backfill.then_some(jpu_share::scheduler::backfill::BackfillPolicy {
+                enabled: true,
+                min_idle_ms: backfill_min_idle_s.max(0) * 1000,
+                gpus_per_instance: backfill_gpus_per_instance,
+            });
             let args = jpu_share::sim::SimArgs {
                 trace,
                 cluster,
                 policies,
                 out,
-                options: jpu_share::sim::engine::Options { cycle_ms: cycle_ms.max(1), events_only, user_limit },
+                options: jpu_share::sim::engine::Options { cycle_ms: cycle_ms.max(1), events_only, user_limit, backfill },
                 live_charge: charge == "live",
                 overestimate,
             };

@@ -15,6 +15,8 @@ use app::model::JobState;
 
 use super::baselines::{Baseline, BaselineKind};
 use super::trace::TraceJob;
+use crate::scheduler::backfill::{self, BackfillPolicy, GpuKey, Instance};
+use crate::scheduler::model::Millis;
 use crate::scheduler::world::{PlacementDef, World};
 use crate::scheduler::{decide, TierInfo};
 
@@ -39,7 +41,7 @@ impl Policy {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     pub cycle_ms: i64,
     /// Only event passes (for comparing with event-driven simulators).
@@ -47,6 +49,9 @@ pub struct Options {
     /// Concurrency limit per user for `jpu` (trace users, or one user per
     /// lab); None = unlimited. The baselines have no personal queues.
     pub user_limit: Option<u32>,
+    /// LLM backfill on idle GPUs (policy §7), decided by the product's own
+    /// planner; `jpu` only (the baselines know nothing of it).
+    pub backfill: Option<BackfillPolicy>,
 }
 
 /// What happened to one trace job.
@@ -68,7 +73,10 @@ pub struct Interval {
     pub to_ms: i64,
     pub running_gpus: u32,
     pub reserved_gpus: u32,
+    /// Neither running research nor reserved (backfill GPUs included).
     pub idle_gpus: u32,
+    /// Serving LLM backfill.
+    pub backfill_gpus: u32,
     /// Jobs were waiting during the interval.
     pub waiting: bool,
     /// Some waiting job would fit the idle count, but no single placement.
@@ -96,6 +104,14 @@ trait Cluster {
     fn end(&mut self, id: i64, now: i64);
     /// (running GPUs, reserved GPUs, waiting jobs' sizes, free per placement)
     fn census(&self) -> (u32, u32, Vec<u32>, Vec<u32>);
+    fn backfill_gpus(&self) -> u32 {
+        0
+    }
+    /// A time after `now` when a pass would change something although no
+    /// event happens (a GPU reaching the backfill minimum idle time).
+    fn wakeup_after(&self, _now: i64) -> Option<i64> {
+        None
+    }
     /// Per lab: (GPUs running, GPUs demanded by running + waiting jobs).
     fn lab_load(&self) -> HashMap<i64, (u32, u32)>;
 }
@@ -126,6 +142,49 @@ fn unfairness(load: &HashMap<i64, (u32, u32)>, total: u32) -> f64 {
 struct JpuCluster {
     world: World,
     live_charge: bool,
+    backfill: Option<BackfillState>,
+}
+
+/// The loop's backfill bookkeeping (`scheduler::backfill_loop`), in memory.
+struct BackfillState {
+    policy: BackfillPolicy,
+    idle_since: HashMap<GpuKey, Millis>,
+    instances: Vec<Instance>,
+    next_id: i64,
+}
+
+impl BackfillState {
+    /// Reclaims and deploys what the product's planner decides for this
+    /// cycle; returns whether anything changed. In virtual time a reclaim
+    /// is instant (a real instance takes up to the cancel grace).
+    fn step(&mut self, world: &mut World, snap: &crate::scheduler::model::Snapshot, plan: &crate::scheduler::model::Plan) -> bool {
+        backfill::track_idle(&mut self.idle_since, snap, plan);
+        let decided = backfill::plan_backfill(snap, plan, &self.instances, &self.idle_since, &self.policy);
+        self.instances.retain(|i| !decided.reclaim.contains(&i.id));
+        for (node, tier, gpus) in &decided.deploy {
+            self.next_id += 1;
+            self.instances.push(Instance { id: self.next_id, node: node.clone(), tier: tier.clone(), gpus: gpus.clone() });
+        }
+        world.backfill.clear();
+        for i in &self.instances {
+            world.backfill.entry((i.node.clone(), i.tier.clone())).or_default().extend(&i.gpus);
+        }
+        !decided.reclaim.is_empty() || !decided.deploy.is_empty()
+    }
+
+    fn next_deploy_after(&self, now: Millis) -> Option<Millis> {
+        let serving: std::collections::HashSet<GpuKey> = self
+            .instances
+            .iter()
+            .flat_map(|i| i.gpus.iter().map(|g| (i.node.clone(), i.tier.clone(), *g)))
+            .collect();
+        self.idle_since
+            .iter()
+            .filter(|(k, _)| !serving.contains(*k))
+            .map(|(_, since)| since + self.policy.min_idle_ms)
+            .filter(|&t| t > now)
+            .min()
+    }
 }
 
 impl Cluster for JpuCluster {
@@ -139,10 +198,13 @@ impl Cluster for JpuCluster {
             self.world.charge_running();
         }
         let before = self.world.jobs.values().find_map(|j| j.reservation.as_ref().map(|r| (j.id, r.gpus.len())));
-        let plan = decide(&self.world.snapshot());
+        let snap = self.world.snapshot();
+        let plan = decide(&snap);
         self.world.apply(&plan);
+        let backfill_changed = self.backfill.as_mut().is_some_and(|b| b.step(&mut self.world, &snap, &plan));
         let after = self.world.jobs.values().find_map(|j| j.reservation.as_ref().map(|r| (j.id, r.gpus.len())));
-        let changed = !plan.dispatches.is_empty()
+        let changed = backfill_changed
+            || !plan.dispatches.is_empty()
             || !plan.promotions.is_empty()
             || !plan.releases.is_empty()
             || !plan.charges.is_empty()
@@ -169,6 +231,14 @@ impl Cluster for JpuCluster {
         }
         let free = self.world.snapshot_free();
         (running, reserved, waiting, free)
+    }
+
+    fn backfill_gpus(&self) -> u32 {
+        self.backfill.as_ref().map_or(0, |b| b.instances.iter().map(|i| i.gpus.len() as u32).sum())
+    }
+
+    fn wakeup_after(&self, now: i64) -> Option<i64> {
+        self.backfill.as_ref().and_then(|b| b.next_deploy_after(now))
     }
 
     fn lab_load(&self) -> HashMap<i64, (u32, u32)> {
@@ -224,7 +294,13 @@ pub fn replay(
             let mut world = World::new(tiers.to_vec(), placements.to_vec());
             // without a limit, each trace user may have every job in the global queue
             world.default_max_concurrent = opts.user_limit.unwrap_or(u32::MAX);
-            Box::new(JpuCluster { world, live_charge })
+            let backfill = opts.backfill.clone().filter(|p| p.enabled).map(|policy| BackfillState {
+                policy,
+                idle_since: HashMap::new(),
+                instances: Vec::new(),
+                next_id: 0,
+            });
+            Box::new(JpuCluster { world, live_charge, backfill })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),
         Policy::Easy { overestimate } => Box::new(Baseline::new(tiers, placements, BaselineKind::Easy { overestimate })),
@@ -266,6 +342,7 @@ pub fn replay(
                     running_gpus: running,
                     reserved_gpus: reserved,
                     idle_gpus: idle,
+                    backfill_gpus: cluster.backfill_gpus(),
                     waiting: !waiting.is_empty(),
                     fragmented,
                     unfairness: unfairness(&cluster.lab_load(), total_gpus),
@@ -305,7 +382,17 @@ pub fn replay(
             outcomes[i].start_ms = Some(t);
             ends.push(Reverse((t + trace[i].duration_ms, i)));
         }
-        next_pass = (changed && !opts.events_only).then_some(t + opts.cycle_ms);
+        let periodic = (changed && !opts.events_only).then_some(t + opts.cycle_ms);
+        // a GPU reaching the minimum idle time is seen by the next 5 s
+        // cycle in production, not at the exact millisecond
+        let wakeup = cluster.wakeup_after(t).map(|w| {
+            if opts.events_only {
+                w
+            } else {
+                t + (w - t + opts.cycle_ms - 1) / opts.cycle_ms * opts.cycle_ms
+            }
+        });
+        next_pass = [periodic, wakeup].into_iter().flatten().min();
         last_t = Some(t);
         progress(done);
     }
@@ -332,7 +419,7 @@ mod tests {
 
     fn starts(spec: &str, trace: &[TraceJob], policy: Policy) -> Vec<Option<i64>> {
         let (tiers, places) = cluster::parse(spec).unwrap();
-        let opts = Options { cycle_ms: 5_000, events_only: false, user_limit: None };
+        let opts = Options { cycle_ms: 5_000, events_only: false, user_limit: None, backfill: None };
         let r = replay(trace, &tiers, &places, policy, opts, |_| {});
         r.outcomes.iter().map(|o| o.start_ms.map(|ms| ms / 1000)).collect()
     }
@@ -364,6 +451,36 @@ mod tests {
         // a's first job ends at 100 and is charged: b is rank 1, reserves the
         // freed GPU, absorbs the second at 150 and starts
         assert_eq!(jpu[b], Some(150));
+    }
+
+    #[test]
+    fn backfill_fills_idle_gpus_after_the_minimum_idle_time_and_yields_to_research() {
+        let (tiers, places) = cluster::parse("1x2:v100").unwrap();
+        let trace = [job(1, 0, 1000, 1, "a"), job(2, 500, 100, 2, "b")];
+        let policy = BackfillPolicy { enabled: true, min_idle_ms: 60_000, gpus_per_instance: 1 };
+        let opts = Options { cycle_ms: 5_000, events_only: false, user_limit: None, backfill: Some(policy) };
+        let r = replay(&trace, &tiers, &places, Policy::Jpu { live_charge: false }, opts, |_| {});
+        // research is never delayed by backfill: the 2-GPU job reserves GPU 1
+        // at 500 (its instance keeps serving) and starts when job 1 ends
+        assert_eq!(r.outcomes.iter().map(|o| o.start_ms).collect::<Vec<_>>(), [Some(0), Some(1_000_000)]);
+        let served = |from: i64, to: i64| -> i64 {
+            r.intervals
+                .iter()
+                .map(|iv| i64::from(iv.backfill_gpus) * (iv.to_ms.min(to) - iv.from_ms.max(from)).max(0))
+                .sum()
+        };
+        // GPU 1 idle from 0: one instance from 60 s until the dispatch at 1000 s
+        assert_eq!(served(0, 1_000_000), 940_000);
+        assert_eq!(served(1_000_000, 1_100_000), 0, "both GPUs are research's while job 2 runs");
+        // after job 2 ends (1100 s) both GPUs idle; instances come 60 s later
+        assert!(r.intervals.iter().any(|iv| iv.from_ms == 1_160_000 && iv.backfill_gpus == 2), "{:?}", r.intervals.last());
+        let off = replay(&trace, &tiers, &places, Policy::Jpu { live_charge: false }, Options { backfill: None, ..opts_plain() }, |_| {});
+        assert!(off.intervals.iter().all(|iv| iv.backfill_gpus == 0));
+        assert_eq!(off.outcomes.iter().map(|o| o.start_ms).collect::<Vec<_>>(), [Some(0), Some(1_000_000)]);
+    }
+
+    fn opts_plain() -> Options {
+        Options { cycle_ms: 5_000, events_only: false, user_limit: None, backfill: None }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::metrics::PolicyReport;
+use super::Timing;
 
 const COLOURS: &[&str] = &["#2f5bd3", "#c27803", "#2f7d4f", "#b42318", "#6b4fc7"];
 
@@ -33,6 +34,34 @@ fn utilisation_chart(reports: &[PolicyReport]) -> String {
     svg + "</svg>"
 }
 
+/// One wait CDF per job-size class, a line per policy; the wait axis is
+/// logarithmic (1 s … the longest wait) since waits span six decades.
+fn cdf_charts(reports: &[PolicyReport]) -> String {
+    let classes: Vec<&String> = reports.first().map(|r| r.wait_cdf_s.keys().collect()).unwrap_or_default();
+    let max = reports.iter().flat_map(|r| r.wait_cdf_s.values().flatten().map(|p| p.1)).fold(10.0, f64::max);
+    let decades = max.log10().ceil().max(1.0);
+    let (w, h) = (330.0, 160.0);
+    let x_of = |wait: f64| 30.0 + (wait.max(1.0).log10() / decades).min(1.0) * (w - 40.0);
+    let mut out = String::from("<div class=cdfs>");
+    for class in classes {
+        let label = if class == "all" { "all jobs".to_string() } else { format!("{class}-GPU jobs") };
+        let _ = write!(out, "<figure><svg viewBox=\"0 0 {w} {}\" role=img aria-label=\"Wait CDF, {}\">", h + 34.0, esc(&label));
+        let _ = write!(out, "<line x1=30 y1={h} x2={} y2={h} stroke=#999 /><line x1=30 y1=0 x2=30 y2={h} stroke=#999 />", w - 10.0);
+        for d in 0..=decades as i32 {
+            let x = x_of(10f64.powi(d));
+            let _ = write!(out, "<text x={x:.0} y={} font-size=9 text-anchor=middle>1e{d}</text>", h + 12.0);
+        }
+        let _ = write!(out, "<text x=0 y=10 font-size=9>100%</text><text x=0 y={h} font-size=9>0%</text><text x={} y={} font-size=10 text-anchor=middle>wait (s, log)</text>", w / 2.0, h + 28.0);
+        for (i, r) in reports.iter().enumerate() {
+            let Some(points) = r.wait_cdf_s.get(class) else { continue };
+            let pts: Vec<String> = points.iter().map(|(q, wait)| format!("{:.1},{:.1}", x_of(*wait), h - q * h)).collect();
+            let _ = write!(out, "<polyline fill=none stroke-width=1.5 stroke=\"{}\" points=\"{}\" />", COLOURS[i % COLOURS.len()], pts.join(" "));
+        }
+        let _ = write!(out, "</svg><figcaption>{}</figcaption></figure>", esc(&label));
+    }
+    out + "</div>"
+}
+
 /// Mean wait per lab, grouped bars per policy.
 fn lab_chart(reports: &[PolicyReport]) -> String {
     let labs: Vec<&String> = reports.first().map(|r| r.by_lab.keys().collect()).unwrap_or_default();
@@ -52,12 +81,12 @@ fn lab_chart(reports: &[PolicyReport]) -> String {
     svg + "</svg>"
 }
 
-pub fn render(title: &str, reports: &[PolicyReport]) -> String {
+pub fn render(title: &str, reports: &[PolicyReport], timings: &[Timing]) -> String {
     let mut rows = String::new();
     for r in reports {
         let _ = write!(
             rows,
-            "<tr><td>{}</td><td>{:.1} %</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td><td>{:.3}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0} / {:.0} / {:.0}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{:.1} %</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td><td>{:.3}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0} / {:.0} / {:.0}</td><td>{:.0}</td><td>{}</td></tr>",
             esc(&r.policy),
             r.utilisation_in_window * 100.0,
             r.overall.wait_s.p50,
@@ -71,6 +100,7 @@ pub fn render(title: &str, reports: &[PolicyReport]) -> String {
             r.idle_while_waiting.held_by_reservations_gpu_h,
             r.idle_while_waiting.fragmentation_gpu_h,
             r.idle_while_waiting.nothing_fit_gpu_h,
+            r.backfill_gpu_h,
             r.rejected_no_fit,
         );
     }
@@ -81,22 +111,31 @@ pub fn render(title: &str, reports: &[PolicyReport]) -> String {
                 esc(&r.policy), esc(size), g.jobs, g.wait_s.p50, g.wait_s.p95, g.wait_s.p99, g.bounded_slowdown.mean);
         }
     }
+    let mut passes = String::new();
+    for t in timings {
+        let _ = write!(passes, "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1}</td></tr>", esc(&t.policy), t.passes, t.pass_p50_us, t.pass_p99_us, t.wall_s);
+    }
     format!(
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{t}</title><style>
 body{{font-family:system-ui,sans-serif;max-width:1000px;margin:1rem auto;padding:0 1rem;color:#1d2330}}
 table{{border-collapse:collapse;margin:0.5rem 0 1.5rem}}td,th{{border-bottom:1px solid #ddd;padding:0.25rem 0.5rem;text-align:right}}
-td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;background:#fafbfc}}.legend{{font-size:0.9rem}}
+td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;background:#fafbfc}}.legend{{font-size:0.9rem}}.wide{{overflow-x:auto}}
+.cdfs{{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:0.5rem}}figure{{margin:0}}figcaption{{font-size:0.85rem;text-align:center}}
 </style></head><body><h1>{t}</h1>
-<h2>Summary</h2><table><tr><th>policy</th><th>utilisation (submission window)</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th><th>mean bounded slowdown</th><th>Jain (labs, slowdown)</th><th>distance to max-min fair share</th><th>reservation GPU-h</th><th>idle while waiting GPU-h: reserved / fragmentation / nothing fit</th><th>rejected (no fit)</th></tr>{rows}</table>
+<h2>Summary</h2><div class=wide><table><tr><th>policy</th><th>utilisation (submission window)</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th><th>mean bounded slowdown</th><th>Jain (labs, slowdown)</th><th>distance to max-min fair share</th><th>reservation GPU-h</th><th>idle while waiting GPU-h: reserved / fragmentation / nothing fit</th><th>backfill GPU-h</th><th>rejected (no fit)</th></tr>{rows}</table></div>
 <h2>Utilisation over the submission window</h2>{legend}{util}
+<h2>Wait CDF by job size</h2>{legend}{cdfs}
 <h2>Wait by job size</h2><table><tr><th>policy</th><th>GPUs</th><th>jobs</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>mean bounded slowdown</th></tr>{sizes}</table>
 <h2>Mean wait per lab</h2>{legend}{labs}
+<h2>Decision time (wall clock, this run)</h2><table><tr><th>policy</th><th>passes</th><th>pass p50 µs</th><th>pass p99 µs</th><th>replay wall s</th></tr>{passes}</table>
 </body></html>",
         t = esc(title),
         rows = rows,
         legend = legend(reports),
         util = utilisation_chart(reports),
         sizes = sizes,
+        cdfs = cdf_charts(reports),
+        passes = passes,
         labs = lab_chart(reports),
     )
 }

@@ -10,6 +10,8 @@ use super::engine::Replay;
 /// Bounded slowdown's floor on run time (a common choice: 10 s).
 const BSLD_TAU_MS: f64 = 10_000.0;
 const SERIES_POINTS: usize = 100;
+/// Points of each wait CDF: the 0th, 5th, … 100th percentile.
+const CDF_STEPS: usize = 20;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Spread {
@@ -63,7 +65,11 @@ pub struct PolicyReport {
     pub utilisation_series: Vec<(f64, f64)>,
     pub idle_while_waiting: IdleWhileWaiting,
     pub reservation_gpu_h: f64,
+    /// GPU-hours served by LLM backfill within the submission window.
+    pub backfill_gpu_h: f64,
     pub overall: Group,
+    /// Wait CDF per GPU-count class and "all": (fraction of jobs, wait s).
+    pub wait_cdf_s: BTreeMap<String, Vec<(f64, f64)>>,
     /// By GPUs per job: "1", "2", "4", "8", "other".
     pub by_size: BTreeMap<String, Group>,
     pub by_lab: BTreeMap<String, Group>,
@@ -72,6 +78,22 @@ pub struct PolicyReport {
     /// Time-averaged (submission window) distance of labs' running GPUs
     /// from their max-min fair share given demand; 0 = perfectly fair.
     pub fair_share_distance: f64,
+}
+
+/// The wait at every `1/CDF_STEPS` fraction of the jobs (nearest rank).
+fn cdf(samples: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut waits: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    if waits.is_empty() {
+        return Vec::new();
+    }
+    waits.sort_by(f64::total_cmp);
+    (0..=CDF_STEPS)
+        .map(|k| {
+            let q = k as f64 / CDF_STEPS as f64;
+            let i = ((q * waits.len() as f64).ceil() as usize).clamp(1, waits.len()) - 1;
+            (round(q), round(waits[i]))
+        })
+        .collect()
 }
 
 fn group(samples: &[(f64, f64)]) -> Group {
@@ -120,6 +142,7 @@ pub fn report(r: &Replay) -> PolicyReport {
     let bucket = window / SERIES_POINTS as f64;
     let mut idle = IdleWhileWaiting { held_by_reservations_gpu_h: 0.0, fragmentation_gpu_h: 0.0, nothing_fit_gpu_h: 0.0 };
     let mut reserved_h = 0.0;
+    let mut backfill_h = 0.0;
     let mut unfair_in_window = 0.0;
     for iv in &r.intervals {
         let hours = (iv.to_ms - iv.from_ms) as f64 / 3.6e6;
@@ -136,6 +159,7 @@ pub fn report(r: &Replay) -> PolicyReport {
         let (a, b) = (iv.from_ms.max(first), iv.to_ms.min(last));
         if b > a {
             busy_in_window += f64::from(iv.running_gpus) * (b - a) as f64;
+            backfill_h += f64::from(iv.backfill_gpus) * (b - a) as f64 / 3.6e6;
             unfair_in_window += iv.unfairness * (b - a) as f64;
             let mut t = a as f64;
             while t < b as f64 {
@@ -176,7 +200,9 @@ pub fn report(r: &Replay) -> PolicyReport {
             nothing_fit_gpu_h: round(idle.nothing_fit_gpu_h),
         },
         reservation_gpu_h: round(reserved_h),
+        backfill_gpu_h: round(backfill_h),
         overall: rounded(group(&all)),
+        wait_cdf_s: by_size.iter().map(|(k, v)| (k.clone(), cdf(v))).chain([("all".to_string(), cdf(&all))]).collect(),
         by_size: by_size.iter().map(|(k, v)| (k.clone(), rounded(group(v)))).collect(),
         by_lab: by_lab.iter().map(|(k, v)| (k.clone(), rounded(group(v)))).collect(),
         jain_labs_bounded_slowdown: round(jain),

@@ -52,16 +52,20 @@ struct Report<'a> {
     events_only: bool,
     user_limit: Option<u32>,
     easy_overestimate: f64,
+    /// `{min_idle_s, gpus_per_instance}` when backfill was simulated.
+    backfill: Option<serde_json::Value>,
     policies: Vec<metrics::PolicyReport>,
 }
 
+/// Wall-clock figures of one replay (in `timing.json`, not the report:
+/// they differ run to run).
 #[derive(Serialize)]
-struct Timing {
-    policy: String,
-    passes: usize,
-    pass_p50_us: f64,
-    pass_p99_us: f64,
-    wall_s: f64,
+pub struct Timing {
+    pub policy: String,
+    pub passes: usize,
+    pub pass_p50_us: f64,
+    pub pass_p99_us: f64,
+    pub wall_s: f64,
 }
 
 fn parse_policy(name: &str, args: &SimArgs) -> Result<Policy, SimError> {
@@ -97,7 +101,7 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
         );
         bar.set_prefix(policy.name());
         let started = Instant::now();
-        let replay = engine::replay(&jobs, &tiers, &placements, policy, args.options, |done| bar.set_position(done as u64));
+        let replay = engine::replay(&jobs, &tiers, &placements, policy, args.options.clone(), |done| bar.set_position(done as u64));
         let wall_s = started.elapsed().as_secs_f64();
         bar.finish();
         let mut nanos = replay.pass_nanos.clone();
@@ -113,13 +117,16 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
         events_only: args.options.events_only,
         user_limit: args.options.user_limit,
         easy_overestimate: args.overestimate,
+        backfill: args.options.backfill.as_ref().map(|b| {
+            serde_json::json!({"min_idle_s": b.min_idle_ms / 1000, "gpus_per_instance": b.gpus_per_instance})
+        }),
         policies: reports.clone(),
     };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     write(&args.out.join("report.json"), &json)?;
     write(&args.out.join("timing.json"), &serde_json::to_string_pretty(&timings).unwrap_or_default())?;
     let title = format!("JPU-Share policy comparison: {} on {}", report.trace, args.cluster);
-    write(&args.out.join("report.html"), &html::render(&title, &reports))?;
+    write(&args.out.join("report.html"), &html::render(&title, &reports, &timings))?;
     Ok(reports)
 }
 
@@ -143,7 +150,7 @@ mod tests {
                 cluster: "4x8:v100".into(),
                 policies: vec!["jpu".into(), "fifo".into(), "easy".into(), "fairshare-greedy".into()],
                 out: dir.path().join(out),
-                options: Options { cycle_ms: 5000, events_only: false, user_limit: None },
+                options: Options { cycle_ms: 5000, events_only: false, user_limit: None, backfill: None },
                 live_charge: false,
                 overestimate: 2.0,
             };
@@ -157,6 +164,15 @@ mod tests {
         assert_eq!(report["policies"].as_array().unwrap().len(), 4);
         assert_eq!(report["policies"][0]["policy"], "jpu");
         assert_eq!(report["policies"][0]["jobs"], 300);
+        for policy in report["policies"].as_array().unwrap() {
+            let cdf = policy["wait_cdf_s"]["all"].as_array().unwrap();
+            assert_eq!(cdf.len(), 21, "0th to 100th percentile in steps of 5");
+            let waits: Vec<f64> = cdf.iter().map(|p| p[1].as_f64().unwrap()).collect();
+            assert!(waits.windows(2).all(|w| w[0] <= w[1]), "a CDF never falls: {waits:?}");
+            assert_eq!(waits[20], policy["overall"]["wait_s"]["max"].as_f64().unwrap());
+        }
+        let html = std::fs::read_to_string(dir.path().join("a").join("report.html")).unwrap();
+        assert!(html.contains("Wait CDF, 8-GPU jobs") && html.contains("Decision time"), "the CDF charts and pass times are in the page");
     }
 
     #[test]
@@ -166,7 +182,7 @@ mod tests {
             cluster: "1x8:v100".into(),
             policies: vec!["jpu".into()],
             out: std::env::temp_dir(),
-            options: Options { cycle_ms: 5000, events_only: false, user_limit: None },
+            options: Options { cycle_ms: 5000, events_only: false, user_limit: None, backfill: None },
             live_charge: false,
             overestimate: 2.0,
         };
