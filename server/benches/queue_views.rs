@@ -1,7 +1,9 @@
 //! The queue with 10,000 waiting jobs from 100 labs: `GET /v1/queue` and
 //! the console's server-rendered `/queue` page (first 200 rows shown),
-//! through the real server over a temp SQLite file, after one scheduler
-//! cycle has ranked them. Run: `cargo bench -p server --bench queue_views`.
+//! through the real server over a temp SQLite file. Every GPU of the demo
+//! cluster runs a long job, so the queue stands still between the 5 s
+//! cycles as on a busy cluster (each cycle still commits: the rank-1
+//! reservation accrues). Run: `cargo bench -p server --bench queue_views`.
 
 use std::time::{Duration, Instant};
 
@@ -23,6 +25,7 @@ async fn main() {
     // 10,000 waiting jobs of 100 labs (one user each), 2 GPUs each
     let mut tx = db::write_tx(&pool).await.unwrap();
     let now = jpu_share::clock::now_ms();
+    let mut sleepers = Vec::new();
     for lab in 0..LABS {
         let lab_id = db::accounts::insert_lab(&mut tx, &format!("lab-{lab:03}"), now).await.unwrap();
         let user = db::accounts::NewUser {
@@ -34,13 +37,29 @@ async fn main() {
             max_concurrent: 1000,
         };
         let user_id = db::accounts::insert_user(&mut tx, user, now).await.unwrap();
+        if lab == 0 {
+            // the four demo GPUs' long jobs, first in line (lowest ids)
+            for k in 0..4 {
+                let job = db::jobs::NewJob {
+                    name: &format!("busy-{k}"),
+                    user_id,
+                    lab_id,
+                    state: JobState::GlobalQueueWait,
+                    command: "exec sleep 600",
+                    num_gpus: 1,
+                    workspace: None,
+                    env_json: "{}",
+                    time_limit_minutes: 15,
+                };
+                sleepers.push(db::jobs::insert(&mut tx, job, now).await.unwrap());
+            }
+        }
         for j in 0..JOBS / LABS {
             let job = db::jobs::NewJob {
                 name: &format!("job-{lab}-{j}"),
                 user_id,
                 lab_id,
                 state: JobState::GlobalQueueWait,
-                // ends at once: nothing outlives the bench
                 command: "true",
                 num_gpus: 2,
                 workspace: None,
@@ -57,7 +76,7 @@ async fn main() {
     let ranked = Instant::now();
     loop {
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL").fetch_one(&pool).await.unwrap();
-        if n as usize >= JOBS - 10 {
+        if n as usize >= JOBS {
             break;
         }
         assert!(ranked.elapsed() < Duration::from_secs(120), "never ranked ({n})");
@@ -88,8 +107,38 @@ async fn main() {
         body.len()
     })
     .await;
+    // nothing outlives the bench
+    let admin = admin_token(&client, &base).await;
+    for id in &sleepers {
+        client.post(format!("{base}/v1/jobs/{id}/cancel")).bearer_auth(&admin).send().await.unwrap();
+    }
+    let ended = Instant::now();
+    for id in &sleepers {
+        loop {
+            let job: serde_json::Value =
+                client.get(format!("{base}/v1/jobs/{id}")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+            if job["state"] == "CANCELLED" {
+                break;
+            }
+            assert!(ended.elapsed() < Duration::from_secs(60), "job {id} did not end: {job}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     println!("GET /v1/queue, {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", api.0, api.1, api.2 / 1024);
     println!("GET /queue (SSR page), {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", page.0, page.1, page.2 / 1024);
+}
+
+async fn admin_token(client: &reqwest::Client, base: &str) -> String {
+    let token: serde_json::Value = client
+        .post(format!("{base}/v1/auth/token"))
+        .json(&serde_json::json!({"username": "admin", "password": support::ADMIN_PASSWORD}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    token["token"].as_str().unwrap().to_string()
 }
 
 /// (p50 ms, p90 ms, last response size) over `n` sequential requests.

@@ -13,6 +13,8 @@ use crate::state::AppState;
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
     #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
     Conflict(String),
     #[error("{field}: {message}")]
     Field { field: &'static str, message: String },
@@ -70,7 +72,7 @@ pub struct NewLabBody {
 }
 
 /// Names of labs and users: 1–64 of `a-z A-Z 0-9 . _ -`.
-fn check_name(field: &'static str, name: &str) -> Result<(), AdminError> {
+pub(crate) fn check_name(field: &'static str, name: &str) -> Result<(), AdminError> {
     let ok = (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
     if ok {
         Ok(())
@@ -79,7 +81,7 @@ fn check_name(field: &'static str, name: &str) -> Result<(), AdminError> {
     }
 }
 
-fn unique_violation(e: sqlx::Error, what: String) -> AdminError {
+pub(crate) fn unique_violation(e: sqlx::Error, what: String) -> AdminError {
     match &e {
         sqlx::Error::Database(d) if d.is_unique_violation() => AdminError::Conflict(format!("{what} already exists")),
         _ => AdminError::Db(e),
@@ -114,13 +116,9 @@ pub async fn create_user(state: &AppState, admin: &Caller, body: NewUserBody) ->
     if body.password.chars().count() < MIN_PASSWORD || body.password.len() > 1024 {
         return Err(AdminError::Field { field: "password", message: format!("must be {MIN_PASSWORD} to 1024 characters") });
     }
-    if body.unix_uid.is_some_and(|u| !(1000..=i64::from(u32::MAX >> 1)).contains(&u)) {
-        return Err(AdminError::Field { field: "unix_uid", message: "must be a regular user's uid (1000 or more)".into() });
-    }
+    check_uid(body.unix_uid)?;
     let max_concurrent = body.max_concurrent.unwrap_or(2);
-    if !(0..=64).contains(&max_concurrent) {
-        return Err(AdminError::Field { field: "max_concurrent", message: "must be between 0 and 64".into() });
-    }
+    check_max_concurrent(max_concurrent)?;
     let hash = crate::auth::password::hash_password(body.password.clone())
         .await
         .map_err(|e| AdminError::Internal(format!("hashing the password: {e}")))?;
@@ -142,4 +140,91 @@ pub async fn create_user(state: &AppState, admin: &Caller, body: NewUserBody) ->
     db::audit::record(&mut tx, &admin.user.username, "user.create", Some(&body.username), &detail, now).await?;
     tx.commit().await?;
     Ok(app::model::Viewer { username: body.username, lab: body.lab, role: body.role, max_concurrent })
+}
+
+fn check_uid(uid: Option<i64>) -> Result<(), AdminError> {
+    if uid.is_some_and(|u| !(1000..=i64::from(u32::MAX >> 1)).contains(&u)) {
+        return Err(AdminError::Field { field: "unix_uid", message: "must be a regular user's uid (1000 or more)".into() });
+    }
+    Ok(())
+}
+
+fn check_max_concurrent(n: i64) -> Result<(), AdminError> {
+    if !(0..=64).contains(&n) {
+        return Err(AdminError::Field { field: "max_concurrent", message: "must be between 0 and 64".into() });
+    }
+    Ok(())
+}
+
+/// `PATCH /v1/admin/users/{username}`: each field optional. `unix_uid:
+/// null` clears the uid (jobs then run as `nobody`); `password` resets it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserPatch {
+    pub lab: Option<String>,
+    pub role: Option<app::model::Role>,
+    #[serde(default, deserialize_with = "present")]
+    pub unix_uid: Option<Option<i64>>,
+    pub max_concurrent: Option<i64>,
+    pub password: Option<String>,
+}
+
+/// Tells an absent field (None) from an explicit null (Some(None)).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
+    Option::<i64>::deserialize(d).map(Some)
+}
+
+pub async fn update_user(state: &AppState, admin: &Caller, username: &str, patch: UserPatch) -> Result<app::model::Viewer, AdminError> {
+    if let Some(uid) = patch.unix_uid {
+        check_uid(uid)?;
+    }
+    if let Some(n) = patch.max_concurrent {
+        check_max_concurrent(n)?;
+    }
+    let hash = match &patch.password {
+        Some(p) if p.chars().count() < MIN_PASSWORD || p.len() > 1024 => {
+            return Err(AdminError::Field { field: "password", message: format!("must be {MIN_PASSWORD} to 1024 characters") });
+        }
+        Some(p) => Some(
+            crate::auth::password::hash_password(p.clone())
+                .await
+                .map_err(|e| AdminError::Internal(format!("hashing the password: {e}")))?,
+        ),
+        None => None,
+    };
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let mut user = db::accounts::user_by_username(&mut tx, username)
+        .await?
+        .ok_or_else(|| AdminError::NotFound(format!("no user named `{username}`")))?;
+    if user.id == admin.user.id && patch.role == Some(app::model::Role::Researcher) {
+        return Err(AdminError::Conflict("you cannot take the admin role from yourself".into()));
+    }
+    if let Some(lab) = &patch.lab {
+        user.lab_id = db::views::lab_id(&mut tx, lab)
+            .await?
+            .ok_or_else(|| AdminError::Field { field: "lab", message: format!("no lab named `{lab}`") })?;
+        user.lab = lab.clone();
+    }
+    if let Some(role) = patch.role {
+        user.role = role;
+    }
+    if let Some(uid) = patch.unix_uid {
+        user.unix_uid = uid;
+    }
+    if let Some(n) = patch.max_concurrent {
+        user.max_concurrent = n;
+    }
+    db::accounts::update_user(&mut tx, &user).await?;
+    if let Some(hash) = &hash {
+        db::accounts::set_password(&mut tx, user.id, hash).await?;
+    }
+    let detail = serde_json::json!({
+        "lab": patch.lab, "role": patch.role.map(|r| r.as_str()), "unix_uid": patch.unix_uid,
+        "max_concurrent": patch.max_concurrent, "password_reset": hash.is_some(),
+    });
+    db::audit::record(&mut tx, &admin.user.username, "user.update", Some(username), &detail, now).await?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(user.viewer())
 }

@@ -119,13 +119,8 @@ impl ConsoleBackend for AppState {
 
     async fn queue(&self, viewer: &Viewer) -> Result<QueueView, ConsoleError> {
         let caller = self.caller(viewer).await?;
-        let mut view = crate::views::queue(self, &caller).await.map_err(internal)?;
         // the page shows the head of the queue; do not ship all of it
-        if view.jobs.len() > app::views::QUEUE_PAGE_ROWS {
-            view.total_waiting = Some(view.jobs.len() as u32);
-            view.jobs.truncate(app::views::QUEUE_PAGE_ROWS);
-        }
-        Ok(view)
+        crate::views::queue(self, &caller, Some(app::views::QUEUE_PAGE_ROWS)).await.map_err(internal)
     }
 
     async fn jobs(&self, viewer: &Viewer, state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError> {

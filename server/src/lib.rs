@@ -17,4 +17,5 @@ pub mod state;
 pub mod telemetry;
 pub mod views;
 pub mod admin;
+pub mod admin_cluster;
 pub mod account;

@@ -25,6 +25,8 @@ pub struct AppState {
     pub wake: Arc<tokio::sync::Notify>,
     /// Set by the scheduler loop when the executor cannot be reached.
     pub executor_health: crate::scheduler::runner::ExecutorHealth,
+    /// The queue views' shared read of the waiting jobs.
+    pub queue_cache: Arc<crate::views::QueueCache>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -1,6 +1,8 @@
 //! The fair-share and cluster views (queue, labs, usage series,
 //! placements, backfill) shared by the REST API and the console.
 
+use std::sync::Arc;
+
 use app::model::Role;
 use app::views::{BackfillInstanceView, BackfillView, LabUsageSeries, LabView, PlacementView, QueueView};
 
@@ -19,25 +21,56 @@ pub enum ViewError {
     Db(#[from] sqlx::Error),
 }
 
-/// The global queue in this cycle's order and the caller's personal
-/// queue. Everyone sees every lab's place in line (that is what fair
-/// share is about), but only admins and the lab itself see job names
-/// and users.
-pub async fn queue(state: &AppState, caller: &Caller) -> Result<QueueView, ViewError> {
-    let rows = db::views::queue(&mut *state.db.acquire().await?, caller.user.id, now_ms()).await?;
-    let mut view = QueueView { jobs: Vec::new(), user_queue: Vec::new(), total_waiting: None };
-    for (mut entry, _owner, global) in rows {
+/// The waiting jobs as last read, with the write count they were read
+/// at. A queue of 10,000 jobs takes tens of milliseconds to read, and it
+/// only changes when something commits (a cycle, a submit, a cancel), so
+/// requests in between share one read; concurrent misses wait for one
+/// refresh instead of each reading.
+#[derive(Default)]
+pub struct QueueCache {
+    rows: tokio::sync::Mutex<Option<(u64, Arc<Vec<db::views::QueueRow>>)>>,
+}
+
+impl QueueCache {
+    async fn rows(&self, pool: &sqlx::SqlitePool) -> Result<Arc<Vec<db::views::QueueRow>>, sqlx::Error> {
+        let mut cached = self.rows.lock().await;
+        let seen = db::commits();
+        if let Some((at, rows)) = cached.as_ref() {
+            if *at == seen {
+                return Ok(rows.clone());
+            }
+        }
+        // read under the count seen before the query: a commit during the
+        // read moves the count, so the next request reads again
+        let rows = Arc::new(db::views::queue(&mut *pool.acquire().await?).await?);
+        *cached = Some((seen, rows.clone()));
+        Ok(rows)
+    }
+}
+
+/// The global queue in this cycle's order (at most `limit` of it, with
+/// the total then) and the caller's personal queue. Everyone sees every
+/// lab's place in line (that is what fair share is about), but only
+/// admins and the lab itself see job names and users.
+pub async fn queue(state: &AppState, caller: &Caller, limit: Option<usize>) -> Result<QueueView, ViewError> {
+    let rows = state.queue_cache.rows(&state.db).await?;
+    let now = now_ms();
+    let entry = |row: &db::views::QueueRow| {
+        let mut entry = row.entry.clone();
+        entry.lab_usage_tflop_s = crate::scheduler::usage::decayed(&row.lab_usage, now);
         if caller.user.role != Role::Admin && entry.lab != caller.user.lab {
             entry.name = None;
             entry.user = None;
         }
-        if global {
-            view.jobs.push(entry);
-        } else {
-            view.user_queue.push(entry);
-        }
-    }
-    Ok(view)
+        entry
+    };
+    let global = rows.iter().take_while(|r| r.global).count();
+    let shown = limit.map_or(global, |l| l.min(global));
+    Ok(QueueView {
+        jobs: rows[..shown].iter().map(entry).collect(),
+        user_queue: rows[global..].iter().filter(|r| r.owner == caller.user.id).map(entry).collect(),
+        total_waiting: (shown < global).then_some(global as u32),
+    })
 }
 
 pub async fn labs(state: &AppState) -> Result<Vec<LabView>, ViewError> {

@@ -6,6 +6,8 @@ use jpu_share::startup::{Application, BootstrapPasswords};
 use serde_json::{json, Value};
 
 pub const DEMO_PASSWORD: &str = "bench-demo-password";
+#[allow(dead_code)] // not every bench signs in as admin
+pub const ADMIN_PASSWORD: &str = "bench-admin-password";
 
 /// The server, built but not yet running, and its base URL.
 pub async fn build_server(dir: &std::path::Path) -> (Application, String) {
@@ -13,7 +15,8 @@ pub async fn build_server(dir: &std::path::Path) -> (Application, String) {
     settings.server.bind = "127.0.0.1:0".into();
     settings.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
     settings.executor.output_root = dir.join("jobs");
-    let bootstrap = BootstrapPasswords { admin: Some("bench-admin-password".into()), demo: Some(DEMO_PASSWORD.into()) };
+    settings.cancel.grace_seconds = 2;
+    let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
     let app = Application::build(settings, bootstrap).await.expect("server builds");
     let base = format!("http://{}", app.local_addr().expect("bound"));
     (app, base)

@@ -219,3 +219,19 @@ pub async fn set_password(conn: &mut SqliteConnection, user_id: i64, password_ha
     sqlx::query!("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id).execute(&mut *conn).await?;
     Ok(())
 }
+
+/// Writes an existing user's role, lab, unix uid and concurrency limit.
+pub async fn update_user(conn: &mut SqliteConnection, user: &UserRecord) -> Result<(), sqlx::Error> {
+    let role = user.role.as_str();
+    sqlx::query!(
+        "UPDATE users SET role = ?, lab_id = ?, unix_uid = ?, max_concurrent = ? WHERE id = ?",
+        role,
+        user.lab_id,
+        user.unix_uid,
+        user.max_concurrent,
+        user.id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}

@@ -168,7 +168,50 @@ pub async fn sync_inventory(
     Ok(())
 }
 
-async fn set_node_state(conn: &mut SqliteConnection, name: &str, state: &str) -> Result<(), sqlx::Error> {
+pub async fn set_node_state(conn: &mut SqliteConnection, name: &str, state: &str) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE nodes SET state = ? WHERE name = ?", state, name).execute(&mut *conn).await?;
     Ok(())
+}
+
+pub async fn tier_id(conn: &mut SqliteConnection, name: &str) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT id AS "id!" FROM tiers WHERE name = ?"#, name).fetch_optional(&mut *conn).await
+}
+
+/// Writes every editable column of the tier named `t.name`.
+pub async fn update_tier(conn: &mut SqliteConnection, t: &TierView) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE tiers SET display_name = ?, vram_gb = ?, tflops = ?, sort_order = ?, max_gpus = ?,
+                max_time_limit_minutes = ?, slurm_partition = ?, cpus_per_gpu = ?, mem_gb_per_gpu = ?, active = ?
+         WHERE name = ?",
+        t.display_name,
+        t.vram_gb,
+        t.tflops,
+        t.sort_order,
+        t.max_gpus,
+        t.max_time_limit_minutes,
+        t.slurm_partition,
+        t.cpus_per_gpu,
+        t.mem_gb_per_gpu,
+        t.active,
+        t.name
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Research attempts and backfill instances on the node now.
+pub async fn node_in_use(conn: &mut SqliteConnection, name: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT (SELECT COUNT(*) FROM job_attempts WHERE node = ?1 AND phase IN ('DISPATCHING', 'RUNNING'))
+                + (SELECT COUNT(*) FROM backfill_instances WHERE node = ?1 AND ended_at IS NULL) AS "n!: i64""#,
+        name
+    )
+    .fetch_one(&mut *conn)
+    .await
+}
+
+/// Removes the node and its GPU rows; false when there was none.
+pub async fn delete_node(conn: &mut SqliteConnection, name: &str) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query!("DELETE FROM nodes WHERE name = ?", name).execute(&mut *conn).await?.rows_affected() > 0)
 }

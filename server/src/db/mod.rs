@@ -16,6 +16,7 @@ pub mod views;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::config::DatabaseSettings;
@@ -63,6 +64,47 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupE
 /// A transaction that takes SQLite's write lock up front. A deferred one
 /// that reads and then writes fails with SQLITE_BUSY_SNAPSHOT when another
 /// connection wrote in between (WAL); IMMEDIATE waits (busy timeout) instead.
-pub async fn write_tx(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
-    pool.begin_with("BEGIN IMMEDIATE").await
+pub async fn write_tx(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
+    Ok(WriteTx(pool.begin_with("BEGIN IMMEDIATE").await?))
+}
+
+/// Write transactions committed by this process. Every write to jobs,
+/// users and labs goes through [`write_tx`], and the count moves only
+/// after the commit, so a reader that saw count `n` before it queried and
+/// still sees `n` knows nothing committed since (see `views::QueueCache`).
+/// Process-wide: servers sharing a process only cause extra refreshes.
+static COMMITS: AtomicU64 = AtomicU64::new(0);
+
+pub fn commits() -> u64 {
+    COMMITS.load(Ordering::Acquire)
+}
+
+/// Counts a commit made without [`write_tx`] (tests that set rows by SQL).
+pub fn note_commit() {
+    COMMITS.fetch_add(1, Ordering::AcqRel);
+}
+
+/// [`write_tx`]'s transaction: a `sqlx::Transaction` whose commit is counted.
+pub struct WriteTx(sqlx::Transaction<'static, sqlx::Sqlite>);
+
+impl WriteTx {
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        let result = self.0.commit().await;
+        // counted even when the commit failed: a refresh too many is harmless
+        COMMITS.fetch_add(1, Ordering::AcqRel);
+        result
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = sqlx::Transaction<'static, sqlx::Sqlite>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }

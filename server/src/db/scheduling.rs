@@ -213,6 +213,38 @@ pub async fn record_charges(conn: &mut SqliteConnection, charges: &[Charge], now
     Ok(())
 }
 
+/// What a waiting job's row says of its place in the queue.
+struct WaitingMark {
+    rank: Option<i64>,
+    reason: Option<String>,
+    reserved: bool,
+    gpu_seconds: f64,
+    cost: f64,
+}
+
+async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, WaitingMark>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", rank, pending_reason, reserved_node IS NOT NULL AS "reserved!: bool",
+                  reservation_gpu_seconds, reservation_cost
+           FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT')"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mark = WaitingMark {
+                rank: r.rank,
+                reason: r.pending_reason,
+                reserved: r.reserved,
+                gpu_seconds: r.reservation_gpu_seconds,
+                cost: r.reservation_cost,
+            };
+            (r.id, mark)
+        })
+        .collect())
+}
+
 /// Writes a plan. Dispatched jobs become DISPATCHING with an attempt row
 /// (recorded before the executor is called, for crash safety); returns
 /// their ids.
@@ -242,9 +274,24 @@ pub async fn apply_plan(conn: &mut SqliteConnection, plan: &Plan, now_ms: i64) -
         .execute(&mut *conn)
         .await?;
     }
+    // Most waiting jobs keep their rank and reason from one cycle to the
+    // next; rewriting 10,000 unchanged rows would hold the write lock for
+    // most of a second.
+    let stored = waiting_marks(conn).await?;
     for w in &plan.waiting {
         let reason = w.reason.to_string();
         let rank = i64::from(w.rank);
+        let unchanged = w.reservation.is_none()
+            && stored.get(&w.job).is_some_and(|m| {
+                m.rank == Some(rank)
+                    && m.reason.as_deref() == Some(reason.as_str())
+                    && !m.reserved
+                    && m.gpu_seconds == w.accrued.gpu_seconds
+                    && m.cost == w.accrued.cost
+            });
+        if unchanged {
+            continue;
+        }
         let (node, tier, gpus, at) = match &w.reservation {
             Some(r) => (Some(r.node.as_str()), Some(r.tier.as_str()), Some(format_gpus(&r.gpus)), Some(r.accrued_at_ms)),
             None => (None, None, None, None),

@@ -45,24 +45,33 @@ pub async fn job_ids(conn: &mut SqliteConnection, f: &JobFilter<'_>) -> Result<V
     Ok(rows)
 }
 
-/// Waiting jobs: the global queue in rank order, then `user_id`'s
-/// personal queue. Returns `(entry, lab name, owner's user id, global?)`.
-pub async fn queue(conn: &mut SqliteConnection, user_id: i64, now_ms: i64) -> Result<Vec<(QueueEntry, i64, bool)>, sqlx::Error> {
+/// A waiting job as the queue views show it; the lab's usage is kept
+/// undecayed so the row stays right as time passes.
+#[derive(Debug, Clone)]
+pub struct QueueRow {
+    pub entry: QueueEntry,
+    pub lab_usage: LabUsage,
+    pub owner: i64,
+    /// In the global queue (else in its owner's personal queue).
+    pub global: bool,
+}
+
+/// Every waiting job: the global queue in rank order, then the personal
+/// queues in submission order.
+pub async fn queue(conn: &mut SqliteConnection) -> Result<Vec<QueueRow>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.rank, j.name, u.username, j.user_id, l.id AS lab_id, l.name AS lab, l.usage_value, l.usage_as_of,
                   j.num_gpus, j.queue_entered_at, j.pending_reason, j.state, j.reserved_node, j.reserved_tier,
                   j.reserved_gpus, j.reservation_gpu_seconds
            FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id
-           WHERE j.state = 'GLOBAL_QUEUE_WAIT' OR (j.state = 'USER_QUEUE_WAIT' AND j.user_id = ?)
-           ORDER BY j.state = 'USER_QUEUE_WAIT', j.rank IS NULL, j.rank, j.queue_entered_at, j.submitted_at, j.id"#,
-        user_id
+           WHERE j.state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT')
+           ORDER BY j.state = 'USER_QUEUE_WAIT', j.rank IS NULL, j.rank, j.queue_entered_at, j.submitted_at, j.id"#
     )
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows
         .into_iter()
         .map(|r| {
-            let lab_usage = usage::decayed(&LabUsage { lab: r.lab_id, value: r.usage_value, as_of_ms: r.usage_as_of }, now_ms);
             let reservation = super::scheduling::reservation_view(
                 r.reserved_node,
                 r.reserved_tier,
@@ -76,12 +85,17 @@ pub async fn queue(conn: &mut SqliteConnection, user_id: i64, now_ms: i64) -> Re
                 user: Some(r.username),
                 lab: r.lab,
                 num_gpus: r.num_gpus as u32,
-                lab_usage_tflop_s: lab_usage,
+                lab_usage_tflop_s: 0.0,
                 queue_entered_at: r.queue_entered_at.map(rfc3339),
                 pending_reason: r.pending_reason,
                 reservation,
             };
-            (entry, r.user_id, r.state == "GLOBAL_QUEUE_WAIT")
+            QueueRow {
+                entry,
+                lab_usage: LabUsage { lab: r.lab_id, value: r.usage_value, as_of_ms: r.usage_as_of },
+                owner: r.user_id,
+                global: r.state == "GLOBAL_QUEUE_WAIT",
+            }
         })
         .collect())
 }

@@ -145,6 +145,7 @@ impl From<crate::admin::AdminError> for ApiError {
     fn from(e: crate::admin::AdminError) -> Self {
         use crate::admin::AdminError;
         match e {
+            AdminError::NotFound(m) => ApiError::NotFound(m),
             AdminError::Conflict(m) => ApiError::Conflict(m),
             AdminError::Field { .. } => ApiError::Validation(e.to_string()),
             AdminError::Db(e) => e.into(),

@@ -50,6 +50,22 @@ async fn every_endpoint_answers_each_role_as_documented() {
             Some(json!({"username": "user-x", "password": "long-enough-pw", "lab": "demo-lab", "role": "researcher"})),
             [401, 403, 403, 403, 201],
         ),
+        (Method::PATCH, "/v1/admin/users/colleague".into(), Some(json!({"max_concurrent": 3})), [401, 403, 403, 403, 200]),
+        (
+            Method::POST,
+            "/v1/admin/tiers".into(),
+            Some(json!({"name": "h100", "vram_gb": 80, "tflops": 989.0, "sort_order": 30, "max_gpus": 8})),
+            [401, 403, 403, 403, 201],
+        ),
+        (Method::PATCH, "/v1/admin/tiers/h100".into(), Some(json!({"display_name": "H100 SXM"})), [401, 403, 403, 403, 200]),
+        (
+            Method::POST,
+            "/v1/admin/nodes".into(),
+            Some(json!({"name": "node-x", "gpus": [{"tier": "h100", "count": 2}]})),
+            [401, 403, 403, 403, 201],
+        ),
+        (Method::POST, "/v1/admin/nodes/node-x/drain".into(), None, [401, 403, 403, 403, 200]),
+        (Method::DELETE, "/v1/admin/nodes/node-x".into(), None, [401, 403, 403, 403, 204]),
         (Method::POST, "/v1/jobs".into(), Some(json!({"name": "n", "command": "true", "num_gpus": 9})), [401, 422, 422, 422, 422]),
     ];
     let mut wrong = Vec::new();

@@ -253,6 +253,7 @@ impl TestApp {
         let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
         sqlx::query(statement).execute(&pool).await.unwrap();
         pool.close().await;
+        jpu_share::db::note_commit();
     }
 
     /// `GET` any /v1 path as `token` (None = anonymous).

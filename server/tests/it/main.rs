@@ -3,6 +3,7 @@
 
 mod api;
 mod auth;
+mod admin;
 mod authz;
 mod backfill;
 mod cli;
