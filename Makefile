@@ -1,7 +1,8 @@
 # The two commands of the README. Both install what they need first.
 #   make run    build and start JPU-Share on the embedded default
 #   make test   run every test: unit, integration (incl. a real Slurm
-#               cluster started on this host), end-to-end (Chromium)
+#               cluster started on this host), schemathesis against the
+#               OpenAPI document, end-to-end (Chromium)
 .PHONY: run test build site sqlx-prepare
 
 run:
@@ -14,6 +15,7 @@ test:
 	.ci/install-tools test
 	.ci/build-site
 	.ci/with-slurm cargo test --workspace --exclude frontend
+	.ci/schemathesis
 	cd end2end && npm test
 
 # Regenerate .sqlx/ after changing a query or a migration.

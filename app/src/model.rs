@@ -21,6 +21,21 @@ macro_rules! named_enum {
             $(#[serde(rename = $text)] $variant),+
         }
 
+        // by hand: the derive does not see renames made inside a macro
+        #[cfg(feature = "ssr")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .description(Some(concat!("A ", $kind, ".")))
+                    .enum_values(Some([$($text),+]))
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "ssr")]
+        impl utoipa::ToSchema for $name {}
+
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
@@ -107,6 +122,7 @@ named_enum!(
 
 /// The signed-in user, as the console and `GET /v1/me` show them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Viewer {
     pub username: String,
     pub lab: String,
@@ -121,6 +137,7 @@ impl Viewer {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct MaintenanceView {
     pub phase: MaintenancePhase,
     pub message: Option<String>,
@@ -130,6 +147,7 @@ pub struct MaintenanceView {
 
 /// A GPU model class (policy §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TierView {
     pub name: String,
     pub display_name: String,
@@ -155,6 +173,7 @@ named_enum!(
 );
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GpuView {
     pub tier: String,
     pub index: i64,
@@ -167,6 +186,7 @@ fn idle() -> GpuUse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct NodeView {
     pub name: String,
     pub state: NodeState,
@@ -175,6 +195,7 @@ pub struct NodeView {
 
 /// What the dashboard shows on first render.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct DashboardView {
     pub tiers: Vec<TierView>,
     pub nodes: Vec<NodeView>,
@@ -188,6 +209,7 @@ pub struct DashboardView {
 
 /// A job's live reservation (api.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReservationView {
     pub node: String,
     pub tier: String,
@@ -197,6 +219,7 @@ pub struct ReservationView {
 
 /// One attempt of a job (policy §6: every attempt is kept and shown).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AttemptView {
     pub attempt: u32,
     pub tier: String,
@@ -210,6 +233,7 @@ pub struct AttemptView {
 
 /// The job object of api.md.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct JobView {
     pub id: i64,
     pub name: String,

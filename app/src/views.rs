@@ -7,6 +7,7 @@ use crate::model::{JobView, ReservationView};
 
 /// A page of jobs, newest first; `next` is the `before` for the next page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct JobPage {
     pub jobs: Vec<JobView>,
     pub next: Option<i64>,
@@ -18,6 +19,7 @@ pub const QUEUE_PAGE_ROWS: usize = 200;
 /// One waiting job in queue order. Other labs' jobs show their lab and
 /// size but not their name or user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct QueueEntry {
     pub rank: Option<u32>,
     pub id: i64,
@@ -32,6 +34,7 @@ pub struct QueueEntry {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct QueueView {
     /// The global queue in this cycle's order.
     pub jobs: Vec<QueueEntry>,
@@ -44,6 +47,7 @@ pub struct QueueView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct LabView {
     pub name: String,
     /// Decayed to now (policy §2).
@@ -54,6 +58,7 @@ pub struct LabView {
 
 /// One day of a lab's charges (not decayed), split by tier.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct UsageDay {
     /// `YYYY-MM-DD`, UTC.
     pub date: String,
@@ -62,12 +67,14 @@ pub struct UsageDay {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TierUsage {
     pub tier: String,
     pub usage_tflop_s: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct LabUsageSeries {
     pub lab: String,
     pub days: Vec<UsageDay>,
@@ -75,6 +82,7 @@ pub struct LabUsageSeries {
 
 /// GPU counts of one placement (node × tier).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PlacementView {
     pub node: String,
     pub tier: String,
@@ -86,6 +94,7 @@ pub struct PlacementView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct BackfillInstanceView {
     pub id: i64,
     pub node: String,
@@ -96,6 +105,7 @@ pub struct BackfillInstanceView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct BackfillView {
     pub enabled: bool,
     pub instances: Vec<BackfillInstanceView>,
@@ -104,6 +114,7 @@ pub struct BackfillView {
 
 /// A slice of a job's log: bytes `offset..next_offset`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct LogChunk {
     pub offset: u64,
     pub data: String,
@@ -113,6 +124,7 @@ pub struct LogChunk {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct FileEntry {
     /// Relative to the job's output directory, `/`-separated.
     pub path: String,
@@ -122,6 +134,7 @@ pub struct FileEntry {
 
 /// The lab usage page: every lab's standing and one lab's last 30 days.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct UsagePage {
     pub labs: Vec<LabView>,
     /// The viewer's lab.
@@ -131,6 +144,7 @@ pub struct UsagePage {
 
 /// An API token as its owner sees it (never the token itself).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TokenView {
     pub id: i64,
     pub label: Option<String>,
@@ -141,6 +155,7 @@ pub struct TokenView {
 
 /// A token just created: the only time its secret is shown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct NewToken {
     pub token: String,
     pub expires_at: String,
@@ -148,6 +163,7 @@ pub struct NewToken {
 
 /// One admin action from the audit log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AuditEntryView {
     pub at: String,
     pub actor: String,
@@ -158,6 +174,7 @@ pub struct AuditEntryView {
 
 /// What the admin page shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AdminView {
     pub maintenance: crate::model::MaintenanceView,
     pub audit: Vec<AuditEntryView>,
@@ -165,6 +182,7 @@ pub struct AdminView {
 
 /// A job as its detail page shows it: what the viewer may do with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct JobDetail {
     pub job: JobView,
     /// Owner or admin: may cancel (while it is not over).
@@ -176,6 +194,7 @@ pub struct JobDetail {
 
 /// The submit form as typed (validated on the server, errors per field).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SubmitForm {
     pub name: String,
     pub command: String,

@@ -26,10 +26,13 @@ pub enum AdminError {
 
 pub const MAX_MESSAGE: usize = 500;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "action", rename_all = "lowercase", deny_unknown_fields)]
 pub enum MaintenanceAction {
-    Start { message: Option<String> },
+    Start {
+        #[schema(max_length = 500)]
+        message: Option<String>,
+    },
     End,
 }
 
@@ -65,9 +68,15 @@ pub async fn maintenance(state: &AppState, admin: &Caller, action: MaintenanceAc
     Ok(MaintenanceView { phase, message, since: rfc3339(now) })
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewLabBody {
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
+    pub name: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct LabCreated {
     pub name: String,
 }
 
@@ -88,24 +97,29 @@ pub(crate) fn unique_violation(e: sqlx::Error, what: String) -> AdminError {
     }
 }
 
-pub async fn create_lab(state: &AppState, admin: &Caller, body: NewLabBody) -> Result<serde_json::Value, AdminError> {
+pub async fn create_lab(state: &AppState, admin: &Caller, body: NewLabBody) -> Result<LabCreated, AdminError> {
     check_name("name", &body.name)?;
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     db::accounts::insert_lab(&mut tx, &body.name, now).await.map_err(|e| unique_violation(e, format!("lab `{}`", body.name)))?;
     db::audit::record(&mut tx, &admin.user.username, "lab.create", Some(&body.name), &serde_json::json!({}), now).await?;
     tx.commit().await?;
-    Ok(serde_json::json!({"name": body.name}))
+    Ok(LabCreated { name: body.name })
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewUserBody {
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
     pub username: String,
+    #[schema(min_length = 10, max_length = 1024)]
     pub password: String,
     pub lab: String,
     pub role: app::model::Role,
+    #[schema(minimum = 1000, maximum = 2147483647)]
     pub unix_uid: Option<i64>,
+    /// Default 2.
+    #[schema(minimum = 0, maximum = 64)]
     pub max_concurrent: Option<i64>,
 }
 
@@ -158,14 +172,17 @@ fn check_max_concurrent(n: i64) -> Result<(), AdminError> {
 
 /// `PATCH /v1/admin/users/{username}`: each field optional. `unix_uid:
 /// null` clears the uid (jobs then run as `nobody`); `password` resets it.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserPatch {
     pub lab: Option<String>,
     pub role: Option<app::model::Role>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 1000, maximum = 2147483647)]
     pub unix_uid: Option<Option<i64>>,
+    #[schema(minimum = 0, maximum = 64)]
     pub max_concurrent: Option<i64>,
+    #[schema(min_length = 10, max_length = 1024)]
     pub password: Option<String>,
 }
 

@@ -31,34 +31,53 @@ fn label(name: &'static str, value: &str) -> Result<String, AdminError> {
     Ok(v.to_string())
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTierBody {
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
     pub name: String,
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
     pub display_name: Option<String>,
+    #[schema(minimum = 1, maximum = 1024)]
     pub vram_gb: i64,
+    #[schema(exclusive_minimum = 0, maximum = 100000)]
     pub tflops: f64,
+    #[schema(minimum = -1000, maximum = 1000)]
     pub sort_order: i64,
+    #[schema(minimum = 1, maximum = 8)]
     pub max_gpus: i64,
+    #[schema(minimum = 1, maximum = 525600)]
     pub max_time_limit_minutes: Option<i64>,
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
     pub slurm_partition: Option<String>,
+    #[schema(minimum = 1, maximum = 256)]
     pub cpus_per_gpu: Option<i64>,
+    #[schema(minimum = 1, maximum = 4096)]
     pub mem_gb_per_gpu: Option<i64>,
 }
 
 /// Every field of `PATCH /v1/admin/tiers/{name}` is optional; the name
 /// stays (jobs and attempts refer to it).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TierPatch {
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
     pub display_name: Option<String>,
+    #[schema(minimum = 1, maximum = 1024)]
     pub vram_gb: Option<i64>,
+    #[schema(exclusive_minimum = 0, maximum = 100000)]
     pub tflops: Option<f64>,
+    #[schema(minimum = -1000, maximum = 1000)]
     pub sort_order: Option<i64>,
+    #[schema(minimum = 1, maximum = 8)]
     pub max_gpus: Option<i64>,
+    #[schema(minimum = 1, maximum = 525600)]
     pub max_time_limit_minutes: Option<i64>,
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
     pub slurm_partition: Option<String>,
+    #[schema(minimum = 1, maximum = 256)]
     pub cpus_per_gpu: Option<i64>,
+    #[schema(minimum = 1, maximum = 4096)]
     pub mem_gb_per_gpu: Option<i64>,
     pub active: Option<bool>,
 }
@@ -169,17 +188,21 @@ pub async fn update_tier(state: &AppState, admin: &Caller, name: &str, patch: Ti
     Ok(tier)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeGpus {
     pub tier: String,
+    #[schema(minimum = 1, maximum = 64)]
     pub count: i64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewNodeBody {
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
     pub name: String,
+    /// At most 64 GPUs in all.
+    #[schema(min_items = 1)]
     pub gpus: Vec<NodeGpus>,
 }
 

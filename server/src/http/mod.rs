@@ -5,6 +5,7 @@ pub mod console;
 pub mod error;
 pub mod extract;
 pub mod middleware;
+pub mod openapi;
 pub mod ops;
 pub mod v1;
 pub mod v1_jobs;

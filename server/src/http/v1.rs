@@ -4,12 +4,14 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::error::ApiError;
 use super::extract::{AdminUser, ApiJson, ApiQuery, AuthUser};
+use super::openapi::ErrorBody;
 use crate::auth;
 use crate::clock::{now_ms, rfc3339};
 use crate::state::AppState;
@@ -17,29 +19,38 @@ use app::model::{MaintenanceView, Viewer};
 
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/token", post(create_token).delete(revoke_token))
-        .route("/me", get(me))
-        .route("/maintenance/status", get(maintenance_status))
-        .route("/admin/audit", get(audit_log))
-        .merge(super::v1_jobs::router())
-        .merge(super::v1_views::router())
-        .fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
+    let api = OpenApiRouter::new()
+        .routes(routes!(create_token, revoke_token))
+        .routes(routes!(me))
+        .routes(routes!(maintenance_status))
+        .routes(routes!(audit_log))
+        .merge(super::v1_jobs::api())
+        .merge(super::v1_views::api());
+    super::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TokenRequest {
     username: String,
     password: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct TokenResponse {
     token: String,
     expires_at: String,
 }
 
+/// Signs in with a password and returns a new API token (shown once).
+#[utoipa::path(post, path = "/auth/token", tag = "auth", request_body = TokenRequest,
+    responses(
+        (status = 201, description = "a new token", body = TokenResponse),
+        (status = 400, description = "malformed JSON", body = ErrorBody),
+        (status = 401, description = "wrong username or password", body = ErrorBody),
+        (status = 422, description = "a field is missing or mistyped", body = ErrorBody),
+        (status = 429, description = "too many failed sign-ins (see Retry-After)", body = ErrorBody),
+    ))]
 async fn create_token(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<TokenRequest>,
@@ -50,6 +61,13 @@ async fn create_token(
     Ok((StatusCode::CREATED, Json(TokenResponse { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })))
 }
 
+/// Revokes the token this request presents.
+#[utoipa::path(delete, path = "/auth/token", tag = "auth", security(("bearer" = [])),
+    responses(
+        (status = 204, description = "revoked"),
+        (status = 400, description = "the request carries no bearer token", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+    ))]
 async fn revoke_token(State(state): State<AppState>, AuthUser(caller): AuthUser) -> Result<StatusCode, ApiError> {
     let token_id = caller
         .token_id
@@ -58,37 +76,54 @@ async fn revoke_token(State(state): State<AppState>, AuthUser(caller): AuthUser)
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Who the caller is.
+#[utoipa::path(get, path = "/me", tag = "auth", security(("bearer" = [])),
+    responses((status = 200, body = Viewer), (status = 401, description = "not signed in", body = ErrorBody)))]
 async fn me(AuthUser(caller): AuthUser) -> Json<Viewer> {
     Json(caller.user.viewer())
 }
 
+/// The maintenance phase (anonymous).
+#[utoipa::path(get, path = "/maintenance/status", tag = "cluster",
+    responses((status = 200, body = MaintenanceView)))]
 async fn maintenance_status(State(state): State<AppState>) -> Result<Json<MaintenanceView>, ApiError> {
     Ok(Json(state.maintenance_view().await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 struct AuditQuery {
+    /// 1–1000, default 100.
     limit: Option<i64>,
+    /// The previous page's `next`.
     before: Option<i64>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct AuditEntry {
     id: i64,
     at: String,
     actor: String,
     action: String,
     target: Option<String>,
+    #[schema(value_type = Object)]
     detail: serde_json::Value,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct AuditPage {
     entries: Vec<AuditEntry>,
     /// Pass as `before` for the next (older) page; null at the end.
     next: Option<i64>,
 }
 
+/// Every admin action, newest first.
+#[utoipa::path(get, path = "/admin/audit", tag = "admin", params(AuditQuery), security(("bearer" = [])),
+    responses(
+        (status = 200, body = AuditPage),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+        (status = 422, description = "`limit` out of range", body = ErrorBody),
+    ))]
 async fn audit_log(
     State(state): State<AppState>,
     AdminUser(_admin): AdminUser,
@@ -108,7 +143,7 @@ async fn audit_log(
             actor: r.actor,
             action: r.action,
             target: r.target,
-            detail: serde_json::from_str(&r.detail).unwrap_or(serde_json::Value::Null),
+            detail: serde_json::from_str(&r.detail).unwrap_or_else(|_| serde_json::json!({})),
         })
         .collect();
     Ok(Json(AuditPage { entries, next }))

@@ -9,13 +9,16 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::routing::get;
+use axum::Json;
 use futures_util::Stream;
 use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, AuthUser};
+use super::openapi::ErrorBody;
 use crate::executor::layout::Layout;
 use crate::jobs::{self, input::{SubmitBody, ValidSubmit}, output, ListQuery};
 use crate::state::AppState;
@@ -25,21 +28,40 @@ use app::views::{FileEntry, JobPage, LogChunk};
 /// How often a log stream looks for new output.
 const STREAM_POLL: Duration = Duration::from_millis(250);
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/jobs", post(submit_job).get(list_jobs))
-        .route("/jobs/{id}", get(get_job))
-        .route("/jobs/{id}/cancel", post(cancel_job))
-        .route("/jobs/{id}/logs", get(job_logs))
-        .route("/jobs/{id}/logs/stream", get(job_log_stream))
-        .route("/jobs/{id}/files", get(job_files))
-        .route("/jobs/{id}/files/{*path}", get(job_file))
+pub fn api() -> OpenApiRouter<AppState> {
+    // a file path may have slashes: axum's catch-all serves it, the
+    // document names it as one `{path}` parameter
+    let mut api = OpenApiRouter::new()
+        .routes(routes!(submit_job, list_jobs))
+        .routes(routes!(get_job))
+        .routes(routes!(cancel_job))
+        .routes(routes!(job_logs))
+        .routes(routes!(job_log_stream))
+        .routes(routes!(job_files))
+        .route("/jobs/{id}/files/{*path}", get(job_file));
+    {
+        use utoipa::Path as _;
+        let doc = &mut api.get_openapi_mut().paths;
+        doc.add_path_operation(__path_job_file::path(), __path_job_file::methods(), __path_job_file::operation());
+    }
+    api
 }
 
 fn layout(state: &AppState) -> Layout {
     Layout::new(&state.settings.executor.output_root)
 }
 
+/// Submits a job (a bash script body) to the queue.
+#[utoipa::path(post, path = "/jobs", tag = "jobs", request_body = SubmitBody, security(("bearer" = [])),
+    responses(
+        (status = 201, description = "queued", body = JobView),
+        (status = 400, description = "malformed JSON", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 413, description = "body over 256 KiB", body = ErrorBody),
+        (status = 422, description = "a field out of range (VALIDATION) or no placement can ever fit it (NO_FIT_PLACEMENT)", body = ErrorBody),
+        (status = 429, description = "too many unfinished jobs (QUEUE_LIMIT)", body = ErrorBody),
+        (status = 503, description = "maintenance (SERVICE_MAINTENANCE)", body = ErrorBody),
+    ))]
 async fn submit_job(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
@@ -49,6 +71,13 @@ async fn submit_job(
     Ok((StatusCode::CREATED, Json(jobs::submit(&state, &caller, job).await?)))
 }
 
+/// Jobs newest first: the caller's lab's (all for admins), filtered and paged.
+#[utoipa::path(get, path = "/jobs", tag = "jobs", params(ListQuery), security(("bearer" = [])),
+    responses(
+        (status = 200, body = JobPage),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 422, description = "a parameter out of range", body = ErrorBody),
+    ))]
 async fn list_jobs(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
@@ -57,6 +86,13 @@ async fn list_jobs(
     Ok(Json(jobs::list(&state, &caller, &q).await?))
 }
 
+/// One job with its attempts.
+#[utoipa::path(get, path = "/jobs/{id}", tag = "jobs", params(("id" = i64, Path)), security(("bearer" = [])),
+    responses(
+        (status = 200, body = JobView),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 404, description = "no such job, or another lab's", body = ErrorBody),
+    ))]
 async fn get_job(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
@@ -65,6 +101,15 @@ async fn get_job(
     Ok(Json(jobs::get(&state, &caller, id).await?))
 }
 
+/// Cancels a job: queued ones end at once, running ones get SIGTERM, the grace, then SIGKILL.
+#[utoipa::path(post, path = "/jobs/{id}/cancel", tag = "jobs", params(("id" = i64, Path)), security(("bearer" = [])),
+    responses(
+        (status = 202, description = "CANCELLING, or CANCELLED if it was queued", body = JobView),
+        (status = 403, description = "a colleague's job", body = ErrorBody),
+        (status = 409, description = "the job already ended", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 404, description = "no such job, or another lab's", body = ErrorBody),
+    ))]
 async fn cancel_job(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
@@ -73,8 +118,22 @@ async fn cancel_job(
     Ok((StatusCode::ACCEPTED, Json(jobs::cancel(&state, &caller, id).await?)))
 }
 
-#[derive(Deserialize)]
+/// One event of a log stream.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // a schema only; the stream writes the events
+struct LogEvent {
+    /// `log` (new output), `end` (the job ended; data is its state) or
+    /// `error`.
+    #[schema(pattern = "^(log|end|error)$")]
+    event: String,
+    data: String,
+    /// For `log`: the offset after this output (resume with `Last-Event-ID`).
+    id: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
 struct LogQuery {
+    /// Byte offset to read from (the previous chunk's `next_offset`).
     offset: Option<u64>,
 }
 
@@ -85,6 +144,15 @@ async fn readable_job(state: &AppState, caller: &crate::auth::Caller, id: i64) -
     Ok(job)
 }
 
+/// Up to 256 KiB of the job's output from `offset`.
+#[utoipa::path(get, path = "/jobs/{id}/logs", tag = "jobs", params(("id" = i64, Path), LogQuery), security(("bearer" = [])),
+    responses(
+        (status = 200, body = LogChunk),
+        (status = 403, description = "a colleague's job: output is the owner's", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 404, description = "no such job, or another lab's", body = ErrorBody),
+        (status = 422, description = "offset past the end of the log", body = ErrorBody),
+    ))]
 async fn job_logs(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
@@ -98,6 +166,15 @@ async fn job_logs(
 /// New output as `log` events (the event id is the next offset, so a
 /// reconnecting client resumes with `Last-Event-ID`), then one `end`
 /// event with the job's final state.
+#[utoipa::path(get, path = "/jobs/{id}/logs/stream", tag = "jobs", params(("id" = i64, Path), LogQuery), security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Server-Sent Events: `log` (id = next offset), then one `end` with the final state",
+            content_type = "text/event-stream", body = LogEvent),
+        (status = 403, description = "a colleague's job: output is the owner's", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 404, description = "no such job, or another lab's", body = ErrorBody),
+        (status = 422, description = "offset past the end of the log", body = ErrorBody),
+    ))]
 async fn job_log_stream(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
@@ -137,6 +214,14 @@ async fn job_log_stream(
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
+/// The files in the job's output directory.
+#[utoipa::path(get, path = "/jobs/{id}/files", tag = "jobs", params(("id" = i64, Path)), security(("bearer" = [])),
+    responses(
+        (status = 200, body = Vec<FileEntry>),
+        (status = 403, description = "a colleague's job: output is the owner's", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 404, description = "no such job, or another lab's", body = ErrorBody),
+    ))]
 async fn job_files(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
@@ -150,6 +235,17 @@ async fn job_files(
     Ok(Json(files))
 }
 
+/// One output file's bytes; `..`, absolute paths and symlinks out of the directory are refused.
+#[utoipa::path(get, path = "/jobs/{id}/files/{path}", tag = "jobs",
+    params(("id" = i64, Path), ("path" = String, Path, description = "relative to the output directory; may contain `/`")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "the file", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 403, description = "a colleague's job, or a symlink out of the directory", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 404, description = "no such job, or another lab's", body = ErrorBody),
+        (status = 422, description = "`..` or an absolute path", body = ErrorBody),
+    ))]
 async fn job_file(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,

@@ -112,14 +112,23 @@ impl EnvVars {
 }
 
 /// The `POST /v1/jobs` body as sent.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitBody {
+    /// 1–128 printable characters.
+    #[schema(min_length = 1, max_length = 128, pattern = r"^[^\x00-\x1f\x7f]+$")]
     pub name: String,
+    /// A bash script body, at most 64 KiB.
+    #[schema(min_length = 1, max_length = 65536, pattern = r"\S")]
     pub command: String,
+    #[schema(minimum = 1, maximum = 8)]
     pub num_gpus: i64,
     pub workspace: Option<String>,
+    /// At most the tier's maximum; default 1440.
+    #[schema(minimum = 1)]
     pub time_limit_minutes: Option<i64>,
+    /// At most 64 variables named like `[A-Za-z_][A-Za-z0-9_]*`, not one
+    /// of the names JPU-Share sets.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }

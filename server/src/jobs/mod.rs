@@ -131,7 +131,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: i64) -> Result<JobVie
 }
 
 /// `GET /v1/jobs` parameters, as given.
-#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[derive(Debug, Default, Clone, serde::Deserialize, utoipa::IntoParams)]
 pub struct ListQuery {
     /// One state or several, comma-separated.
     pub state: Option<String>,

@@ -10,6 +10,7 @@ mod cli;
 mod console;
 mod helpers;
 mod local_executor;
+mod openapi;
 mod ops;
 mod process;
 mod scheduling;
