@@ -110,6 +110,14 @@ pub struct BackfillView {
     pub enabled: bool,
     pub instances: Vec<BackfillInstanceView>,
     pub served_gpu_hours: f64,
+    /// Idle time before a GPU gets an instance.
+    #[serde(default)]
+    pub min_idle_seconds: u64,
+    #[serde(default)]
+    pub gpus_per_instance: u32,
+    /// The serving command; shown to admins only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// A slice of a job's log: bytes `offset..next_offset`.
@@ -229,6 +237,24 @@ pub fn reason_in_words(reason: &str) -> String {
         "MAINTENANCE" => "maintenance: nothing is dispatched".into(),
         other => other.to_string(),
     }
+}
+
+/// A lab's workspace: a container image built from `base_image` plus
+/// `packages` (with network access), which jobs then run in offline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct WorkspaceView {
+    pub name: String,
+    pub lab: String,
+    pub base_image: String,
+    pub packages: Vec<String>,
+    /// `BUILDING`, `READY` or `FAILED`.
+    pub status: String,
+    pub created_at: String,
+    /// The build's output so far (its last 64 KiB); only in the answer
+    /// for one workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_log: Option<String>,
 }
 
 #[cfg(test)]

@@ -94,6 +94,9 @@ pub struct ExecutorSettings {
     pub slurm_command_timeout_seconds: u64,
     /// The low-priority preemptible partition LLM backfill runs in.
     pub slurm_backfill_partition: String,
+    /// The Apptainer command (a name on PATH or a path) that builds
+    /// workspace images and runs jobs inside them.
+    pub apptainer: String,
 }
 
 impl Default for ExecutorSettings {
@@ -103,6 +106,7 @@ impl Default for ExecutorSettings {
             output_root: "data/jobs".into(),
             slurm_command_timeout_seconds: 10,
             slurm_backfill_partition: "backfill".into(),
+            apptainer: "apptainer".into(),
         }
     }
 }

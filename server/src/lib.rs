@@ -19,3 +19,5 @@ pub mod views;
 pub mod admin;
 pub mod admin_cluster;
 pub mod account;
+pub mod workspaces;
+pub mod admin_backfill;

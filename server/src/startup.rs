@@ -58,6 +58,10 @@ impl Application {
             now_ms(),
         )
         .await?;
+        let interrupted = db::workspaces::fail_interrupted(&mut *pool.acquire().await?).await?;
+        if interrupted > 0 {
+            tracing::warn!(interrupted, "workspace builds the last run left unfinished are marked FAILED");
+        }
 
         let session_store = SqliteStore::new(pool.clone()).with_table_name("console_sessions").expect("static table name is valid");
         session_store.migrate().await?;
@@ -83,7 +87,9 @@ impl Application {
             .site_root(settings.server.site_root.display().to_string())
             .site_pkg_dir("pkg")
             .build();
+        let backfill = crate::admin_backfill::load(&settings.backfill, &mut *pool.acquire().await?).await?;
         let state = AppState {
+            backfill: crate::admin_backfill::BackfillControl::new(backfill),
             db: pool,
             throttle: Arc::new(LoginThrottle::new(
                 settings.auth.max_failed_logins,
@@ -101,6 +107,7 @@ impl Application {
             crate::config::ExecutorKind::Local => Some(Arc::new(LocalExecutor::new(
                 &state.settings.executor.output_root,
                 Duration::from_secs(state.settings.cancel.grace_seconds),
+                &state.settings.executor.apptainer,
                 state.wake.clone(),
             ))),
             crate::config::ExecutorKind::Slurm => Some(Arc::new(SlurmExecutor::new(
@@ -108,10 +115,12 @@ impl Application {
                 &state.settings.executor.slurm_backfill_partition,
                 &state.settings.executor.output_root,
                 Duration::from_secs(state.settings.executor.slurm_command_timeout_seconds.max(1)),
+                &state.settings.executor.apptainer,
                 state.wake.clone(),
             ))),
         };
-        if state.settings.backfill.enabled && state.settings.backfill.command.trim().is_empty() {
+        let backfill = state.backfill.get();
+        if backfill.enabled && backfill.command.trim().is_empty() {
             tracing::warn!("backfill.enabled is set but backfill.command is empty: no LLM backfill will run");
         }
         Ok(Self { listener, router, state, seeded, executor })
@@ -148,12 +157,7 @@ impl Application {
             grace: Duration::from_secs(settings.cancel.grace_seconds),
             layout: crate::executor::layout::Layout::new(&settings.executor.output_root),
             health: self.state.executor_health.clone(),
-            backfill: crate::scheduler::backfill::BackfillPolicy {
-                enabled: settings.backfill.enabled && !settings.backfill.command.trim().is_empty(),
-                min_idle_ms: (settings.backfill.min_idle_seconds * 1000) as i64,
-                gpus_per_instance: settings.backfill.gpus_per_instance.max(1),
-            },
-            backfill_command: settings.backfill.command.clone(),
+            backfill: self.state.backfill.clone(),
             idle_since: Default::default(),
         })
     }

@@ -27,6 +27,8 @@ pub struct AppState {
     pub executor_health: crate::scheduler::runner::ExecutorHealth,
     /// The queue views' shared read of the waiting jobs.
     pub queue_cache: Arc<crate::views::QueueCache>,
+    /// LLM backfill's settings in force (file + admin changes).
+    pub backfill: crate::admin_backfill::BackfillControl,
 }
 
 impl FromRef<AppState> for LeptosOptions {

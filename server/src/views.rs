@@ -94,7 +94,8 @@ pub async fn placements(state: &AppState) -> Result<Vec<PlacementView>, ViewErro
     Ok(db::views::placements(&mut *state.db.acquire().await?).await?)
 }
 
-pub async fn backfill(state: &AppState) -> Result<BackfillView, ViewError> {
+/// Running instances and served GPU-hours; `show_command` for admins.
+pub async fn backfill(state: &AppState, show_command: bool) -> Result<BackfillView, ViewError> {
     let rows = db::views::backfill_instances(&mut *state.db.acquire().await?).await?;
     let now = now_ms();
     let mut served_ms = 0i64;
@@ -112,5 +113,13 @@ pub async fn backfill(state: &AppState) -> Result<BackfillView, ViewError> {
             });
         }
     }
-    Ok(BackfillView { enabled: state.settings.backfill.enabled, instances, served_gpu_hours: served_ms as f64 / 3_600_000.0 })
+    let config = state.backfill.get();
+    Ok(BackfillView {
+        enabled: config.policy().enabled,
+        instances,
+        served_gpu_hours: served_ms as f64 / 3_600_000.0,
+        min_idle_seconds: config.min_idle_seconds,
+        gpus_per_instance: config.gpus_per_instance,
+        command: show_command.then_some(config.command),
+    })
 }

@@ -50,3 +50,47 @@ pub async fn end(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<()
         .await?;
     Ok(())
 }
+
+/// What admins changed of the backfill settings (None = the file's value).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub enabled: Option<bool>,
+    pub command: Option<String>,
+    pub min_idle_seconds: Option<i64>,
+    pub gpus_per_instance: Option<i64>,
+}
+
+pub async fn overrides(conn: &mut SqliteConnection) -> Result<Overrides, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT enabled AS "enabled?: bool", command, min_idle_seconds, gpus_per_instance FROM backfill_overrides WHERE id = 1"#
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row
+        .map(|r| Overrides {
+            enabled: r.enabled,
+            command: r.command,
+            min_idle_seconds: r.min_idle_seconds,
+            gpus_per_instance: r.gpus_per_instance,
+        })
+        .unwrap_or_default())
+}
+
+pub async fn set_overrides(conn: &mut SqliteConnection, o: &Overrides, by: &str, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO backfill_overrides (id, enabled, command, min_idle_seconds, gpus_per_instance, updated_at, updated_by)
+         VALUES (1, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, command = excluded.command,
+             min_idle_seconds = excluded.min_idle_seconds, gpus_per_instance = excluded.gpus_per_instance,
+             updated_at = excluded.updated_at, updated_by = excluded.updated_by",
+        o.enabled,
+        o.command,
+        o.min_idle_seconds,
+        o.gpus_per_instance,
+        now_ms,
+        by
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}

@@ -12,6 +12,7 @@ pub mod scheduling;
 pub mod secrets;
 pub mod seed;
 pub mod views;
+pub mod workspaces;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;

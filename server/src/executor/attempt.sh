@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # jpu-share local executor: runs one attempt of a job and records how it
 # ended in the attempt's directory, so the result outlives a server restart.
-# Usage: attempt.sh ATTEMPT_DIR LIMIT_SECONDS GRACE_SECONDS RUN_AS_UID
-# stdout and stderr are already the job's log; the job's env is set.
+# Usage: attempt.sh ATTEMPT_DIR LIMIT_SECONDS GRACE_SECONDS RUN_AS_UID \
+#          [NO_CONTAINER_MESSAGE CONTAINER_COMMAND...]
+# stdout and stderr are already the job's log; the job's env is set. With
+# a container command (apptainer exec … IMAGE) the job runs inside it.
 set -u
 dir=$1 limit=$2 grace=$3 uid=$4
+shift 4
+container=()
+if [ $# -gt 0 ]; then
+  missing=$1
+  shift
+  container=("$@")
+fi
 
 now_ms() { date +%s%3N; }
 finish() {
@@ -25,13 +34,17 @@ else
 fi
 
 cd "$JOB_OUTPUT_DIR" || finish 1
+if [ ${#container[@]} -gt 0 ] && ! command -v "${container[0]}" >/dev/null; then
+  echo "$missing"
+  finish 127
+fi
 now_ms >"$dir/started.tmp" && mv "$dir/started.tmp" "$dir/started"
 # timeout makes its own process group: SIGTERM to it reaches the whole job,
 # and after the grace it sends SIGKILL (time limit and cancel alike).
 # the script is opened here (as root) and read by the job through the open
 # descriptor, so the job need not be able to reach the attempt directory
 exec 3<"$dir/script.sh" || finish 1
-timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" bash /dev/fd/3 </dev/null &
+timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" "${container[@]}" bash /dev/fd/3 </dev/null &
 child=$!
 exec 3<&-
 echo "$child" >"$dir/pid.tmp" && mv "$dir/pid.tmp" "$dir/pid"

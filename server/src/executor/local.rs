@@ -50,6 +50,7 @@ struct Shared {
     unreachable: Option<std::path::PathBuf>,
     backfill: super::backfill_local::LocalBackfill,
     grace: Duration,
+    apptainer: String,
     wake: Arc<Notify>,
     as_root: bool,
     inner: Mutex<Inner>,
@@ -62,7 +63,8 @@ pub struct LocalExecutor {
 
 impl LocalExecutor {
     /// `wake` is notified whenever an attempt ends.
-    pub fn new(output_root: &Path, grace: Duration, wake: Arc<Notify>) -> Self {
+    /// `apptainer` runs attempts that have a workspace image.
+    pub fn new(output_root: &Path, grace: Duration, apptainer: &str, wake: Arc<Notify>) -> Self {
         let as_root = nix::unistd::geteuid().is_root();
         let layout = Layout::new(output_root);
         let backfill = super::backfill_local::LocalBackfill::new(layout.clone(), wake.clone());
@@ -71,7 +73,7 @@ impl LocalExecutor {
             tracing::warn!(dir = %dir.display(), "jobs run as their users but cannot pass through this directory: make it o+x or move executor.output_root");
         }
         let inner = Mutex::new(Inner::default());
-        Self { shared: Arc::new(Shared { layout, unreachable, backfill, grace, wake, as_root, inner }) }
+        Self { shared: Arc::new(Shared { layout, unreachable, backfill, grace, apptainer: apptainer.to_string(), wake, as_root, inner }) }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -129,6 +131,12 @@ impl LocalExecutor {
             .stderr(log)
             // its own group: a Ctrl-C or SIGTERM to the server does not reach jobs
             .process_group(0);
+        if let Some(image) = &req.image {
+            command
+                .arg(super::container::missing_message("this host"))
+                .args(super::container::exec_prefix(&self.shared.apptainer, image, &req.output_dir))
+                .envs(super::container::passed_env(&req.env));
+        }
         let child = command.spawn()?;
         if let Some(pid) = child.id() {
             record.write("wrapper_pid", &pid.to_string())?;
@@ -292,14 +300,16 @@ fn header(req: &StartRequest, uid: Option<u32>) -> String {
         (Some(uid), None) => format!("as nobody (uid {uid}): the user has no unix uid"),
         (None, _) => "as the server's user".to_string(),
     };
+    let image = req.image.as_ref().map(|i| format!(" in workspace image {},", i.display())).unwrap_or_default();
     format!(
-        "[jpu-share] attempt {} of job {} on {} ({}), GPUs {}, {}, time limit {} min, started {}",
+        "[jpu-share] attempt {} of job {} on {} ({}), GPUs {}, {},{} time limit {} min, started {}",
         req.attempt,
         req.job,
         req.node,
         req.tier,
         gpus.join(","),
         who,
+        image,
         req.time_limit.as_secs() / 60,
         crate::clock::rfc3339(crate::clock::now_ms()),
     )

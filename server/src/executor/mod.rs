@@ -4,6 +4,7 @@
 //! Slurm executors implement the same trait.
 
 pub mod backfill_local;
+pub mod container;
 pub mod layout;
 pub mod local;
 pub mod record;
@@ -37,6 +38,9 @@ pub struct StartRequest {
     pub mem_gb: u32,
     pub unix_uid: Option<u32>,
     pub output_dir: PathBuf,
+    /// The job's workspace image: the attempt runs inside it with
+    /// Apptainer (policy §8); None = directly on the host.
+    pub image: Option<PathBuf>,
 }
 
 /// An attempt that ended, as the executor saw it.

@@ -25,7 +25,8 @@ pub fn router() -> Router<AppState> {
         .routes(routes!(maintenance_status))
         .routes(routes!(audit_log))
         .merge(super::v1_jobs::api())
-        .merge(super::v1_views::api());
+        .merge(super::v1_views::api())
+        .merge(super::v1_workspaces::api());
     super::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
 }
 

@@ -13,6 +13,7 @@ use super::error::ApiError;
 use super::extract::{AdminUser, ApiJson, ApiPath, ApiQuery, AuthUser};
 use super::openapi::ErrorBody;
 use crate::admin::{self, LabCreated, MaintenanceAction, NewLabBody, NewUserBody, UserPatch};
+use crate::admin_backfill::BackfillPatch;
 use crate::admin_cluster::{self, NewNodeBody, NewTierBody, TierPatch};
 use crate::state::AppState;
 use crate::views;
@@ -27,6 +28,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(tiers))
         .routes(routes!(placements))
         .routes(routes!(backfill))
+        .routes(routes!(update_backfill))
         .routes(routes!(maintenance))
         .routes(routes!(create_lab))
         .routes(routes!(create_user))
@@ -88,8 +90,29 @@ async fn placements(State(state): State<AppState>, AuthUser(_caller): AuthUser) 
 /// Running LLM-backfill instances and the GPU-hours served.
 #[utoipa::path(get, path = "/backfill", tag = "cluster", security(("bearer" = [])),
     responses((status = 200, body = BackfillView), (status = 401, description = "not signed in", body = ErrorBody)))]
-async fn backfill(State(state): State<AppState>, AuthUser(_caller): AuthUser) -> Result<Json<BackfillView>, ApiError> {
-    Ok(Json(views::backfill(&state).await?))
+async fn backfill(State(state): State<AppState>, AuthUser(caller): AuthUser) -> Result<Json<BackfillView>, ApiError> {
+    let admin = caller.user.role == app::model::Role::Admin;
+    Ok(Json(views::backfill(&state, admin).await?))
+}
+
+/// Changes LLM backfill's settings (in force at the next cycle, kept
+/// across restarts): switch it on or off, its command, the idle time
+/// before deploying, GPUs per instance.
+#[utoipa::path(patch, path = "/admin/backfill", tag = "admin", request_body = BackfillPatch, security(("bearer" = [])),
+    responses(
+        (status = 200, body = BackfillView),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+        (status = 400, description = "malformed JSON", body = ErrorBody),
+        (status = 422, description = "a field out of range, or enabled without a command; the message names the field", body = ErrorBody),
+    ))]
+async fn update_backfill(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiJson(body): ApiJson<BackfillPatch>,
+) -> Result<Json<BackfillView>, ApiError> {
+    crate::admin_backfill::update(&state, &admin, body).await?;
+    Ok(Json(views::backfill(&state, true).await?))
 }
 
 /// Starts maintenance (it then drains by itself) or ends it.

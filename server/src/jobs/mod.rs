@@ -53,6 +53,9 @@ pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Resu
     let state_on_entry =
         admission::admit(phase, &tiers, &shapes, state.settings.scheduler.max_unfinished_per_user, &request)?;
 
+    if let Some(name) = &job.workspace {
+        check_workspace(&mut tx, &caller.user.lab, name).await?;
+    }
     // the longest limit any tier that could run the job allows
     let max_minutes = tier_views
         .iter()
@@ -91,6 +94,18 @@ pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Resu
     tx.commit().await?;
     state.wake_scheduler();
     Ok(view)
+}
+
+/// A job may run only in a READY workspace of its own lab.
+async fn check_workspace(conn: &mut sqlx::SqliteConnection, lab: &str, name: &str) -> Result<(), JobsError> {
+    let status = db::workspaces::get(conn, lab, name).await?.map(|w| w.status);
+    let problem = match status.as_deref() {
+        Some("READY") => return Ok(()),
+        None => format!("no workspace named `{name}` in lab {lab}"),
+        Some("BUILDING") => format!("workspace `{name}` is still building; submit when it is READY"),
+        Some(other) => format!("workspace `{name}` is {other}; create it again to rebuild it"),
+    };
+    Err(FieldError { field: "workspace", message: problem }.into())
 }
 
 /// Researchers see their own lab's jobs; other labs' jobs do not exist

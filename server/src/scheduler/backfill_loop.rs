@@ -39,7 +39,7 @@ impl Scheduler {
         let mut idle_since = self.idle_since.lock().unwrap_or_else(|p| p.into_inner());
         backfill::track_idle(&mut idle_since, snapshot, plan);
         let instances: Vec<_> = live.iter().map(|(i, _)| i.clone()).collect();
-        let decided = backfill::plan_backfill(snapshot, plan, &instances, &idle_since, &self.backfill);
+        let decided = backfill::plan_backfill(snapshot, plan, &instances, &idle_since, &self.backfill.get().policy());
         let refs = live.into_iter().map(|(i, r)| (i.id, r.unwrap_or_default())).collect();
         Ok((decided, refs))
     }
@@ -75,7 +75,7 @@ impl Scheduler {
             let mut tx = db::write_tx(&self.db).await?;
             let id = db::backfill::insert(&mut tx, &node, &tier, &gpus, now_ms()).await?;
             tx.commit().await?;
-            let request = BackfillRequest { id, node, tier, gpus, command: self.backfill_command.clone() };
+            let request = BackfillRequest { id, node, tier, gpus, command: self.backfill.get().command };
             let result = self.executor.deploy_backfill(request).await;
             let mut tx = db::write_tx(&self.db).await?;
             match result {

@@ -64,9 +64,8 @@ pub struct Scheduler {
     pub layout: Layout,
     /// What /healthz and the console say about the executor.
     pub health: ExecutorHealth,
-    pub backfill: super::backfill::BackfillPolicy,
-    /// `backfill.command`
-    pub backfill_command: String,
+    /// LLM backfill's settings, read every cycle (admins change them).
+    pub backfill: crate::admin_backfill::BackfillControl,
     /// When each idle GPU became idle (for `backfill.min_idle_seconds`).
     pub idle_since: Arc<std::sync::Mutex<std::collections::HashMap<super::backfill::GpuKey, i64>>>,
 }
@@ -96,14 +95,12 @@ impl Scheduler {
         if let Err(e) = self.recover_backfill().await {
             tracing::error!(error = %e, "cannot reconcile backfill instances");
         }
-        // with backfill on, idle time must be noticed without a wake-up
-        let tick = if self.backfill.enabled { self.cycle.min(super::backfill_loop::BACKFILL_TICK) } else { self.cycle };
-        let mut ticker = tokio::time::interval(tick);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            // with backfill on, idle time must be noticed without a wake-up
+            let tick = if self.backfill.get().policy().enabled { self.cycle.min(super::backfill_loop::BACKFILL_TICK) } else { self.cycle };
             tokio::select! {
                 _ = &mut shutdown => break,
-                _ = ticker.tick() => {}
+                _ = tokio::time::sleep(tick) => {}
                 _ = self.wake.notified() => {}
             }
             match self.cycle_once().await {

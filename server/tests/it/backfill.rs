@@ -98,3 +98,48 @@ async fn start_maintenance_and_wait_active(app: &TestApp, admin: &str) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn admins_switch_backfill_at_runtime_and_the_change_outlives_a_restart() {
+    use reqwest::Method;
+    let app = TestApp::spawn_local().await;
+    let admin = app.admin_token().await;
+    let demo = app.demo_token().await;
+    let view = backfill(&app, &admin).await;
+    assert_eq!((view["enabled"].as_bool(), view["min_idle_seconds"].as_u64()), (Some(false), Some(60)), "the file's defaults: {view}");
+
+    // on without a command is refused, naming the field
+    let resp = app.send(Method::PATCH, &admin, "/v1/admin/backfill", Some(json!({"enabled": true}))).await;
+    let msg = crate::helpers::assert_error(resp, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    assert!(msg.starts_with("command"), "{msg}");
+    let resp = app.send(Method::PATCH, &demo, "/v1/admin/backfill", Some(json!({"enabled": false}))).await;
+    crate::helpers::assert_error(resp, StatusCode::FORBIDDEN, "FORBIDDEN").await;
+
+    // switched on: the idle GPUs get instances at the next cycles
+    let change = json!({"enabled": true, "command": SERVE, "min_idle_seconds": 0, "gpus_per_instance": 2});
+    let resp = app.send(Method::PATCH, &admin, "/v1/admin/backfill", Some(change)).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let view = wait_instances(&app, &demo, 2).await;
+    assert!(view["instances"].as_array().unwrap().iter().all(|i| i["gpu_indices"].as_array().unwrap().len() == 2), "{view}");
+    assert!(view.get("command").is_none(), "researchers do not see the command: {view}");
+    assert_eq!(backfill(&app, &admin).await["command"], SERVE);
+
+    // switched off: everything is reclaimed
+    let resp = app.send(Method::PATCH, &admin, "/v1/admin/backfill", Some(json!({"enabled": false}))).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    wait_instances(&app, &demo, 0).await;
+    let audit: Value = app.audit(&admin).await.json().await.unwrap();
+    let updates = audit["entries"].as_array().unwrap().iter().filter(|e| e["action"] == "backfill.update").count();
+    assert_eq!(updates, 2, "{audit}");
+
+    // a restart keeps the admin's settings over the file's
+    let dir = app.stop().await;
+    let settings = crate::helpers::test_settings(dir.path());
+    let app = TestApp::spawn_with(dir, settings).await;
+    let admin = app.admin_token().await;
+    let view = backfill(&app, &admin).await;
+    assert_eq!(view["enabled"], false);
+    assert_eq!(view["min_idle_seconds"], 0);
+    assert_eq!(view["gpus_per_instance"], 2);
+    assert_eq!(view["command"], SERVE);
+}

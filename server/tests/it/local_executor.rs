@@ -126,7 +126,7 @@ echo ready; sleep 300 & wait"#;
 async fn an_attempt_past_its_time_limit_is_stopped_and_reported_as_such() {
     let dir = tempfile::tempdir().unwrap();
     let wake = std::sync::Arc::new(tokio::sync::Notify::new());
-    let executor = LocalExecutor::new(dir.path(), Duration::from_secs(1), wake.clone());
+    let executor = LocalExecutor::new(dir.path(), Duration::from_secs(1), "apptainer", wake.clone());
     let output_dir = executor.layout().output_dir(1);
     let request = StartRequest {
         job: 1,
@@ -142,6 +142,7 @@ async fn an_attempt_past_its_time_limit_is_stopped_and_reported_as_such() {
         mem_gb: 1,
         unix_uid: None,
         output_dir,
+        image: None,
     };
     executor.start(request.clone()).await.unwrap();
     // starting the same attempt again must not run it twice

@@ -15,3 +15,4 @@ mod ops;
 mod process;
 mod scheduling;
 mod slurm;
+mod workspaces;

@@ -1,0 +1,113 @@
+//! Workspace rows: a lab's named container image (base image + packages),
+//! its build status and log. The builder in `crate::workspaces` writes the
+//! outcome; jobs name a workspace of their own lab.
+
+use sqlx::SqliteConnection;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkspaceRow {
+    pub name: String,
+    pub lab: String,
+    pub base_image: String,
+    pub packages_json: String,
+    pub status: String,
+    pub image_path: Option<String>,
+    pub build_log: String,
+    pub created_at_ms: i64,
+}
+
+/// Inserts a BUILDING workspace, or restarts the build of a FAILED one of
+/// the same name. Returns false when the name is taken by a workspace
+/// that is building or ready.
+pub async fn upsert_building(
+    conn: &mut SqliteConnection,
+    lab_id: i64,
+    name: &str,
+    base_image: &str,
+    packages_json: &str,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query!(
+        "INSERT INTO workspaces (name, lab_id, base_image, packages, status, build_log, created_at)
+         VALUES (?, ?, ?, ?, 'BUILDING', '', ?)
+         ON CONFLICT (lab_id, name) DO UPDATE SET
+             base_image = excluded.base_image, packages = excluded.packages, status = 'BUILDING',
+             image_path = NULL, build_log = '', created_at = excluded.created_at
+         WHERE workspaces.status = 'FAILED'",
+        name,
+        lab_id,
+        base_image,
+        packages_json,
+        now_ms
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A lab's workspaces (every lab's when `lab` is None), by lab then name.
+pub async fn list(conn: &mut SqliteConnection, lab: Option<&str>) -> Result<Vec<WorkspaceRow>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT w.name, l.name AS lab, w.base_image, w.packages, w.status, w.image_path, w.build_log, w.created_at
+           FROM workspaces w JOIN labs l ON l.id = w.lab_id
+           WHERE ? IS NULL OR l.name = ?
+           ORDER BY l.name, w.name"#,
+        lab,
+        lab
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| WorkspaceRow {
+            name: r.name,
+            lab: r.lab,
+            base_image: r.base_image,
+            packages_json: r.packages,
+            status: r.status,
+            image_path: r.image_path,
+            build_log: r.build_log,
+            created_at_ms: r.created_at,
+        })
+        .collect())
+}
+
+pub async fn get(conn: &mut SqliteConnection, lab: &str, name: &str) -> Result<Option<WorkspaceRow>, sqlx::Error> {
+    Ok(list(conn, Some(lab)).await?.into_iter().find(|w| w.name == name))
+}
+
+/// Records how a build ended (READY with its image, or FAILED).
+pub async fn finish_build(
+    conn: &mut SqliteConnection,
+    lab: &str,
+    name: &str,
+    status: &str,
+    image_path: Option<&str>,
+    build_log: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE workspaces SET status = ?, image_path = ?, build_log = ?
+         WHERE name = ? AND lab_id = (SELECT id FROM labs WHERE name = ?) AND status = 'BUILDING'",
+        status,
+        image_path,
+        build_log,
+        name,
+        lab
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Builds that were running when the server stopped cannot be resumed:
+/// they are marked FAILED so their owners can start them again.
+pub async fn fail_interrupted(conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query!(
+        "UPDATE workspaces SET status = 'FAILED',
+             build_log = build_log || '\n[jpu-share] the server stopped during this build; create the workspace again to rebuild it\n'
+         WHERE status = 'BUILDING'"
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected())
+}

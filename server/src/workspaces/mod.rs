@@ -1,0 +1,166 @@
+//! Workspaces (api.md): a lab's named container image, built from a base
+//! image plus packages with network access, which jobs then run in with
+//! the network cut off (policy §8). Creating one records it as BUILDING
+//! and starts the build in the background (`build`); its status and log
+//! are read back while it builds. Jobs may name only a READY workspace of
+//! their own lab.
+
+pub mod build;
+
+use app::model::Role;
+use app::views::WorkspaceView;
+use serde::Deserialize;
+
+use crate::admin::{check_name, AdminError};
+use crate::auth::Caller;
+use crate::clock::{now_ms, rfc3339};
+use crate::db;
+use crate::db::workspaces::WorkspaceRow;
+use crate::state::AppState;
+
+pub const MAX_PACKAGES: usize = 64;
+
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewWorkspaceBody {
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
+    pub name: String,
+    /// An image reference Apptainer can pull, e.g. `docker://python:3.11-slim`
+    /// (a plain `python:3.11-slim` means Docker Hub).
+    #[schema(min_length = 1, max_length = 256)]
+    pub base_image: String,
+    /// pip requirement specifiers installed into the image, e.g. `torch==2.4.0`.
+    #[serde(default)]
+    #[schema(max_items = 64)]
+    pub packages: Vec<String>,
+}
+
+/// An image reference: registry, path, tag or digest characters only (it
+/// ends up in a definition file, so nothing that could break out of it).
+pub fn check_base_image(image: &str) -> Result<String, AdminError> {
+    let image = image.trim();
+    let ok = (1..=256).contains(&image.len())
+        && image.chars().all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c))
+        && !image.starts_with(['-', ':', '/']);
+    if !ok {
+        return Err(AdminError::Field {
+            field: "base_image",
+            message: "must be an image reference of 1 to 256 letters, digits and `._-/:@` (e.g. docker://python:3.11-slim)".into(),
+        });
+    }
+    let full = if image.contains("://") { image.to_string() } else { format!("docker://{image}") };
+    if build::bootstrap_of(&full).is_none() {
+        return Err(AdminError::Field {
+            field: "base_image",
+            message: "must come from docker://, library:// or oras:// (a plain name means Docker Hub)".into(),
+        });
+    }
+    Ok(full)
+}
+
+/// A pip requirement: a name with optional extras and version bounds.
+pub fn check_packages(packages: &[String]) -> Result<Vec<String>, AdminError> {
+    if packages.len() > MAX_PACKAGES {
+        return Err(AdminError::Field { field: "packages", message: format!("at most {MAX_PACKAGES} packages") });
+    }
+    packages
+        .iter()
+        .map(|p| {
+            let p = p.trim();
+            let ok = (1..=100).contains(&p.len())
+                && p.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || "._-[],=<>!~*".contains(c));
+            if ok {
+                Ok(p.to_string())
+            } else {
+                Err(AdminError::Field {
+                    field: "packages",
+                    message: format!("`{p}` is not a pip requirement (a name, optional [extras] and version bounds like ==2.4.0)"),
+                })
+            }
+        })
+        .collect()
+}
+
+fn view(row: WorkspaceRow, with_log: Option<String>) -> WorkspaceView {
+    WorkspaceView {
+        packages: serde_json::from_str(&row.packages_json).unwrap_or_default(),
+        name: row.name,
+        lab: row.lab,
+        base_image: row.base_image,
+        status: row.status,
+        created_at: rfc3339(row.created_at_ms),
+        build_log: with_log,
+    }
+}
+
+/// Records the workspace and starts its build. A FAILED workspace of the
+/// same name is replaced; a building or ready one is a conflict.
+pub async fn create(state: &AppState, caller: &Caller, body: NewWorkspaceBody) -> Result<WorkspaceView, AdminError> {
+    check_name("name", &body.name)?;
+    let base_image = check_base_image(&body.base_image)?;
+    let packages = check_packages(&body.packages)?;
+    let packages_json = serde_json::to_string(&packages).unwrap_or_else(|_| "[]".into());
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let fresh = db::workspaces::upsert_building(&mut tx, caller.user.lab_id, &body.name, &base_image, &packages_json, now).await?;
+    if !fresh {
+        return Err(AdminError::Conflict(format!("workspace `{}` already exists in lab {}", body.name, caller.user.lab)));
+    }
+    let row = db::workspaces::get(&mut tx, &caller.user.lab, &body.name)
+        .await?
+        .ok_or_else(|| AdminError::Internal("the new workspace vanished".into()))?;
+    tx.commit().await?;
+    build::spawn(state.clone(), build::BuildJob { lab: row.lab.clone(), name: row.name.clone(), base_image, packages });
+    Ok(view(row, None))
+}
+
+/// The caller's lab's workspaces (admins: every lab's).
+pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<WorkspaceView>, AdminError> {
+    let lab = (caller.user.role != Role::Admin).then_some(caller.user.lab.as_str());
+    let rows = db::workspaces::list(&mut *state.db.acquire().await?, lab).await?;
+    Ok(rows.into_iter().map(|r| view(r, None)).collect())
+}
+
+/// One of the caller's lab's workspaces with its build log (the live log
+/// while it builds). Admins reach any lab's, their own lab's first.
+pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<WorkspaceView, AdminError> {
+    let mut conn = state.db.acquire().await?;
+    let mut row = db::workspaces::get(&mut conn, &caller.user.lab, name).await?;
+    if row.is_none() && caller.user.role == Role::Admin {
+        row = db::workspaces::list(&mut conn, None).await?.into_iter().find(|w| w.name == name);
+    }
+    let row = row.ok_or_else(|| AdminError::NotFound(format!("no workspace named `{name}` in lab {}", caller.user.lab)))?;
+    let log = if row.status == "BUILDING" {
+        build::live_log(&state.settings.executor.output_root, &row.lab, &row.name)
+    } else {
+        row.build_log.clone()
+    };
+    Ok(view(row, Some(log)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_images_are_plain_references() {
+        assert_eq!(check_base_image("python:3.11-slim").unwrap(), "docker://python:3.11-slim");
+        assert_eq!(check_base_image("docker://nvcr.io/nvidia/pytorch:24.01-py3").unwrap(), "docker://nvcr.io/nvidia/pytorch:24.01-py3");
+        assert_eq!(check_base_image("library://alpine@sha256:abc").unwrap(), "library://alpine@sha256:abc");
+        for bad in ["", "http://x/y", "ubuntu\nFrom: evil", "a b", "-rf", "$(id)", &"x".repeat(257)] {
+            assert!(check_base_image(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn packages_are_pip_requirements() {
+        let ok = vec!["numpy".to_string(), "torch==2.4.0".into(), "transformers[torch]>=4.40,<5".into()];
+        assert_eq!(check_packages(&ok).unwrap(), ok);
+        for bad in ["", "numpy; rm -rf /", "../x", "-e git+https://x", "a b", "pkg$(id)"] {
+            assert!(check_packages(&[bad.to_string()]).is_err(), "{bad:?} accepted");
+        }
+        let many: Vec<String> = (0..=MAX_PACKAGES).map(|i| format!("p{i}")).collect();
+        assert!(check_packages(&many).is_err());
+    }
+}
