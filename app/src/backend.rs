@@ -47,6 +47,10 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn admin_view(&self, viewer: &Viewer) -> Result<AdminView, ConsoleError>;
     /// `start` (with a message) or `end`; admins only.
     async fn set_maintenance(&self, viewer: &Viewer, action: String, message: String) -> Result<MaintenanceView, ConsoleError>;
+    /// Tiers, nodes, labs, users and backfill; admins only.
+    async fn admin_cluster(&self, viewer: &Viewer) -> Result<crate::admin_views::AdminClusterView, ConsoleError>;
+    /// One admin change; admins only. Returns what was done, in words.
+    async fn admin_action(&self, viewer: &Viewer, action: crate::admin_views::AdminAction) -> Result<String, ConsoleError>;
 }
 
 /// The backend as Leptos context.

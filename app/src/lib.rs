@@ -7,7 +7,9 @@
 //! - [`backend`] (ssr only): the trait the server implements so server
 //!   functions reach the database without this crate depending on it.
 
+pub mod admin_views;
 pub mod api;
+pub mod api_admin;
 #[cfg(feature = "ssr")]
 pub mod backend;
 pub mod components;
@@ -15,6 +17,7 @@ pub mod model;
 pub mod pages;
 pub mod pages_account;
 pub mod pages_admin;
+pub mod pages_admin_cluster;
 pub mod pages_jobs;
 pub mod pages_usage;
 pub mod views;

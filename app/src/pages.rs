@@ -12,6 +12,7 @@ use leptos_router::{
 };
 use crate::pages_account::AccountPage;
 use crate::pages_admin::AdminPage;
+use crate::pages_admin_cluster::{AdminBackfillPage, AdminClusterPage, AdminPeoplePage};
 use crate::pages_usage::UsagePageView;
 use crate::pages_jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
 
@@ -51,6 +52,9 @@ pub fn App() -> impl IntoView {
                 <Route path=StaticSegment("usage") view=UsagePageView/>
                 <Route path=StaticSegment("account") view=AccountPage/>
                 <Route path=StaticSegment("admin") view=AdminPage/>
+                <Route path=(StaticSegment("admin"), StaticSegment("cluster")) view=AdminClusterPage/>
+                <Route path=(StaticSegment("admin"), StaticSegment("people")) view=AdminPeoplePage/>
+                <Route path=(StaticSegment("admin"), StaticSegment("backfill")) view=AdminBackfillPage/>
             </Routes>
         </Router>
     }

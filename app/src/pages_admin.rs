@@ -1,10 +1,24 @@
 //! The admin page: maintenance (start with a message, watch the phases
-//! advance, end) and the audit log. Researchers are refused.
+//! advance, end) and the audit log, and the admin pages' navigation (the
+//! other admin pages are in `pages_admin_cluster`). Researchers are refused.
 
 use crate::api::{admin_view, SetMaintenance};
 use crate::components::{use_ticker, ErrorText, Layout};
 use crate::model::MaintenancePhase;
 use leptos::prelude::*;
+
+/// The admin pages' own navigation.
+#[component]
+pub fn AdminNav() -> impl IntoView {
+    view! {
+        <nav class="subnav" aria-label="Admin">
+            <a href="/admin">"Maintenance & audit"</a>
+            <a href="/admin/cluster">"Tiers & nodes"</a>
+            <a href="/admin/people">"Labs & users"</a>
+            <a href="/admin/backfill">"LLM backfill"</a>
+        </nav>
+    }
+}
 
 #[component]
 pub fn AdminPage() -> impl IntoView {
@@ -14,6 +28,7 @@ pub fn AdminPage() -> impl IntoView {
     view! {
         <Layout>
             <h1>"Admin"</h1>
+            <AdminNav/>
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match data.await {

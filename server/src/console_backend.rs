@@ -222,6 +222,16 @@ impl ConsoleBackend for AppState {
             other => ConsoleError::Invalid(other.to_string()),
         })
     }
+
+    async fn admin_cluster(&self, viewer: &Viewer) -> Result<app::admin_views::AdminClusterView, ConsoleError> {
+        self.admin(viewer).await?;
+        crate::console_admin::view(self).await
+    }
+
+    async fn admin_action(&self, viewer: &Viewer, action: app::admin_views::AdminAction) -> Result<String, ConsoleError> {
+        let caller = self.admin(viewer).await?;
+        crate::console_admin::act(self, &caller, action).await
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod console_admin;
 pub mod console_backend;
 pub mod db;
 pub mod executor;

@@ -82,12 +82,8 @@ pub async fn issue_labelled_token(
 
 /// The caller a bearer token stands for, if it is live.
 pub async fn caller_from_token(db: &SqlitePool, token: &str, now_ms: i64) -> Result<Option<Caller>, sqlx::Error> {
-    let mut conn = db.acquire().await?;
-    let Some((token_id, user_id)) = accounts::live_token(&mut conn, &token::hash_token(token), now_ms).await? else {
-        return Ok(None);
-    };
-    let user = accounts::user_by_id(&mut conn, user_id).await?;
-    Ok(user.map(|user| Caller { user, token_id: Some(token_id) }))
+    let found = accounts::user_by_live_token(&mut *db.acquire().await?, &token::hash_token(token), now_ms).await?;
+    Ok(found.map(|(token_id, user)| Caller { user, token_id: Some(token_id) }))
 }
 
 /// The caller behind a console session's user id, if the user still exists.

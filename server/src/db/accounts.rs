@@ -117,6 +117,25 @@ pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Re
     .transpose()
 }
 
+/// Every user, by lab then username (the admin pages' list).
+pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, sqlx::Error> {
+    sqlx::query_as!(
+        UserRow,
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
+           FROM users u JOIN labs l ON l.id = u.lab_id ORDER BY l.name, u.username"#
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(UserRecord::try_from)
+    .collect()
+}
+
+/// Every lab's name, sorted.
+pub async fn lab_names(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar!("SELECT name FROM labs ORDER BY name").fetch_all(&mut *conn).await
+}
+
 pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
@@ -152,20 +171,37 @@ pub async fn insert_token(
     Ok(id)
 }
 
-/// The owner and id of a token that is neither revoked nor expired at `now_ms`.
-pub async fn live_token(
+/// The id of a token that is neither revoked nor expired at `now_ms`, and
+/// its owner, in one query (every API request asks this).
+pub async fn user_by_live_token(
     conn: &mut SqliteConnection,
     token_hash: &str,
     now_ms: i64,
-) -> Result<Option<(i64, i64)>, sqlx::Error> {
-    let row = sqlx::query!(
-        r#"SELECT id AS "id!", user_id FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL AND expires_at > ?"#,
+) -> Result<Option<(i64, UserRecord)>, sqlx::Error> {
+    let Some(r) = sqlx::query!(
+        r#"SELECT t.id AS "token_id!", u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
+                  u.unix_uid, u.max_concurrent
+           FROM api_tokens t JOIN users u ON u.id = t.user_id JOIN labs l ON l.id = u.lab_id
+           WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ?"#,
         token_hash,
         now_ms
     )
     .fetch_optional(&mut *conn)
-    .await?;
-    Ok(row.map(|r| (r.id, r.user_id)))
+    .await?
+    else {
+        return Ok(None);
+    };
+    let user = UserRow {
+        id: r.id,
+        username: r.username,
+        password_hash: r.password_hash,
+        lab_id: r.lab_id,
+        lab: r.lab,
+        role: r.role,
+        unix_uid: r.unix_uid,
+        max_concurrent: r.max_concurrent,
+    };
+    Ok(Some((r.token_id, UserRecord::try_from(user)?)))
 }
 
 pub async fn revoke_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {

@@ -53,7 +53,8 @@ pub async fn user_load(conn: &mut SqliteConnection, user_id: i64) -> Result<(u32
     let r = sqlx::query!(
         r#"SELECT COUNT(*) AS "unfinished!: i64",
                   SUM(state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')) AS "holding: i64"
-           FROM jobs WHERE user_id = ? AND state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')"#,
+           FROM jobs WHERE user_id = ?
+             AND state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')"#,
         user_id
     )
     .fetch_one(&mut *conn)

@@ -65,8 +65,25 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupE
 /// A transaction that takes SQLite's write lock up front. A deferred one
 /// that reads and then writes fails with SQLITE_BUSY_SNAPSHOT when another
 /// connection wrote in between (WAL); IMMEDIATE waits (busy timeout) instead.
+///
+/// Writers of this process first queue on an async lock per database
+/// file, in arrival order: SQLite's own busy handler makes a blocked writer
+/// sleep 1, 2, 5 … 100 ms between tries, which under many concurrent
+/// submits turned into tail latencies of seconds. (A writer that waits
+/// longer than `GATE_WAIT` goes on to SQLite's lock, as before.)
 pub async fn write_tx(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
-    Ok(WriteTx(pool.begin_with("BEGIN IMMEDIATE").await?))
+    let turn = tokio::time::timeout(GATE_WAIT, write_gate(pool).lock_owned()).await.ok();
+    Ok(WriteTx { tx: pool.begin_with("BEGIN IMMEDIATE").await?, _turn: turn })
+}
+
+const GATE_WAIT: Duration = Duration::from_secs(5);
+
+fn write_gate(pool: &SqlitePool) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    type Gates = std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<tokio::sync::Mutex<()>>>>;
+    static GATES: std::sync::OnceLock<Gates> = std::sync::OnceLock::new();
+    let file = pool.connect_options().get_filename().to_path_buf();
+    let mut gates = GATES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    gates.entry(file).or_default().clone()
 }
 
 /// Write transactions committed by this process. Every write to jobs,
@@ -85,12 +102,16 @@ pub fn note_commit() {
     COMMITS.fetch_add(1, Ordering::AcqRel);
 }
 
-/// [`write_tx`]'s transaction: a `sqlx::Transaction` whose commit is counted.
-pub struct WriteTx(sqlx::Transaction<'static, sqlx::Sqlite>);
+/// [`write_tx`]'s transaction: a `sqlx::Transaction` whose commit is
+/// counted, holding this process's write turn until it ends.
+pub struct WriteTx {
+    tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
 
 impl WriteTx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        let result = self.0.commit().await;
+        let result = self.tx.commit().await;
         // counted even when the commit failed: a refresh too many is harmless
         COMMITS.fetch_add(1, Ordering::AcqRel);
         result
@@ -100,12 +121,12 @@ impl WriteTx {
 impl std::ops::Deref for WriteTx {
     type Target = sqlx::Transaction<'static, sqlx::Sqlite>;
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.tx
     }
 }
 
 impl std::ops::DerefMut for WriteTx {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
+        &mut self.tx
     }
 }

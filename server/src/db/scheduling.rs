@@ -47,6 +47,19 @@ pub async fn load_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierInfo>, sq
 
 /// Placements with their free GPUs: not held by a dispatching or running
 /// attempt. Backfill GPUs count as free.
+/// Every placement's `(tier, capacity)`, whatever its node's state: what
+/// admission needs to tell whether a request could ever fit (one query,
+/// where the scheduler's full placement state takes three).
+pub async fn placement_shapes(conn: &mut SqliteConnection) -> Result<Vec<(String, u32)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT t.name AS tier, COUNT(*) AS "capacity!: i64"
+           FROM gpus g JOIN tiers t ON t.id = g.tier_id GROUP BY g.node_id, g.tier_id"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.tier, r.capacity as u32)).collect())
+}
+
 pub async fn load_placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementState>, sqlx::Error> {
     let gpus = sqlx::query!(
         r#"SELECT n.name AS node, n.state, t.name AS tier, g.gpu_index

@@ -173,6 +173,9 @@ impl LocalExecutor {
             RecordState::Lost { .. } | RecordState::NotStarted => (EndSignal::Lost, None),
         };
         let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
+        if end != EndSignal::Lost {
+            super::layout::keep_attempt_output(&self.shared.layout, key.0, key.1, record.log_offset());
+        }
         let mut inner = self.lock();
         inner.cancels.remove(&key);
         inner.finished.push(Finished { job: key.0, attempt: key.1, end, log_tail, ended_ms });

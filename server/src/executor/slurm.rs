@@ -138,6 +138,9 @@ impl SlurmExecutor {
             let record = self.record(key.0, key.1);
             let end = if record.cancelled() && end != EndSignal::Lost { EndSignal::Cancelled } else { end };
             let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
+            if end != EndSignal::Lost {
+                super::layout::keep_attempt_output(&self.shared.layout, key.0, key.1, record.log_offset());
+            }
             let mut inner = self.lock();
             if inner.watching.remove(&key).is_some() {
                 inner.finished.push(Finished { job: key.0, attempt: key.1, end, log_tail, ended_ms: None });

@@ -40,8 +40,8 @@ pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Resu
     let phase = db::maintenance::get(&mut tx).await?.phase;
     let tier_views = db::cluster::list_tiers(&mut tx).await?;
     let tiers: Vec<_> = tier_views.iter().map(db::scheduling::tier_info).collect();
-    let placements = db::scheduling::load_placements(&mut tx).await?;
-    let shapes: Vec<Shape<'_>> = placements.iter().map(|p| Shape { tier: &p.tier, capacity: p.capacity }).collect();
+    let placements = db::scheduling::placement_shapes(&mut tx).await?;
+    let shapes: Vec<Shape<'_>> = placements.iter().map(|(tier, capacity)| Shape { tier, capacity: *capacity }).collect();
     let (unfinished, holding) = db::jobs::user_load(&mut tx, caller.user.id).await?;
     let request = admission::Request {
         num_gpus: job.num_gpus.get(),

@@ -54,6 +54,10 @@ impl ExecutorHealth {
     }
 }
 
+/// Least time between the starts of two cycles that a wake-up (submit,
+/// cancel, job end) triggers.
+pub const WOKEN_CYCLE_GAP: Duration = Duration::from_millis(100);
+
 #[derive(Clone)]
 pub struct Scheduler {
     pub db: SqlitePool,
@@ -95,14 +99,25 @@ impl Scheduler {
         if let Err(e) = self.recover_backfill().await {
             tracing::error!(error = %e, "cannot reconcile backfill instances");
         }
+        let mut last_cycle = tokio::time::Instant::now();
         loop {
             // with backfill on, idle time must be noticed without a wake-up
             let tick = if self.backfill.get().policy().enabled { self.cycle.min(super::backfill_loop::BACKFILL_TICK) } else { self.cycle };
             tokio::select! {
                 _ = &mut shutdown => break,
                 _ = tokio::time::sleep(tick) => {}
-                _ = self.wake.notified() => {}
+                _ = self.wake.notified() => {
+                    // a stream of submits would otherwise run cycle after
+                    // cycle, each reading the whole queue and holding the
+                    // write lock the submits need; wakes inside the gap
+                    // are served together by one cycle
+                    tokio::select! {
+                        _ = &mut shutdown => break,
+                        _ = tokio::time::sleep_until(last_cycle + WOKEN_CYCLE_GAP) => {}
+                    }
+                }
             }
+            last_cycle = tokio::time::Instant::now();
             match self.cycle_once().await {
                 Ok(report) => {
                     if !report.started.is_empty() || report.ended > 0 {

@@ -78,7 +78,7 @@ async fn logs_and_files_are_for_the_owner_and_admins_only() {
 
     let files = json_of(app.get(Some(&demo), &format!("/v1/jobs/{id}/files")).await).await;
     let paths: Vec<&str> = files.as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
-    assert_eq!(paths, ["ckpt/model.bin"], "symlinks are not listed");
+    assert_eq!(paths, ["ckpt/model.bin", "jpu-attempt-1.log"], "symlinks are not listed; the attempt's output is");
     let bytes = app.get(Some(&demo), &format!("/v1/jobs/{id}/files/ckpt/model.bin")).await;
     assert_eq!(bytes.status(), StatusCode::OK);
     assert_eq!(bytes.text().await.unwrap(), "w\n");

@@ -95,6 +95,12 @@ echo trained > "$JOB_OUTPUT_DIR/model.txt""#;
     let log = read(&app.log_path(id));
     assert!(log.contains("attempt 1 on rtx3080ti") && log.contains("attempt 2 on rtx4090"), "{log}");
     assert_eq!(read(&app.output_dir(id).join("model.txt")).trim(), "trained");
+    // each attempt's output is a file of its own beside the job's files
+    let first = app.get(Some(&token), &format!("/v1/jobs/{id}/files/jpu-attempt-1.log")).await.text().await.unwrap();
+    assert!(first.contains("attempt 1 on rtx3080ti") && first.contains("CUDA out of memory"), "{first}");
+    assert!(!first.contains("attempt 2 on"), "only the first attempt: {first}");
+    let second = app.get(Some(&token), &format!("/v1/jobs/{id}/files/jpu-attempt-2.log")).await.text().await.unwrap();
+    assert!(second.starts_with("[jpu-share] attempt 2 of job") && second.contains("attempt 2 on rtx4090"), "{second}");
 }
 
 #[tokio::test]

@@ -1,0 +1,179 @@
+//! The console's admin pages for tiers, nodes, labs, users and backfill:
+//! each form's text fields are parsed here (a wrong one is named) into the
+//! same request bodies /v1/admin takes, and handed to the same service
+//! functions, so console and API change things the same way (audited).
+
+use app::admin_views::{AdminAction, AdminClusterView, UserView};
+use app::backend::ConsoleError;
+use app::model::Role;
+
+use crate::admin::{self, AdminError, NewLabBody, NewUserBody, UserPatch};
+use crate::admin_backfill::{self, BackfillPatch};
+use crate::admin_cluster::{self, NewNodeBody, NewTierBody, NodeGpus, TierPatch};
+use crate::auth::Caller;
+use crate::db;
+use crate::state::AppState;
+
+fn from_admin(e: AdminError) -> ConsoleError {
+    match e {
+        AdminError::Db(e) => internal(e),
+        AdminError::Internal(e) => internal(e),
+        other => ConsoleError::Invalid(other.to_string()),
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> ConsoleError {
+    tracing::error!(error = %e, "console admin request failed");
+    ConsoleError::Internal
+}
+
+/// A form field that may be left blank.
+fn optional<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, ConsoleError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: `{text}` is not a number")))
+}
+
+fn required<T: std::str::FromStr>(field: &str, text: &str) -> Result<T, ConsoleError> {
+    optional(field, text)?.ok_or_else(|| ConsoleError::Invalid(format!("{field}: required")))
+}
+
+fn role(field: &str, text: &str) -> Result<Option<Role>, ConsoleError> {
+    match text.trim() {
+        "" => Ok(None),
+        other => other.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: must be researcher or admin"))),
+    }
+}
+
+fn blank_is_none(text: String) -> Option<String> {
+    let t = text.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+pub async fn view(state: &AppState) -> Result<AdminClusterView, ConsoleError> {
+    let mut conn = state.db.acquire().await.map_err(internal)?;
+    let tiers = db::cluster::list_tiers(&mut conn).await.map_err(internal)?;
+    let nodes = db::cluster::list_nodes(&mut conn).await.map_err(internal)?;
+    let labs = db::accounts::lab_names(&mut conn).await.map_err(internal)?;
+    let users = db::accounts::list_users(&mut conn)
+        .await
+        .map_err(internal)?
+        .into_iter()
+        .map(|u| UserView { username: u.username, lab: u.lab, role: u.role, unix_uid: u.unix_uid, max_concurrent: u.max_concurrent })
+        .collect();
+    drop(conn);
+    let backfill = crate::views::backfill(state, true).await.map_err(internal)?;
+    Ok(AdminClusterView { tiers, nodes, labs, users, backfill })
+}
+
+/// Carries out one form's change and says what was done.
+pub async fn act(state: &AppState, admin: &Caller, action: AdminAction) -> Result<String, ConsoleError> {
+    use AdminAction::*;
+    let done = match action {
+        CreateTier { name, display_name, vram_gb, tflops, sort_order, max_gpus } => {
+            let body = NewTierBody {
+                name,
+                display_name: blank_is_none(display_name),
+                vram_gb: required("vram_gb", &vram_gb)?,
+                tflops: required("tflops", &tflops)?,
+                sort_order: required("sort_order", &sort_order)?,
+                max_gpus: required("max_gpus", &max_gpus)?,
+                max_time_limit_minutes: None,
+                slurm_partition: None,
+                cpus_per_gpu: None,
+                mem_gb_per_gpu: None,
+            };
+            let tier = admin_cluster::create_tier(state, admin, body).await.map_err(from_admin)?;
+            format!("Tier {} added.", tier.name)
+        }
+        UpdateTier { name, vram_gb, tflops, sort_order, max_gpus } => {
+            let patch = TierPatch {
+                vram_gb: optional("vram_gb", &vram_gb)?,
+                tflops: optional("tflops", &tflops)?,
+                sort_order: optional("sort_order", &sort_order)?,
+                max_gpus: optional("max_gpus", &max_gpus)?,
+                ..Default::default()
+            };
+            admin_cluster::update_tier(state, admin, &name, patch).await.map_err(from_admin)?;
+            format!("Tier {name} saved.")
+        }
+        SetTierActive { name, active } => {
+            let patch = TierPatch { active: Some(active), ..Default::default() };
+            admin_cluster::update_tier(state, admin, &name, patch).await.map_err(from_admin)?;
+            format!("Tier {name} is now {}.", if active { "active" } else { "inactive" })
+        }
+        CreateNode { name, tier, count } => {
+            let body = NewNodeBody { name, gpus: vec![NodeGpus { tier, count: required("count", &count)? }] };
+            let node = admin_cluster::create_node(state, admin, body).await.map_err(from_admin)?;
+            format!("Node {} added with {} GPU(s).", node.name, node.gpus.len())
+        }
+        DrainNode { name } => {
+            admin_cluster::drain_node(state, admin, &name).await.map_err(from_admin)?;
+            format!("Node {name} is draining: running jobs finish, nothing new starts there.")
+        }
+        DeleteNode { name } => {
+            admin_cluster::delete_node(state, admin, &name).await.map_err(from_admin)?;
+            format!("Node {name} removed.")
+        }
+        CreateLab { name } => {
+            let lab = admin::create_lab(state, admin, NewLabBody { name }).await.map_err(from_admin)?;
+            format!("Lab {} added.", lab.name)
+        }
+        CreateUser { username, password, lab, role: r, unix_uid, max_concurrent } => {
+            let body = NewUserBody {
+                username,
+                password,
+                lab,
+                role: role("role", &r)?.unwrap_or(Role::Researcher),
+                unix_uid: optional("unix_uid", &unix_uid)?,
+                max_concurrent: optional("max_concurrent", &max_concurrent)?,
+            };
+            let user = admin::create_user(state, admin, body).await.map_err(from_admin)?;
+            format!("User {} added to {}.", user.username, user.lab)
+        }
+        UpdateUser { username, lab, role: r, unix_uid, max_concurrent, password } => {
+            let unix_uid = match unix_uid.trim() {
+                "none" => Some(None),
+                other => optional("unix_uid", other)?.map(Some),
+            };
+            let patch = UserPatch {
+                lab: blank_is_none(lab),
+                role: role("role", &r)?,
+                unix_uid,
+                max_concurrent: optional("max_concurrent", &max_concurrent)?,
+                password: (!password.is_empty()).then_some(password),
+            };
+            admin::update_user(state, admin, &username, patch).await.map_err(from_admin)?;
+            format!("User {username} saved.")
+        }
+        SetBackfill { enabled, command, min_idle_seconds, gpus_per_instance } => {
+            let patch = BackfillPatch {
+                enabled: Some(enabled),
+                command: Some(command),
+                min_idle_seconds: optional("min_idle_seconds", &min_idle_seconds)?,
+                gpus_per_instance: optional("gpus_per_instance", &gpus_per_instance)?,
+            };
+            let now = admin_backfill::update(state, admin, patch).await.map_err(from_admin)?;
+            format!("Backfill settings saved: {}.", if now.enabled { "on" } else { "off" })
+        }
+    };
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_fields_are_parsed_and_mistakes_named() {
+        assert_eq!(optional::<i64>("vram_gb", " 24 ").unwrap(), Some(24));
+        assert_eq!(optional::<i64>("vram_gb", "").unwrap(), None);
+        let e = optional::<i64>("vram_gb", "lots").unwrap_err().to_string();
+        assert!(e.starts_with("vram_gb:"), "{e}");
+        assert!(required::<f64>("tflops", "").unwrap_err().to_string().starts_with("tflops: required"));
+        assert_eq!(role("role", "admin").unwrap(), Some(Role::Admin));
+        assert!(role("role", "root").is_err());
+    }
+}
