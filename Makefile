@@ -7,7 +7,7 @@
 
 run:
 	.ci/install-tools
-	.ci/build-site
+	PROFILE=wasm-release .ci/build-site
 	cargo build --release -p server --bin jpu-share
 	./target/release/jpu-share serve
 

@@ -10,12 +10,19 @@ pub const DEMO_PASSWORD: &str = "bench-demo-password";
 pub const ADMIN_PASSWORD: &str = "bench-admin-password";
 
 /// The server, built but not yet running, and its base URL.
+#[allow(dead_code)] // not every bench changes settings
 pub async fn build_server(dir: &std::path::Path) -> (Application, String) {
+    build_server_with(dir, |_| {}).await
+}
+
+/// [`build_server`] with changed settings.
+pub async fn build_server_with(dir: &std::path::Path, change: impl FnOnce(&mut Settings)) -> (Application, String) {
     let mut settings = Settings::default();
     settings.server.bind = "127.0.0.1:0".into();
     settings.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
     settings.executor.output_root = dir.join("jobs");
     settings.cancel.grace_seconds = 2;
+    change(&mut settings);
     let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
     let app = Application::build(settings, bootstrap).await.expect("server builds");
     let base = format!("http://{}", app.local_addr().expect("bound"));

@@ -22,6 +22,38 @@ pub struct NewJob<'a> {
     pub time_limit_minutes: u32,
 }
 
+/// The view of a job [`insert`] just wrote (what `view` would read back,
+/// without reading it: submit answers with it).
+pub fn inserted_view(id: i64, j: &NewJob<'_>, user: &str, lab: &str, now_ms: i64) -> app::model::JobView {
+    use crate::clock::rfc3339;
+    let waiting_for_slot = j.state == JobState::UserQueueWait;
+    app::model::JobView {
+        id,
+        name: j.name.to_string(),
+        user: user.to_string(),
+        lab: lab.to_string(),
+        state: j.state,
+        num_gpus: j.num_gpus,
+        attempt: 1,
+        rank: None,
+        pending_reason: waiting_for_slot.then(|| "USER_CONCURRENCY_LIMIT".to_string()),
+        tier: None,
+        node: None,
+        gpu_indices: Vec::new(),
+        submitted_at: rfc3339(now_ms),
+        queue_entered_at: (j.state == JobState::GlobalQueueWait).then(|| rfc3339(now_ms)),
+        started_at: None,
+        ended_at: None,
+        exit_code: None,
+        end_reason: None,
+        usage_tflop_s: 0.0,
+        reservation: None,
+        attempts: Vec::new(),
+        time_limit_minutes: j.time_limit_minutes,
+        last_error: None,
+    }
+}
+
 pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     let state = j.state.as_str();
     let entered = (j.state == JobState::GlobalQueueWait).then_some(now_ms);

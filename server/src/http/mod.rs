@@ -46,6 +46,9 @@ pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> 
         .layer(sessions)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(middleware::observe))
+        // brotli or gzip as the client accepts (the console's wasm shrinks
+        // to a fraction); event streams and tiny bodies stay as they are
+        .layer(tower_http::compression::CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

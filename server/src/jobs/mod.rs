@@ -74,24 +74,22 @@ pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Resu
         Some(m) => m,
         None => state.settings.scheduler.default_time_limit_minutes.min(max_minutes),
     };
-    let id = db::jobs::insert(
-        &mut tx,
-        db::jobs::NewJob {
-            name: job.name.as_str(),
-            user_id: caller.user.id,
-            lab_id: caller.user.lab_id,
-            state: state_on_entry,
-            command: job.command.as_str(),
-            num_gpus: job.num_gpus.get(),
-            workspace: job.workspace.as_deref(),
-            env_json: &job.env.to_json(),
-            time_limit_minutes: time_limit,
-        },
-        now,
-    )
-    .await?;
-    let view = db::jobs::view(&mut tx, id).await?.ok_or(JobsError::NotFound)?;
+    let env_json = job.env.to_json();
+    let new_job = db::jobs::NewJob {
+        name: job.name.as_str(),
+        user_id: caller.user.id,
+        lab_id: caller.user.lab_id,
+        state: state_on_entry,
+        command: job.command.as_str(),
+        num_gpus: job.num_gpus.get(),
+        workspace: job.workspace.as_deref(),
+        env_json: &env_json,
+        time_limit_minutes: time_limit,
+    };
+    let view = db::jobs::inserted_view(0, &new_job, &caller.user.username, &caller.user.lab, now);
+    let id = db::jobs::insert(&mut tx, new_job, now).await?;
     tx.commit().await?;
+    let view = app::model::JobView { id, ..view };
     state.wake_scheduler();
     Ok(view)
 }

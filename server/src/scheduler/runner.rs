@@ -54,9 +54,8 @@ impl ExecutorHealth {
     }
 }
 
-/// Least time between the starts of two cycles that a wake-up (submit,
-/// cancel, job end) triggers.
-pub const WOKEN_CYCLE_GAP: Duration = Duration::from_millis(100);
+/// The longest a woken cycle waits after the previous one ended.
+pub const MAX_WOKEN_CYCLE_GAP: Duration = Duration::from_millis(250);
 
 #[derive(Clone)]
 pub struct Scheduler {
@@ -99,7 +98,8 @@ impl Scheduler {
         if let Err(e) = self.recover_backfill().await {
             tracing::error!(error = %e, "cannot reconcile backfill instances");
         }
-        let mut last_cycle = tokio::time::Instant::now();
+        let mut last_end = tokio::time::Instant::now();
+        let mut last_took = Duration::ZERO;
         loop {
             // with backfill on, idle time must be noticed without a wake-up
             let tick = if self.backfill.get().policy().enabled { self.cycle.min(super::backfill_loop::BACKFILL_TICK) } else { self.cycle };
@@ -109,16 +109,20 @@ impl Scheduler {
                 _ = self.wake.notified() => {
                     // a stream of submits would otherwise run cycle after
                     // cycle, each reading the whole queue and holding the
-                    // write lock the submits need; wakes inside the gap
-                    // are served together by one cycle
+                    // write lock the submits need: a woken cycle waits as
+                    // long as the last one took (so the loop takes at most
+                    // half the time), and wakes in between share it
                     tokio::select! {
                         _ = &mut shutdown => break,
-                        _ = tokio::time::sleep_until(last_cycle + WOKEN_CYCLE_GAP) => {}
+                        _ = tokio::time::sleep_until(last_end + last_took.min(MAX_WOKEN_CYCLE_GAP)) => {}
                     }
                 }
             }
-            last_cycle = tokio::time::Instant::now();
-            match self.cycle_once().await {
+            let began = tokio::time::Instant::now();
+            let outcome = self.cycle_once().await;
+            last_end = tokio::time::Instant::now();
+            last_took = last_end - began;
+            match outcome {
                 Ok(report) => {
                     if !report.started.is_empty() || report.ended > 0 {
                         tracing::info!(started = ?report.started, ended = report.ended, waiting = report.waiting, "scheduler cycle");

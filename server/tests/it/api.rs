@@ -25,7 +25,11 @@ async fn listing_filters_paginates_and_stays_inside_the_lab() {
     let demo = app.demo_token().await;
     let mut mine = Vec::new();
     for i in 0..5 {
-        mine.push(app.submit_ok(&demo, job(&format!("j{i}"), 1, "true")).await["id"].as_i64().unwrap());
+        let submitted = app.submit_ok(&demo, job(&format!("j{i}"), 1, "true")).await;
+        let id = submitted["id"].as_i64().unwrap();
+        // the submit answer is the job as it is stored (both queues)
+        assert_eq!(submitted, json_of(app.job(&demo, id).await).await, "job {i}");
+        mine.push(id);
     }
     let admins = app.submit_ok(&admin, job("ops", 1, "true")).await["id"].as_i64().unwrap();
 

@@ -94,3 +94,16 @@ async fn an_unusable_database_path_is_a_startup_error_not_a_panic() {
     let err = jpu_share::startup::Application::build(settings, Default::default()).await.err().expect("fails");
     assert!(err.to_string().contains("directory"), "{err}");
 }
+
+#[tokio::test]
+async fn responses_are_compressed_for_clients_that_accept_it() {
+    let app = crate::helpers::TestApp::spawn().await;
+    for encoding in ["br", "gzip"] {
+        let resp = app.client.get(app.url("/v1/openapi.json")).header("accept-encoding", encoding).send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(resp.headers()["content-encoding"], encoding);
+        let compressed = resp.bytes().await.unwrap().len();
+        let plain = app.get(None, "/v1/openapi.json").await.bytes().await.unwrap().len();
+        assert!(compressed * 4 < plain, "{encoding}: {compressed} of {plain} bytes");
+    }
+}
