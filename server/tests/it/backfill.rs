@@ -22,7 +22,9 @@ async fn wait_instances(app: &TestApp, token: &str, n: usize) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let view = backfill(app, token).await;
-        if view["instances"].as_array().unwrap().len() == n {
+        let instances = view["instances"].as_array().unwrap();
+        // an instance is listed from before its start; its endpoint comes once the executor started it
+        if instances.len() == n && instances.iter().all(|i| i["endpoint"].is_string()) {
             return view;
         }
         assert!(Instant::now() < deadline, "never {n} instances: {view}");
