@@ -259,6 +259,10 @@ pub struct JobView {
     pub time_limit_minutes: u32,
     /// The last executor error, e.g. a refused dispatch (the job stays queued).
     pub last_error: Option<String>,
+    /// Cancelled, but the executor never confirmed the end (policy §8):
+    /// its processes may still run; its node was drained for an admin.
+    #[serde(default)]
+    pub kill_unconfirmed: bool,
 }
 
 #[cfg(test)]

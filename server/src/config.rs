@@ -116,11 +116,15 @@ impl Default for ExecutorSettings {
 pub struct CancelSettings {
     /// SIGTERM → this many seconds → SIGKILL (policy §8).
     pub grace_seconds: u64,
+    /// A cancelled job whose end the executor has not confirmed this long
+    /// after the request ends CANCELLED with `kill_unconfirmed` and its
+    /// node is drained for an admin to look at (policy §8: 5 min).
+    pub unconfirmed_after_seconds: u64,
 }
 
 impl Default for CancelSettings {
     fn default() -> Self {
-        Self { grace_seconds: 30 }
+        Self { grace_seconds: 30, unconfirmed_after_seconds: 300 }
     }
 }
 

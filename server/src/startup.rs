@@ -158,6 +158,7 @@ impl Application {
             layout: crate::executor::layout::Layout::new(&settings.executor.output_root),
             health: self.state.executor_health.clone(),
             backfill: self.state.backfill.clone(),
+            kill_unconfirmed_after: Duration::from_secs(settings.cancel.unconfirmed_after_seconds),
             idle_since: Default::default(),
         })
     }

@@ -51,6 +51,7 @@ pub fn inserted_view(id: i64, j: &NewJob<'_>, user: &str, lab: &str, now_ms: i64
         attempts: Vec::new(),
         time_limit_minutes: j.time_limit_minutes,
         last_error: None,
+        kill_unconfirmed: false,
     }
 }
 
@@ -392,6 +393,24 @@ pub async fn live_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32,
     Ok(rows.into_iter().map(|r| (r.job_id, r.attempt as u32, r.phase == "DISPATCHING")).collect())
 }
 
+/// Running attempts of jobs CANCELLING since `requested_before_ms` or
+/// earlier: (job, attempt, node).
+pub async fn unconfirmed_cancels(conn: &mut SqliteConnection, requested_before_ms: i64) -> Result<Vec<(i64, u32, String)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT a.job_id, a.attempt, a.node FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+           WHERE j.state = 'CANCELLING' AND j.cancel_requested_at <= ? AND a.phase = 'RUNNING' AND a.attempt = j.attempt"#,
+        requested_before_ms
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.job_id, r.attempt as u32, r.node)).collect())
+}
+
+pub async fn set_kill_unconfirmed(conn: &mut SqliteConnection, job_id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE jobs SET kill_unconfirmed = 1 WHERE id = ?", job_id).execute(&mut *conn).await?;
+    Ok(())
+}
+
 /// Attempts whose job is CANCELLING: (job, attempt) to signal.
 pub async fn cancelling_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32)>, sqlx::Error> {
     let rows = sqlx::query!(
@@ -410,7 +429,7 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         r#"SELECT j.id AS "id!", j.name, u.username, l.name AS lab, j.state, j.num_gpus, j.attempt, j.rank, j.pending_reason,
                   j.tier, j.node, j.gpu_indices, j.submitted_at, j.queue_entered_at, j.started_at, j.ended_at, j.exit_code,
                   j.end_reason, j.usage_tflop_s, j.reserved_node, j.reserved_tier, j.reserved_gpus,
-                  j.reservation_gpu_seconds, j.time_limit_minutes, j.last_error
+                  j.reservation_gpu_seconds, j.time_limit_minutes, j.last_error, j.kill_unconfirmed
            FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id WHERE j.id = ?"#,
         id
     )
@@ -469,5 +488,6 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         attempts,
         time_limit_minutes: j.time_limit_minutes as u32,
         last_error: j.last_error,
+        kill_unconfirmed: j.kill_unconfirmed != 0,
     }))
 }

@@ -22,6 +22,9 @@ struct Inner {
     /// Every start request, in order (tests inspect it).
     started: Vec<StartRequest>,
     refuse: Option<String>,
+    /// Attempts started with `JPU_SIM_IGNORE_CANCEL` (as on a node that
+    /// lost contact): cancels never end them.
+    deaf: std::collections::HashSet<(JobId, u32)>,
 }
 
 #[derive(Clone)]
@@ -77,6 +80,9 @@ impl Executor for TimedExecutor {
         let exit: i32 = env_value(&req, "JPU_SIM_EXIT").and_then(|v| v.parse().ok()).unwrap_or(0);
         let output = env_value(&req, "JPU_SIM_OUTPUT").unwrap_or_default().to_string();
         let host_oom = env_value(&req, "JPU_SIM_END") == Some("host_oom");
+        if env_value(&req, "JPU_SIM_IGNORE_CANCEL").is_some() {
+            inner.deaf.insert(key);
+        }
         let limit = req.time_limit;
         let me = self.clone();
         let handle = tokio::spawn(async move {
@@ -100,6 +106,9 @@ impl Executor for TimedExecutor {
     }
 
     async fn cancel(&self, job: JobId, attempt: u32, _grace: Duration) -> Result<(), ExecutorError> {
+        if self.lock().deaf.contains(&(job, attempt)) {
+            return Ok(());
+        }
         if let Some(handle) = self.lock().running.get(&(job, attempt)) {
             handle.abort();
         }

@@ -67,6 +67,8 @@ pub struct Scheduler {
     pub layout: Layout,
     /// What /healthz and the console say about the executor.
     pub health: ExecutorHealth,
+    /// `cancel.unconfirmed_after_seconds`
+    pub kill_unconfirmed_after: Duration,
     /// LLM backfill's settings, read every cycle (admins change them).
     pub backfill: crate::admin_backfill::BackfillControl,
     /// When each idle GPU became idle (for `backfill.min_idle_seconds`).
@@ -247,7 +249,8 @@ impl Scheduler {
         // 4. backfill on GPUs idle long enough
         self.deploy(backfill.deploy).await?;
 
-        // 5. cancels
+        // 5. cancels: ends never confirmed are given up on, the rest signalled
+        self.give_up_unconfirmed_cancels().await?;
         let cancelling = db::jobs::cancelling_attempts(&mut *self.db.acquire().await?).await?;
         for (job, attempt) in cancelling {
             if let Err(e) = self.executor.cancel(job, attempt, self.grace).await {
@@ -255,6 +258,31 @@ impl Scheduler {
             }
         }
         Ok(report)
+    }
+}
+
+impl Scheduler {
+    /// Policy §8: a cancel whose end the executor has not confirmed
+    /// `kill_unconfirmed_after` after the request ends the job CANCELLED
+    /// (charged to now) with `kill_unconfirmed`, and drains its node so
+    /// nothing new lands beside processes that may still run; the audit
+    /// log tells admins.
+    async fn give_up_unconfirmed_cancels(&self) -> Result<(), LoopError> {
+        let now = now_ms();
+        let before = now - self.kill_unconfirmed_after.as_millis() as i64;
+        let stuck = db::jobs::unconfirmed_cancels(&mut *self.db.acquire().await?, before).await?;
+        for (job, attempt, node) in stuck {
+            let mut tx = db::write_tx(&self.db).await?;
+            let end = Finished { job, attempt, end: EndSignal::Cancelled, log_tail: String::new(), ended_ms: None };
+            db::jobs::record_end(&mut tx, &end, DEFAULT_GPU_OOM_PATTERNS, now).await?;
+            db::jobs::set_kill_unconfirmed(&mut tx, job).await?;
+            db::cluster::set_node_state(&mut tx, &node, "DRAINING").await?;
+            let detail = serde_json::json!({"job": job, "attempt": attempt, "reason": "the executor never confirmed the cancelled job's end"});
+            db::audit::record(&mut tx, "scheduler", "node.kill_unconfirmed", Some(&node), &detail, now).await?;
+            tx.commit().await?;
+            tracing::error!(job, node = %node, "cancel never confirmed: job marked kill_unconfirmed, node drained");
+        }
+        Ok(())
     }
 }
 

@@ -100,9 +100,15 @@ impl TestApp {
     /// A server whose scheduler loop drives the timed test executor
     /// (attempts "run" for `JPU_SIM_SECONDS` from their env).
     pub async fn spawn_scheduling() -> TestApp {
+        Self::spawn_scheduling_with(|_| {}).await
+    }
+
+    /// [`spawn_scheduling`](Self::spawn_scheduling) with changed settings.
+    pub async fn spawn_scheduling_with(change: impl FnOnce(&mut Settings)) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut settings = test_settings(dir.path());
         settings.scheduler.cycle_ms = 200;
+        change(&mut settings);
         Self::spawn_inner(dir, settings, Exec::Timed).await
     }
 

@@ -204,3 +204,30 @@ async fn maintenance_drains_then_becomes_active_by_itself_and_dispatches_nothing
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn a_cancel_never_confirmed_ends_the_job_kill_unconfirmed_and_drains_its_node() {
+    let app = TestApp::spawn_scheduling_with(|s| s.cancel.unconfirmed_after_seconds = 1).await;
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+    let body = serde_json::json!({"name": "deaf", "command": "train", "num_gpus": 1,
+        "env": {"JPU_SIM_SECONDS": "600", "JPU_SIM_IGNORE_CANCEL": "1"}});
+    let id = app.submit_ok(&token, body).await["id"].as_i64().unwrap();
+    let running = app.wait_state(&token, id, "RUNNING").await;
+    let node = running["node"].as_str().unwrap().to_string();
+    assert_eq!(app.cancel(&token, id).await.status(), reqwest::StatusCode::ACCEPTED);
+    assert_eq!(app.job(&token, id).await.json::<serde_json::Value>().await.unwrap()["state"], "CANCELLING");
+
+    let done = app.wait_state(&token, id, "CANCELLED").await;
+    assert_eq!(done["kill_unconfirmed"], true, "{done}");
+    assert_eq!(done["end_reason"], "CANCELLED");
+    assert!(done["usage_tflop_s"].as_f64().unwrap() > 0.0, "charged up to the give-up: {done}");
+    let audit: serde_json::Value = app.audit(&admin).await.json().await.unwrap();
+    let flagged = audit["entries"].as_array().unwrap().iter().find(|e| e["action"] == "node.kill_unconfirmed").expect("audited");
+    assert_eq!(flagged["target"], node.as_str());
+    // nothing new lands on the drained node
+    let next = app.submit_ok(&admin, serde_json::json!({"name": "next", "command": "x", "num_gpus": 1, "env": {"JPU_SIM_SECONDS": "600"}})).await;
+    let placed = app.wait_state(&admin, next["id"].as_i64().unwrap(), "RUNNING").await;
+    assert_ne!(placed["node"], node.as_str());
+    app.cancel(&admin, placed["id"].as_i64().unwrap()).await;
+}
