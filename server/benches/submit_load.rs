@@ -18,13 +18,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 const CLIENTS: usize = 64;
 const LABS: usize = 8;
 const LOAD_FOR: Duration = Duration::from_secs(10);
 const TOTAL_JOBS: i64 = 100_000;
-const ADMIN_PASSWORD: &str = "bench-admin-password";
+mod support;
+
+const ADMIN_PASSWORD: &str = support::ADMIN_PASSWORD;
 
 struct Server {
     child: Child,
@@ -44,7 +46,7 @@ impl Server {
             .env("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")
             .env("JPU__CANCEL__GRACE_SECONDS", "1")
             .env("JPU_ADMIN_PASSWORD", ADMIN_PASSWORD)
-            .env("JPU_DEMO_PASSWORD", "bench-demo-password")
+            .env("JPU_DEMO_PASSWORD", support::DEMO_PASSWORD)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .spawn()
@@ -72,19 +74,6 @@ impl Server {
     }
 }
 
-async fn token(client: &reqwest::Client, base: &str, user: &str, password: &str) -> String {
-    let body: Value = client
-        .post(format!("{base}/v1/auth/token"))
-        .json(&json!({"username": user, "password": password}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    body["token"].as_str().unwrap_or_else(|| panic!("sign-in of {user}: {body}")).to_string()
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
@@ -95,7 +84,7 @@ async fn main() {
     let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().unwrap();
     let server = Server::start(dir.path(), &client).await;
     let base = server.base.clone();
-    let admin = token(&client, &base, "admin", ADMIN_PASSWORD).await;
+    let admin = support::token(&client, &base, "admin", ADMIN_PASSWORD).await;
     for lab in 0..LABS {
         client.post(format!("{base}/v1/admin/labs")).bearer_auth(&admin).json(&json!({"name": format!("lab-{lab}")})).send().await.unwrap();
     }
@@ -105,7 +94,7 @@ async fn main() {
         let body = json!({"username": name, "password": password, "lab": format!("lab-{}", user % LABS), "role": "researcher"});
         let resp = client.post(format!("{base}/v1/admin/users")).bearer_auth(&admin).json(&body).send().await.unwrap();
         assert_eq!(resp.status(), 201);
-        tokens.push(token(&client, &base, &name, &password).await);
+        tokens.push(support::token(&client, &base, &name, &password).await);
     }
 
     // 1. submit load
@@ -191,7 +180,7 @@ async fn main() {
     let server = Server::start(dir.path(), &client).await;
     let base = server.base.clone();
     let (idle_rss, _) = server.rss_kb();
-    let user = token(&client, &base, "user-00", "password-of-00").await;
+    let user = support::token(&client, &base, "user-00", "password-of-00").await;
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display())).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {

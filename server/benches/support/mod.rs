@@ -29,15 +29,21 @@ pub async fn build_server_with(dir: &std::path::Path, change: impl FnOnce(&mut S
     (app, base)
 }
 
+#[allow(dead_code)] // submit_load signs in its own users
 pub async fn demo_token(client: &reqwest::Client, base: &str) -> String {
+    token(client, base, "demo", DEMO_PASSWORD).await
+}
+
+/// A new API token for `username`.
+pub async fn token(client: &reqwest::Client, base: &str, username: &str, password: &str) -> String {
     let token: Value = client
         .post(format!("{base}/v1/auth/token"))
-        .json(&json!({"username": "demo", "password": DEMO_PASSWORD}))
+        .json(&json!({"username": username, "password": password}))
         .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    token["token"].as_str().unwrap().to_string()
+    token["token"].as_str().unwrap_or_else(|| panic!("sign-in of {username}: {token}")).to_string()
 }

@@ -70,6 +70,10 @@ if [ "$JPU_TIER" = rtx3080ti ]; then echo "torch.OutOfMemoryError: CUDA out of m
     assert_eq!(tiers, ["rtx3080ti", "rtx4090"]);
     let log = read(&app.log_path(id));
     assert!(log.contains("attempt 2 on rtx4090"), "{log}");
+    // each attempt's output is a file of its own in the job's output directory
+    let first = read(&app.output_dir(id).join("jpu-attempt-1.log"));
+    assert!(first.contains("attempt 1 on rtx3080ti") && first.contains("CUDA out of memory") && !first.contains("attempt 2 on"), "{first}");
+    assert!(read(&app.output_dir(id).join("jpu-attempt-2.log")).contains("attempt 2 on rtx4090"));
     std::fs::write(app.output_dir(holds[1]).join("release"), "").unwrap();
     app.wait_state(&admin, holds[1], "COMPLETED").await;
 }
