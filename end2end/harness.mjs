@@ -12,7 +12,8 @@ export const ADMIN_PASSWORD = 'e2e-admin-password';
 export const DEMO_PASSWORD = 'e2e-demo-password';
 export const SCREENSHOTS = join(root, 'end2end', 'screenshots');
 
-export async function startServer() {
+/// `extraEnv`: more settings for this server (e.g. `JPU__EXECUTOR__APPTAINER`).
+export async function startServer(extraEnv = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'jpu-e2e-'));
   // jobs run as their own uid (nobody here) and must reach their output dir
   chmodSync(dir, 0o755);
@@ -29,6 +30,7 @@ export async function startServer() {
       JPU__CANCEL__GRACE_SECONDS: '2',
       JPU__SCHEDULER__CYCLE_MS: '1000',
       RUST_LOG: process.env.RUST_LOG ?? 'warn',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

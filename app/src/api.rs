@@ -65,13 +65,23 @@ pub async fn submit_job(
     num_gpus: String,
     time_limit_minutes: String,
     env: String,
+    workspace: Option<String>,
 ) -> Result<i64, ServerFnError> {
     use crate::backend::*;
     let viewer = signed_in().await?;
-    let form = crate::views::SubmitForm { name, command, num_gpus, time_limit_minutes, env };
+    let workspace = workspace.unwrap_or_default();
+    let form = crate::views::SubmitForm { name, command, num_gpus, time_limit_minutes, env, workspace };
     let job = backend()?.0.submit(&viewer, form).await.map_err(to_server_error)?;
     leptos_axum::redirect(&format!("/jobs/{}", job.id));
     Ok(job.id)
+}
+
+/// The viewer's lab's workspaces (the submit form offers the READY ones).
+#[server]
+pub async fn my_workspaces() -> Result<Vec<crate::views::WorkspaceView>, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.workspaces(&viewer).await.map_err(to_server_error)
 }
 
 #[server]

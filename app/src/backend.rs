@@ -35,6 +35,8 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError>;
     async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError>;
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError>;
+    /// The viewer's lab's workspaces.
+    async fn workspaces(&self, viewer: &Viewer) -> Result<Vec<crate::views::WorkspaceView>, ConsoleError>;
     /// `lab` = whose 30 days to chart (default: the viewer's).
     async fn usage(&self, viewer: &Viewer, lab: Option<String>) -> Result<UsagePage, ConsoleError>;
     async fn change_password(&self, viewer: &Viewer, current: String, new: String) -> Result<(), ConsoleError>;

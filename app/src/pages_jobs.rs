@@ -2,7 +2,7 @@
 //! list, one job (timeline, attempts, live log, files, cancel) and the
 //! submit form.
 
-use crate::api::{job_detail, job_log, jobs_page, maintenance_status, queue_view, CancelJob, SubmitJob};
+use crate::api::{job_detail, job_log, jobs_page, maintenance_status, my_workspaces, queue_view, CancelJob, SubmitJob};
 use crate::components::{use_ticker, ErrorText, Layout};
 use crate::model::{JobView, MaintenancePhase};
 use crate::views::{reason_in_words, JobDetail, QueueEntry};
@@ -295,13 +295,15 @@ fn CancelButton(id: i64) -> impl IntoView {
 pub fn SubmitPage() -> impl IntoView {
     let submit = ServerAction::<SubmitJob>::new();
     let maintenance = Resource::new(|| (), |_| maintenance_status());
+    let workspaces = Resource::new(|| (), |_| my_workspaces());
+    let script = NodeRef::<leptos::html::Textarea>::new();
     let error = move || submit.value().get().and_then(|r| r.err()).map(|e| crate::api::error_text(&e));
     // a field's own error goes under it; anything else above the form
     let field_error = move |field: &'static str| {
         move || error().filter(|e| e.starts_with(&format!("{field}:")) || e.starts_with(&format!("{field} ")))
     };
     let general_error = move || {
-        error().filter(|e| !["name", "command", "num_gpus", "time_limit_minutes", "env"].iter().any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} "))))
+        error().filter(|e| !["name", "command", "num_gpus", "time_limit_minutes", "env", "workspace"].iter().any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} "))))
     };
     view! {
         <Layout>
@@ -321,7 +323,9 @@ pub fn SubmitPage() -> impl IntoView {
                 <input id="name" name="name" required maxlength="128" placeholder="resnet50-lr0.1"/>
                 {move || field_error("name")().map(|e| view! { <p class="error field-error">{e}</p> })}
                 <label for="command">"Script (run with bash)"</label>
-                <textarea id="command" name="command" rows="8" required placeholder="python train.py --epochs 10"></textarea>
+                <textarea id="command" name="command" rows="8" required placeholder="python train.py --epochs 10" node_ref=script></textarea>
+                <label for="script_file">"…or load it from a file"</label>
+                <input id="script_file" type="file" accept=".sh,.bash,.py,text/*" on:change=move |ev| load_script_file(ev, script)/>
                 {move || field_error("command")().map(|e| view! { <p class="error field-error">{e}</p> })}
                 <label for="num_gpus">"GPUs"</label>
                 <input id="num_gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
@@ -329,6 +333,19 @@ pub fn SubmitPage() -> impl IntoView {
                 <label for="time_limit_minutes">"Time limit (minutes, empty = default)"</label>
                 <input id="time_limit_minutes" name="time_limit_minutes" type="number" min="1"/>
                 {move || field_error("time_limit_minutes")().map(|e| view! { <p class="error field-error">{e}</p> })}
+                <label for="workspace">"Workspace (container image)"</label>
+                <select id="workspace" name="workspace">
+                    <option value="">"none (run on the node)"</option>
+                    <Suspense fallback=|| ()>
+                        {move || Suspend::new(async move {
+                            workspaces.await.unwrap_or_default().into_iter().filter(|w| w.status == "READY").map(|w| {
+                                let label = format!("{} ({})", w.name, w.base_image);
+                                view! { <option value=w.name>{label}</option> }
+                            }).collect_view()
+                        })}
+                    </Suspense>
+                </select>
+                {move || field_error("workspace")().map(|e| view! { <p class="error field-error">{e}</p> })}
                 <label for="env">"Environment (KEY=value per line)"</label>
                 <textarea id="env" name="env" rows="3"></textarea>
                 {move || field_error("env")().map(|e| view! { <p class="error field-error">{e}</p> })}
@@ -336,4 +353,24 @@ pub fn SubmitPage() -> impl IntoView {
             </ActionForm>
         </Layout>
     }
+}
+
+/// Puts the chosen file's text into the script box (in the browser; the
+/// form still posts the script as text).
+fn load_script_file(ev: leptos::ev::Event, script: NodeRef<leptos::html::Textarea>) {
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<leptos::web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(file) = input.files().and_then(|files| files.get(0)) else { return };
+        leptos::task::spawn_local(async move {
+            if let Ok(text) = wasm_bindgen_futures::JsFuture::from(file.text()).await {
+                if let (Some(text), Some(area)) = (text.as_string(), script.get_untracked()) {
+                    area.set_value(&text);
+                }
+            }
+        });
+    }
+    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+    let _ = (ev, script);
 }

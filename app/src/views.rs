@@ -210,6 +210,9 @@ pub struct SubmitForm {
     pub time_limit_minutes: String,
     /// `KEY=value` per line.
     pub env: String,
+    /// A READY workspace of the lab; empty = none.
+    #[serde(default)]
+    pub workspace: String,
 }
 
 /// A pending reason (policy §9) in words for the console, e.g.

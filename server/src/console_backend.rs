@@ -150,7 +150,7 @@ impl ConsoleBackend for AppState {
             name: form.name.trim().to_string(),
             command: form.command.replace("\r\n", "\n"),
             num_gpus: parse_number("num_gpus", &form.num_gpus)?.unwrap_or(1),
-            workspace: None,
+            workspace: Some(form.workspace.trim().to_string()).filter(|w| !w.is_empty()),
             time_limit_minutes: parse_number("time_limit_minutes", &form.time_limit_minutes)?,
             env: parse_env(&form.env)?,
         };
@@ -161,6 +161,13 @@ impl ConsoleBackend for AppState {
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError> {
         let caller = self.caller(viewer).await?;
         jobs::cancel(self, &caller, id).await.map_err(from_jobs)
+    }
+
+    async fn workspaces(&self, viewer: &Viewer) -> Result<Vec<app::views::WorkspaceView>, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        // the lab's own, also for admins: a job runs in its own lab's workspace
+        let rows = db::workspaces::list(&mut *self.db.acquire().await.map_err(internal)?, Some(&caller.user.lab)).await.map_err(internal)?;
+        Ok(rows.into_iter().map(crate::workspaces::view_of).collect())
     }
 
     async fn usage(&self, viewer: &Viewer, lab: Option<String>) -> Result<UsagePage, ConsoleError> {

@@ -51,6 +51,9 @@ enum Command {
         /// Environment variable for the job, KEY=value (repeatable).
         #[arg(long = "env", value_name = "KEY=VALUE")]
         env: Vec<String>,
+        /// Run inside this READY workspace of your lab (its container image).
+        #[arg(long)]
+        workspace: Option<String>,
     },
     /// The global queue in this cycle's order, and your personal queue.
     Queue,
@@ -148,7 +151,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             client::forget();
             print(json, &json!({"signed_out": true}), |_| "signed out".into());
         }
-        Command::Submit { script, gpus, name, time, env } => {
+        Command::Submit { script, gpus, name, time, env, workspace } => {
             let client = Client::from_config()?;
             let command = std::fs::read_to_string(&script)
                 .map_err(|e| CliError::new(exit::USAGE, format!("cannot read {}: {e}", script.display())))?;
@@ -161,6 +164,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let mut body = json!({"name": name, "command": command, "num_gpus": gpus, "env": vars});
             if let Some(minutes) = time {
                 body["time_limit_minutes"] = json!(minutes);
+            }
+            if let Some(workspace) = workspace {
+                body["workspace"] = json!(workspace);
             }
             let job = client.post("/v1/jobs", &body).await?;
             print(json, &job, |j| format!("submitted job {} ({}), {}", text(&j["id"]), text(&j["name"]), text(&j["state"])));

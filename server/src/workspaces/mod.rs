@@ -82,6 +82,11 @@ pub fn check_packages(packages: &[String]) -> Result<Vec<String>, AdminError> {
         .collect()
 }
 
+/// A workspace row as its view, without the build log.
+pub fn view_of(row: WorkspaceRow) -> WorkspaceView {
+    view(row, None)
+}
+
 fn view(row: WorkspaceRow, with_log: Option<String>) -> WorkspaceView {
     WorkspaceView {
         packages: serde_json::from_str(&row.packages_json).unwrap_or_default(),

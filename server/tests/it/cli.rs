@@ -72,6 +72,9 @@ async fn a_researcher_drives_a_job_from_the_command_line() {
     let too_big = jpu(cfg, &["submit", script.to_str().unwrap(), "--gpus", "9"], None).await;
     assert_eq!(too_big.code, 1);
     assert!(too_big.stderr.contains("VALIDATION") && too_big.stderr.contains("num_gpus"), "{}", too_big.stderr);
+    let no_ws = jpu(cfg, &["submit", script.to_str().unwrap(), "--workspace", "missing"], None).await;
+    assert_eq!(no_ws.code, 1);
+    assert!(no_ws.stderr.contains("workspace") && no_ws.stderr.contains("missing"), "the workspace reaches the API: {}", no_ws.stderr);
     assert_eq!(jpu(cfg, &["queue"], None).await.code, 0);
     let usage = jpu(cfg, &["usage"], None).await;
     assert!(usage.stdout.contains("demo-lab"), "{}", usage.stdout);
