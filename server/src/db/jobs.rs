@@ -10,6 +10,8 @@ use crate::scheduler::oom::{self, AttemptOutcome, Escalation};
 use crate::scheduler::usage::{self, RunSpan};
 use crate::scheduler::{Accrued, Reservation};
 
+pub use super::job_view::{inserted_view, view};
+
 pub struct NewJob<'a> {
     pub name: &'a str,
     pub user_id: i64,
@@ -20,39 +22,6 @@ pub struct NewJob<'a> {
     pub workspace: Option<&'a str>,
     pub env_json: &'a str,
     pub time_limit_minutes: u32,
-}
-
-/// The view of a job [`insert`] just wrote (what `view` would read back,
-/// without reading it: submit answers with it).
-pub fn inserted_view(id: i64, j: &NewJob<'_>, user: &str, lab: &str, now_ms: i64) -> app::model::JobView {
-    use crate::clock::rfc3339;
-    let waiting_for_slot = j.state == JobState::UserQueueWait;
-    app::model::JobView {
-        id,
-        name: j.name.to_string(),
-        user: user.to_string(),
-        lab: lab.to_string(),
-        state: j.state,
-        num_gpus: j.num_gpus,
-        attempt: 1,
-        rank: None,
-        pending_reason: waiting_for_slot.then(|| "USER_CONCURRENCY_LIMIT".to_string()),
-        tier: None,
-        node: None,
-        gpu_indices: Vec::new(),
-        submitted_at: rfc3339(now_ms),
-        queue_entered_at: (j.state == JobState::GlobalQueueWait).then(|| rfc3339(now_ms)),
-        started_at: None,
-        ended_at: None,
-        exit_code: None,
-        end_reason: None,
-        usage_tflop_s: 0.0,
-        reservation: None,
-        attempts: Vec::new(),
-        time_limit_minutes: j.time_limit_minutes,
-        last_error: None,
-        kill_unconfirmed: false,
-    }
 }
 
 pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
@@ -420,74 +389,4 @@ pub async fn cancelling_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().map(|r| (r.job_id, r.attempt as u32)).collect())
-}
-
-/// The api.md job object.
-pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::model::JobView>, sqlx::Error> {
-    use crate::clock::rfc3339;
-    let Some(j) = sqlx::query!(
-        r#"SELECT j.id AS "id!", j.name, u.username, l.name AS lab, j.state, j.num_gpus, j.attempt, j.rank, j.pending_reason,
-                  j.tier, j.node, j.gpu_indices, j.submitted_at, j.queue_entered_at, j.started_at, j.ended_at, j.exit_code,
-                  j.end_reason, j.usage_tflop_s, j.reserved_node, j.reserved_tier, j.reserved_gpus,
-                  j.reservation_gpu_seconds, j.time_limit_minutes, j.last_error, j.kill_unconfirmed
-           FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id WHERE j.id = ?"#,
-        id
-    )
-    .fetch_optional(&mut *conn)
-    .await?
-    else {
-        return Ok(None);
-    };
-    let attempts = sqlx::query!(
-        "SELECT attempt, tier, node, phase, started_at, ended_at, exit_code, reason, usage_tflop_s
-         FROM job_attempts WHERE job_id = ? ORDER BY attempt",
-        id
-    )
-    .fetch_all(&mut *conn)
-    .await?
-    .into_iter()
-    .map(|a| app::model::AttemptView {
-        attempt: a.attempt as u32,
-        tier: a.tier,
-        node: a.node,
-        started_at: (a.phase != "DISPATCHING").then(|| rfc3339(a.started_at)),
-        ended_at: a.ended_at.map(rfc3339),
-        exit_code: a.exit_code,
-        reason: a.reason,
-        usage_tflop_s: a.usage_tflop_s,
-    })
-    .collect();
-    let reservation = super::scheduling::reservation_view(
-        j.reserved_node,
-        j.reserved_tier,
-        j.reserved_gpus.as_deref(),
-        j.reservation_gpu_seconds,
-    );
-    let state: JobState = j.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    Ok(Some(app::model::JobView {
-        id: j.id,
-        name: j.name,
-        user: j.username,
-        lab: j.lab,
-        state,
-        num_gpus: j.num_gpus as u32,
-        attempt: j.attempt as u32,
-        rank: j.rank.map(|r| r as u32),
-        pending_reason: j.pending_reason,
-        tier: j.tier,
-        node: j.node,
-        gpu_indices: parse_gpus(j.gpu_indices.as_deref()),
-        submitted_at: rfc3339(j.submitted_at),
-        queue_entered_at: j.queue_entered_at.map(rfc3339),
-        started_at: j.started_at.map(rfc3339),
-        ended_at: j.ended_at.map(rfc3339),
-        exit_code: j.exit_code,
-        end_reason: j.end_reason,
-        usage_tflop_s: j.usage_tflop_s,
-        reservation,
-        attempts,
-        time_limit_minutes: j.time_limit_minutes as u32,
-        last_error: j.last_error,
-        kill_unconfirmed: j.kill_unconfirmed != 0,
-    }))
 }

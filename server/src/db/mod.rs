@@ -6,6 +6,7 @@ pub mod accounts;
 pub mod audit;
 pub mod backfill;
 pub mod cluster;
+pub mod job_view;
 pub mod jobs;
 pub mod maintenance;
 pub mod scheduling;

@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use super::StartRequest;
+
 /// `apptainer exec …flags… IMAGE`, to which the command is appended.
 pub fn exec_prefix(apptainer: &str, image: &Path, output_dir: &Path) -> Vec<String> {
     let dir = output_dir.display().to_string();
@@ -38,6 +40,28 @@ pub fn missing_message(host: &str) -> String {
     format!("[jpu-share] this job's workspace image needs Apptainer, which is not installed on {host}: the job does not run")
 }
 
+/// The batch script's last lines: run the job's script, inside its
+/// workspace image when it has one (the node must have Apptainer).
+pub fn batch_run_lines(req: &StartRequest, apptainer: &str, script: &str) -> String {
+    let Some(image) = &req.image else {
+        return format!("exec bash {}\n", super::slurm_cli::shell_quote(script));
+    };
+    let mut out = format!(
+        "if ! command -v {} >/dev/null; then echo {}; exit 127; fi\n",
+        super::slurm_cli::shell_quote(apptainer),
+        super::slurm_cli::shell_quote(&missing_message("this Slurm node"))
+    );
+    for (key, value) in passed_env(&req.env).iter().filter(|(k, _)| k != "APPTAINERENV_CUDA_VISIBLE_DEVICES") {
+        out.push_str(&format!("export {key}={}\n", super::slurm_cli::shell_quote(value)));
+    }
+    out.push_str("export APPTAINERENV_CUDA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n");
+    let prefix: Vec<String> = exec_prefix(apptainer, image, &req.output_dir).iter().map(|a| super::slurm_cli::shell_quote(a)).collect();
+    // the script is opened here and read through the descriptor: the
+    // container sees only the output directory
+    out.push_str(&format!("exec 3<{}\nexec {} bash /dev/fd/3\n", super::slurm_cli::shell_quote(script), prefix.join(" ")));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +83,39 @@ mod tests {
             passed_env(&env),
             vec![("APPTAINERENV_JOB_ID".to_string(), "7".to_string()), ("APPTAINERENV_LR".to_string(), "0.1".to_string())]
         );
+    }
+
+    fn request(image: Option<&str>) -> StartRequest {
+        StartRequest {
+            job: 7,
+            attempt: 1,
+            node: "s4090-1".into(),
+            tier: "rtx4090".into(),
+            partition: "rtx4090".into(),
+            gpus: vec![0],
+            command: "nvidia-smi".into(),
+            env: vec![("JOB_ID".into(), "7".into()), ("CUDA_VISIBLE_DEVICES".into(), "0".into())],
+            time_limit: std::time::Duration::from_secs(60),
+            cpus: 4,
+            mem_gb: 16,
+            unix_uid: None,
+            output_dir: "/out/7".into(),
+            image: image.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn without_a_workspace_the_script_runs_on_the_node() {
+        assert_eq!(batch_run_lines(&request(None), "apptainer", "/a/script.sh"), "exec bash '/a/script.sh'\n");
+    }
+
+    #[test]
+    fn with_a_workspace_the_script_runs_in_its_image_with_the_slurm_gpus() {
+        let lines = batch_run_lines(&request(Some("/w/ws.sif")), "apptainer", "/a/script.sh");
+        assert!(lines.starts_with("if ! command -v 'apptainer'"), "{lines}");
+        assert!(lines.contains("export APPTAINERENV_JOB_ID='7'\n"), "{lines}");
+        assert!(lines.contains("export APPTAINERENV_CUDA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n"), "{lines}");
+        assert!(!lines.contains("APPTAINERENV_CUDA_VISIBLE_DEVICES='0'"), "Slurm's binding wins: {lines}");
+        assert!(lines.ends_with("exec 3<'/a/script.sh'\nexec 'apptainer' 'exec' '--containall' '--nv' '--net' '--network' 'none' '--bind' '/out/7' '--pwd' '/out/7' '/w/ws.sif' bash /dev/fd/3\n"), "{lines}");
     }
 }

@@ -190,7 +190,7 @@ impl SlurmExecutor {
             // Slurm sets CUDA_VISIBLE_DEVICES for the GPUs it bound
             batch.push_str(&format!("export {key}={}\n", shell_quote(value)));
         }
-        batch.push_str(&run_line(req, &self.shared.apptainer, &record.script().display().to_string()));
+        batch.push_str(&super::container::batch_run_lines(req, &self.shared.apptainer, &record.script().display().to_string()));
         let batch_path = record.dir().join("batch.sh");
         fs::write(&batch_path, batch).map_err(files)?;
         fs::set_permissions(&batch_path, fs::Permissions::from_mode(0o755)).map_err(files)?;
@@ -240,28 +240,6 @@ impl SlurmExecutor {
         record.write("started", &now_ms().to_string()).map_err(files)?;
         Ok(id)
     }
-}
-
-/// The batch script's last lines: run the job's script, inside its
-/// workspace image when it has one (the node must have Apptainer).
-fn run_line(req: &StartRequest, apptainer: &str, script: &str) -> String {
-    let Some(image) = &req.image else {
-        return format!("exec bash {}\n", shell_quote(script));
-    };
-    let mut out = format!(
-        "if ! command -v {} >/dev/null; then echo {}; exit 127; fi\n",
-        shell_quote(apptainer),
-        shell_quote(&super::container::missing_message("this Slurm node"))
-    );
-    for (key, value) in super::container::passed_env(&req.env).iter().filter(|(k, _)| k != "APPTAINERENV_CUDA_VISIBLE_DEVICES") {
-        out.push_str(&format!("export {key}={}\n", shell_quote(value)));
-    }
-    out.push_str("export APPTAINERENV_CUDA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n");
-    let prefix: Vec<String> = super::container::exec_prefix(apptainer, image, &req.output_dir).iter().map(|a| shell_quote(a)).collect();
-    // the script is opened here and read through the descriptor: the
-    // container sees only the output directory
-    out.push_str(&format!("exec 3<{}\nexec {} bash /dev/fd/3\n", shell_quote(script), prefix.join(" ")));
-    out
 }
 
 #[async_trait::async_trait]
@@ -393,41 +371,3 @@ impl Executor for SlurmExecutor {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn request(image: Option<&str>) -> StartRequest {
-        StartRequest {
-            job: 7,
-            attempt: 1,
-            node: "s4090-1".into(),
-            tier: "rtx4090".into(),
-            partition: "rtx4090".into(),
-            gpus: vec![0],
-            command: "nvidia-smi".into(),
-            env: vec![("JOB_ID".into(), "7".into()), ("CUDA_VISIBLE_DEVICES".into(), "0".into())],
-            time_limit: std::time::Duration::from_secs(60),
-            cpus: 4,
-            mem_gb: 16,
-            unix_uid: None,
-            output_dir: "/out/7".into(),
-            image: image.map(Into::into),
-        }
-    }
-
-    #[test]
-    fn without_a_workspace_the_script_runs_on_the_node() {
-        assert_eq!(run_line(&request(None), "apptainer", "/a/script.sh"), "exec bash '/a/script.sh'\n");
-    }
-
-    #[test]
-    fn with_a_workspace_the_script_runs_in_its_image_with_the_slurm_gpus() {
-        let lines = run_line(&request(Some("/w/ws.sif")), "apptainer", "/a/script.sh");
-        assert!(lines.starts_with("if ! command -v 'apptainer'"), "{lines}");
-        assert!(lines.contains("export APPTAINERENV_JOB_ID='7'\n"), "{lines}");
-        assert!(lines.contains("export APPTAINERENV_CUDA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n"), "{lines}");
-        assert!(!lines.contains("APPTAINERENV_CUDA_VISIBLE_DEVICES='0'"), "Slurm's binding wins: {lines}");
-        assert!(lines.ends_with("exec 3<'/a/script.sh'\nexec 'apptainer' 'exec' '--containall' '--nv' '--net' '--network' 'none' '--bind' '/out/7' '--pwd' '/out/7' '/w/ws.sif' bash /dev/fd/3\n"), "{lines}");
-    }
-}
