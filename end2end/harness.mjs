@@ -64,6 +64,18 @@ export async function startBrowser() {
   });
 }
 
+/// A server, a browser, and two signed-in pages in separate contexts:
+/// `demo` (researcher) and `admin`, at 1440 px.
+export async function startSignedIn(extraEnv = {}) {
+  const server = await startServer(extraEnv);
+  const browser = await startBrowser();
+  const demo = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  await signIn(demo, server.base, 'demo', DEMO_PASSWORD);
+  const admin = await (await browser.newContext()).newPage({ viewport: { width: 1440, height: 900 } });
+  await signIn(admin, server.base, 'admin', ADMIN_PASSWORD);
+  return { server, browser, demo, admin };
+}
+
 export async function signIn(page, base, username, password) {
   await page.goto(`${base}/login`);
   await page.getByLabel('Username').fill(username);

@@ -5,17 +5,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startServer, startBrowser, signIn, api, until, ADMIN_PASSWORD, DEMO_PASSWORD, SCREENSHOTS } from '../harness.mjs';
+import { startSignedIn, signIn, api, until, DEMO_PASSWORD, SCREENSHOTS } from '../harness.mjs';
 
 let server, browser, demo, admin;
 const cleanup = [];
 before(async () => {
-  server = await startServer();
-  browser = await startBrowser();
-  demo = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  await signIn(demo, server.base, 'demo', DEMO_PASSWORD);
-  admin = await (await browser.newContext()).newPage({ viewport: { width: 1440, height: 900 } });
-  await signIn(admin, server.base, 'admin', ADMIN_PASSWORD);
+  ({ server, browser, demo, admin } = await startSignedIn());
 });
 after(async () => {
   // running jobs outlive the server by design: stop ours
