@@ -55,7 +55,7 @@ pub struct DatabaseSettings {
 
 impl Default for DatabaseSettings {
     fn default() -> Self {
-        Self { url: "sqlite://data/jpu-share.db".into(), busy_timeout_ms: 5_000, max_connections: 8 }
+        Self { url: "sqlite://data/jpu-share.db".into(), busy_timeout_ms: 5_000, max_connections: 4 }
     }
 }
 

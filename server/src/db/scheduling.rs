@@ -123,11 +123,21 @@ pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<S
         .into_iter()
         .map(|r| LabUsage { lab: r.id, value: r.usage_value, as_of_ms: r.usage_as_of })
         .collect();
+    // the whole global queue, but of each personal queue only its oldest
+    // `max_concurrent` jobs: no cycle can promote more, and a user with
+    // thousands of jobs queued would otherwise be read in full every cycle
     let rows = sqlx::query!(
-        r#"SELECT id AS "id!", lab_id, user_id, state, num_gpus, queue_entered_at, submitted_at, min_vram_gb,
-                  reserved_node, reserved_tier, reserved_gpus, reservation_gpu_seconds, reservation_cost,
-                  reservation_accrued_at
-           FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT')"#
+        r#"SELECT j.id AS "id!", j.lab_id, j.user_id, j.state, j.num_gpus, j.queue_entered_at, j.submitted_at, j.min_vram_gb,
+                  j.reserved_node, j.reserved_tier, j.reserved_gpus, j.reservation_gpu_seconds, j.reservation_cost,
+                  j.reservation_accrued_at
+           FROM jobs j
+           WHERE j.state = 'GLOBAL_QUEUE_WAIT'
+              OR (j.state = 'USER_QUEUE_WAIT'
+                  AND j.id IN (SELECT p.id FROM (SELECT id, user_id,
+                                                        ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY submitted_at, id) AS place
+                                                 FROM jobs WHERE state = 'USER_QUEUE_WAIT') p
+                               JOIN users u ON u.id = p.user_id
+                               WHERE p.place <= u.max_concurrent))"#
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -235,11 +245,19 @@ struct WaitingMark {
     cost: f64,
 }
 
+/// The marks of the jobs [`load_snapshot`] reads (the same rows).
 async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, WaitingMark>, sqlx::Error> {
     let rows = sqlx::query!(
-        r#"SELECT id AS "id!", rank, pending_reason, reserved_node IS NOT NULL AS "reserved!: bool",
-                  reservation_gpu_seconds, reservation_cost
-           FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT')"#
+        r#"SELECT j.id AS "id!", j.rank, j.pending_reason, j.reserved_node IS NOT NULL AS "reserved!: bool",
+                  j.reservation_gpu_seconds, j.reservation_cost
+           FROM jobs j
+           WHERE j.state = 'GLOBAL_QUEUE_WAIT'
+              OR (j.state = 'USER_QUEUE_WAIT'
+                  AND j.id IN (SELECT p.id FROM (SELECT id, user_id,
+                                                        ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY submitted_at, id) AS place
+                                                 FROM jobs WHERE state = 'USER_QUEUE_WAIT') p
+                               JOIN users u ON u.id = p.user_id
+                               WHERE p.place <= u.max_concurrent))"#
     )
     .fetch_all(&mut *conn)
     .await?;

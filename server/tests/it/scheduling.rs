@@ -231,3 +231,28 @@ async fn a_cancel_never_confirmed_ends_the_job_kill_unconfirmed_and_drains_its_n
     assert_ne!(placed["node"], node.as_str());
     app.cancel(&admin, placed["id"].as_i64().unwrap()).await;
 }
+
+#[tokio::test]
+async fn a_long_personal_queue_is_promoted_one_slot_at_a_time_in_submit_order() {
+    use reqwest::Method;
+    let app = TestApp::spawn_scheduling().await;
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+    let limited = app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(serde_json::json!({"max_concurrent": 1}))).await;
+    assert_eq!(limited.status(), reqwest::StatusCode::OK);
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let body = serde_json::json!({"name": format!("p{i}"), "command": "x", "num_gpus": 1, "env": {"JPU_SIM_SECONDS": "0.2"}});
+        let job = app.submit_ok(&token, body).await;
+        assert_eq!(job["state"], if i == 0 { "GLOBAL_QUEUE_WAIT" } else { "USER_QUEUE_WAIT" }, "{job}");
+        ids.push(job["id"].as_i64().unwrap());
+    }
+    let mut started = Vec::new();
+    for id in &ids {
+        let done = app.wait_state(&token, *id, "COMPLETED").await;
+        started.push(done["started_at"].as_str().unwrap().to_string());
+    }
+    let mut in_order = started.clone();
+    in_order.sort();
+    assert_eq!(started, in_order, "promoted oldest first, one at a time");
+}
