@@ -7,37 +7,16 @@ use app::admin_views::{AdminAction, AdminClusterView, UserView};
 use app::backend::ConsoleError;
 use app::model::Role;
 
-use crate::admin::{self, AdminError, NewLabBody, NewUserBody, UserPatch};
+use crate::admin::{self, NewLabBody, NewUserBody, UserPatch};
 use crate::admin_backfill::{self, BackfillPatch};
 use crate::admin_cluster::{self, NewNodeBody, NewTierBody, NodeGpus, TierPatch};
 use crate::auth::Caller;
+use crate::console_backend::{from_admin, internal, parse_number};
 use crate::db;
 use crate::state::AppState;
 
-fn from_admin(e: AdminError) -> ConsoleError {
-    match e {
-        AdminError::Db(e) => internal(e),
-        AdminError::Internal(e) => internal(e),
-        other => ConsoleError::Invalid(other.to_string()),
-    }
-}
-
-fn internal(e: impl std::fmt::Display) -> ConsoleError {
-    tracing::error!(error = %e, "console admin request failed");
-    ConsoleError::Internal
-}
-
-/// A form field that may be left blank.
-fn optional<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, ConsoleError> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(None);
-    }
-    text.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: `{text}` is not a number")))
-}
-
 fn required<T: std::str::FromStr>(field: &str, text: &str) -> Result<T, ConsoleError> {
-    optional(field, text)?.ok_or_else(|| ConsoleError::Invalid(format!("{field}: required")))
+    parse_number(field, text)?.ok_or_else(|| ConsoleError::Invalid(format!("{field}: required")))
 }
 
 fn role(field: &str, text: &str) -> Result<Option<Role>, ConsoleError> {
@@ -90,10 +69,10 @@ pub async fn act(state: &AppState, admin: &Caller, action: AdminAction) -> Resul
         }
         UpdateTier { name, vram_gb, tflops, sort_order, max_gpus } => {
             let patch = TierPatch {
-                vram_gb: optional("vram_gb", &vram_gb)?,
-                tflops: optional("tflops", &tflops)?,
-                sort_order: optional("sort_order", &sort_order)?,
-                max_gpus: optional("max_gpus", &max_gpus)?,
+                vram_gb: parse_number("vram_gb", &vram_gb)?,
+                tflops: parse_number("tflops", &tflops)?,
+                sort_order: parse_number("sort_order", &sort_order)?,
+                max_gpus: parse_number("max_gpus", &max_gpus)?,
                 ..Default::default()
             };
             admin_cluster::update_tier(state, admin, &name, patch).await.map_err(from_admin)?;
@@ -127,8 +106,8 @@ pub async fn act(state: &AppState, admin: &Caller, action: AdminAction) -> Resul
                 password,
                 lab,
                 role: role("role", &r)?.unwrap_or(Role::Researcher),
-                unix_uid: optional("unix_uid", &unix_uid)?,
-                max_concurrent: optional("max_concurrent", &max_concurrent)?,
+                unix_uid: parse_number("unix_uid", &unix_uid)?,
+                max_concurrent: parse_number("max_concurrent", &max_concurrent)?,
             };
             let user = admin::create_user(state, admin, body).await.map_err(from_admin)?;
             format!("User {} added to {}.", user.username, user.lab)
@@ -136,13 +115,13 @@ pub async fn act(state: &AppState, admin: &Caller, action: AdminAction) -> Resul
         UpdateUser { username, lab, role: r, unix_uid, max_concurrent, password } => {
             let unix_uid = match unix_uid.trim() {
                 "none" => Some(None),
-                other => optional("unix_uid", other)?.map(Some),
+                other => parse_number("unix_uid", other)?.map(Some),
             };
             let patch = UserPatch {
                 lab: blank_is_none(lab),
                 role: role("role", &r)?,
                 unix_uid,
-                max_concurrent: optional("max_concurrent", &max_concurrent)?,
+                max_concurrent: parse_number("max_concurrent", &max_concurrent)?,
                 password: (!password.is_empty()).then_some(password),
             };
             admin::update_user(state, admin, &username, patch).await.map_err(from_admin)?;
@@ -152,8 +131,8 @@ pub async fn act(state: &AppState, admin: &Caller, action: AdminAction) -> Resul
             let patch = BackfillPatch {
                 enabled: Some(enabled),
                 command: Some(command),
-                min_idle_seconds: optional("min_idle_seconds", &min_idle_seconds)?,
-                gpus_per_instance: optional("gpus_per_instance", &gpus_per_instance)?,
+                min_idle_seconds: parse_number("min_idle_seconds", &min_idle_seconds)?,
+                gpus_per_instance: parse_number("gpus_per_instance", &gpus_per_instance)?,
             };
             let now = admin_backfill::update(state, admin, patch).await.map_err(from_admin)?;
             format!("Backfill settings saved: {}.", if now.enabled { "on" } else { "off" })
@@ -168,9 +147,9 @@ mod tests {
 
     #[test]
     fn form_fields_are_parsed_and_mistakes_named() {
-        assert_eq!(optional::<i64>("vram_gb", " 24 ").unwrap(), Some(24));
-        assert_eq!(optional::<i64>("vram_gb", "").unwrap(), None);
-        let e = optional::<i64>("vram_gb", "lots").unwrap_err().to_string();
+        assert_eq!(parse_number::<i64>("vram_gb", " 24 ").unwrap(), Some(24));
+        assert_eq!(parse_number::<i64>("vram_gb", "").unwrap(), None);
+        let e = parse_number::<i64>("vram_gb", "lots").unwrap_err().to_string();
         assert!(e.starts_with("vram_gb:"), "{e}");
         assert!(required::<f64>("tflops", "").unwrap_err().to_string().starts_with("tflops: required"));
         assert_eq!(role("role", "admin").unwrap(), Some(Role::Admin));

@@ -16,7 +16,7 @@ use crate::executor::layout::Layout;
 use crate::jobs::{self, input::SubmitBody, input::ValidSubmit, output, JobsError, ListQuery};
 use crate::state::AppState;
 
-fn internal(e: impl std::fmt::Display) -> ConsoleError {
+pub(crate) fn internal(e: impl std::fmt::Display) -> ConsoleError {
     tracing::error!(error = %e, "console request failed");
     ConsoleError::Internal
 }
@@ -82,12 +82,22 @@ fn parse_env(text: &str) -> Result<BTreeMap<String, String>, ConsoleError> {
     Ok(env)
 }
 
-fn parse_number(field: &str, text: &str) -> Result<Option<i64>, ConsoleError> {
+/// A number from a form field; blank = None.
+pub(crate) fn parse_number<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, ConsoleError> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);
     }
-    text.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: `{text}` is not a whole number")))
+    text.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: `{text}` is not a number")))
+}
+
+/// An admin service's refusal as the console shows it.
+pub(crate) fn from_admin(e: admin::AdminError) -> ConsoleError {
+    match e {
+        admin::AdminError::Db(e) => internal(e),
+        admin::AdminError::Internal(e) => internal(e),
+        other => ConsoleError::Invalid(other.to_string()),
+    }
 }
 
 #[async_trait::async_trait]
@@ -223,11 +233,7 @@ impl ConsoleBackend for AppState {
             "end" => admin::MaintenanceAction::End,
             other => return Err(ConsoleError::Invalid(format!("unknown action `{other}`"))),
         };
-        admin::maintenance(self, &caller, action).await.map_err(|e| match e {
-            admin::AdminError::Db(e) => internal(e),
-            admin::AdminError::Internal(e) => internal(e),
-            other => ConsoleError::Invalid(other.to_string()),
-        })
+        admin::maintenance(self, &caller, action).await.map_err(from_admin)
     }
 
     async fn admin_cluster(&self, viewer: &Viewer) -> Result<app::admin_views::AdminClusterView, ConsoleError> {
@@ -251,7 +257,7 @@ mod tests {
         assert_eq!(env.get("A").map(String::as_str), Some("1"));
         assert_eq!(env.get("B").map(String::as_str), Some(" x=y"));
         assert!(matches!(parse_env("oops"), Err(ConsoleError::Invalid(m)) if m.contains("line 1")));
-        assert_eq!(parse_number("num_gpus", " 2 ").unwrap(), Some(2));
-        assert!(parse_number("num_gpus", "two").is_err());
+        assert_eq!(parse_number::<i64>("num_gpus", " 2 ").unwrap(), Some(2));
+        assert!(parse_number::<i64>("num_gpus", "two").is_err());
     }
 }

@@ -45,8 +45,6 @@ pub async fn load_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierInfo>, sq
     Ok(super::cluster::list_tiers(conn).await?.iter().map(tier_info).collect())
 }
 
-/// Placements with their free GPUs: not held by a dispatching or running
-/// attempt. Backfill GPUs count as free.
 /// Every placement's `(tier, capacity)`, whatever its node's state: what
 /// admission needs to tell whether a request could ever fit (one query,
 /// where the scheduler's full placement state takes three).
@@ -60,6 +58,8 @@ pub async fn placement_shapes(conn: &mut SqliteConnection) -> Result<Vec<(String
     Ok(rows.into_iter().map(|r| (r.tier, r.capacity as u32)).collect())
 }
 
+/// Placements with their free GPUs: not held by a dispatching or running
+/// attempt. Backfill GPUs count as free.
 pub async fn load_placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementState>, sqlx::Error> {
     let gpus = sqlx::query!(
         r#"SELECT n.name AS node, n.state, t.name AS tier, g.gpu_index
@@ -123,21 +123,13 @@ pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<S
         .into_iter()
         .map(|r| LabUsage { lab: r.id, value: r.usage_value, as_of_ms: r.usage_as_of })
         .collect();
-    // the whole global queue, but of each personal queue only its oldest
-    // `max_concurrent` jobs: no cycle can promote more, and a user with
-    // thousands of jobs queued would otherwise be read in full every cycle
+    // the global queue and the heads of the personal queues (the view
+    // `cycle_waiting_jobs` says which)
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.lab_id, j.user_id, j.state, j.num_gpus, j.queue_entered_at, j.submitted_at, j.min_vram_gb,
                   j.reserved_node, j.reserved_tier, j.reserved_gpus, j.reservation_gpu_seconds, j.reservation_cost,
                   j.reservation_accrued_at
-           FROM jobs j
-           WHERE j.state = 'GLOBAL_QUEUE_WAIT'
-              OR (j.state = 'USER_QUEUE_WAIT'
-                  AND j.id IN (SELECT p.id FROM (SELECT id, user_id,
-                                                        ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY submitted_at, id) AS place
-                                                 FROM jobs WHERE state = 'USER_QUEUE_WAIT') p
-                               JOIN users u ON u.id = p.user_id
-                               WHERE p.place <= u.max_concurrent))"#
+           FROM jobs j WHERE j.id IN (SELECT id FROM cycle_waiting_jobs)"#
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -250,14 +242,7 @@ async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, Waiti
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.rank, j.pending_reason, j.reserved_node IS NOT NULL AS "reserved!: bool",
                   j.reservation_gpu_seconds, j.reservation_cost
-           FROM jobs j
-           WHERE j.state = 'GLOBAL_QUEUE_WAIT'
-              OR (j.state = 'USER_QUEUE_WAIT'
-                  AND j.id IN (SELECT p.id FROM (SELECT id, user_id,
-                                                        ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY submitted_at, id) AS place
-                                                 FROM jobs WHERE state = 'USER_QUEUE_WAIT') p
-                               JOIN users u ON u.id = p.user_id
-                               WHERE p.place <= u.max_concurrent))"#
+           FROM jobs j WHERE j.id IN (SELECT id FROM cycle_waiting_jobs)"#
     )
     .fetch_all(&mut *conn)
     .await?;

@@ -47,8 +47,10 @@ pub async fn upsert_building(
 
 /// A lab's workspaces (every lab's when `lab` is None), by lab then name.
 pub async fn list(conn: &mut SqliteConnection, lab: Option<&str>) -> Result<Vec<WorkspaceRow>, sqlx::Error> {
-    let rows = sqlx::query!(
-        r#"SELECT w.name, l.name AS lab, w.base_image, w.packages, w.status, w.image_path, w.build_log, w.created_at
+    sqlx::query_as!(
+        WorkspaceRow,
+        r#"SELECT w.name, l.name AS lab, w.base_image, w.packages AS packages_json, w.status, w.image_path, w.build_log,
+                  w.created_at AS created_at_ms
            FROM workspaces w JOIN labs l ON l.id = w.lab_id
            WHERE ? IS NULL OR l.name = ?
            ORDER BY l.name, w.name"#,
@@ -56,24 +58,21 @@ pub async fn list(conn: &mut SqliteConnection, lab: Option<&str>) -> Result<Vec<
         lab
     )
     .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| WorkspaceRow {
-            name: r.name,
-            lab: r.lab,
-            base_image: r.base_image,
-            packages_json: r.packages,
-            status: r.status,
-            image_path: r.image_path,
-            build_log: r.build_log,
-            created_at_ms: r.created_at,
-        })
-        .collect())
+    .await
 }
 
 pub async fn get(conn: &mut SqliteConnection, lab: &str, name: &str) -> Result<Option<WorkspaceRow>, sqlx::Error> {
-    Ok(list(conn, Some(lab)).await?.into_iter().find(|w| w.name == name))
+    sqlx::query_as!(
+        WorkspaceRow,
+        r#"SELECT w.name, l.name AS lab, w.base_image, w.packages AS packages_json, w.status, w.image_path, w.build_log,
+                  w.created_at AS created_at_ms
+           FROM workspaces w JOIN labs l ON l.id = w.lab_id
+           WHERE l.name = ? AND w.name = ?"#,
+        lab,
+        name
+    )
+    .fetch_optional(&mut *conn)
+    .await
 }
 
 /// Records how a build ended (READY with its image, or FAILED).

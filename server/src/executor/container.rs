@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use super::slurm_cli::shell_quote;
 use super::StartRequest;
 
 /// `apptainer exec …flags… IMAGE`, to which the command is appended.
@@ -44,21 +45,21 @@ pub fn missing_message(host: &str) -> String {
 /// workspace image when it has one (the node must have Apptainer).
 pub fn batch_run_lines(req: &StartRequest, apptainer: &str, script: &str) -> String {
     let Some(image) = &req.image else {
-        return format!("exec bash {}\n", super::slurm_cli::shell_quote(script));
+        return format!("exec bash {}\n", shell_quote(script));
     };
     let mut out = format!(
         "if ! command -v {} >/dev/null; then echo {}; exit 127; fi\n",
-        super::slurm_cli::shell_quote(apptainer),
-        super::slurm_cli::shell_quote(&missing_message("this Slurm node"))
+        shell_quote(apptainer),
+        shell_quote(&missing_message("this Slurm node"))
     );
     for (key, value) in passed_env(&req.env).iter().filter(|(k, _)| k != "APPTAINERENV_CUDA_VISIBLE_DEVICES") {
-        out.push_str(&format!("export {key}={}\n", super::slurm_cli::shell_quote(value)));
+        out.push_str(&format!("export {key}={}\n", shell_quote(value)));
     }
     out.push_str("export APPTAINERENV_CUDA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n");
-    let prefix: Vec<String> = exec_prefix(apptainer, image, &req.output_dir).iter().map(|a| super::slurm_cli::shell_quote(a)).collect();
+    let prefix: Vec<String> = exec_prefix(apptainer, image, &req.output_dir).iter().map(|a| shell_quote(a)).collect();
     // the script is opened here and read through the descriptor: the
     // container sees only the output directory
-    out.push_str(&format!("exec 3<{}\nexec {} bash /dev/fd/3\n", super::slurm_cli::shell_quote(script), prefix.join(" ")));
+    out.push_str(&format!("exec 3<{}\nexec {} bash /dev/fd/3\n", shell_quote(script), prefix.join(" ")));
     out
 }
 

@@ -15,8 +15,6 @@ use crate::state::AppState;
 
 /// A build that takes longer than this is stopped and FAILED.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(2 * 3600);
-/// The log kept in the database: its last 64 KiB.
-const LOG_KEEP: u64 = 64 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct BuildJob {
@@ -63,19 +61,9 @@ fn log_path(output_root: &Path, lab: &str, name: &str) -> PathBuf {
     dir(output_root, lab).join(format!("{name}.build.log"))
 }
 
-/// The build log as written so far (its last 64 KiB).
+/// The build log as written so far (its last 64 KiB, as a job log's tail).
 pub fn live_log(output_root: &Path, lab: &str, name: &str) -> String {
-    tail(&log_path(output_root, lab, name))
-}
-
-fn tail(path: &Path) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(path) else { return String::new() };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = file.seek(SeekFrom::Start(len.saturating_sub(LOG_KEEP)));
-    let mut bytes = Vec::new();
-    let _ = file.read_to_end(&mut bytes);
-    String::from_utf8_lossy(&bytes).into_owned()
+    crate::executor::record::read_log_tail(&log_path(output_root, lab, name), 0)
 }
 
 /// The configured Apptainer command (`executor.apptainer`: a path, or a
