@@ -142,6 +142,19 @@ async fn main() {
         latencies.last().unwrap().as_secs_f64() * 1e3,
         errors
     );
+    // what the server did meanwhile, from its own /metrics
+    let metrics = client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+    let metric = |name: &str| -> f64 {
+        metrics.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok())).unwrap_or(0.0)
+    };
+    println!(
+        "  {:.0} submit batches of {:.1} jobs on average; {:.0} scheduler cycles, busy {:.1} s of the {:.0} s",
+        metric("submit_batch_jobs_count"),
+        metric("submit_batch_jobs_sum") / metric("submit_batch_jobs_count").max(1.0),
+        metric("scheduler_cycle_seconds_count"),
+        metric("scheduler_cycle_seconds_sum"),
+        elapsed.as_secs_f64()
+    );
     let (rss, _) = server.rss_kb();
     println!("server RSS after the load: {:.0} MB", rss as f64 / 1024.0);
     server.stop();

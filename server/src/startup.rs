@@ -101,6 +101,7 @@ impl Application {
             wake: Arc::new(tokio::sync::Notify::new()),
             executor_health: Default::default(),
             queue_cache: Default::default(),
+            submits: Default::default(),
         };
         let router = crate::http::router(state.clone(), session_store, session_key);
         let executor: Option<Arc<dyn Executor>> = match state.settings.executor.kind {

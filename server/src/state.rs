@@ -29,6 +29,8 @@ pub struct AppState {
     pub queue_cache: Arc<crate::views::QueueCache>,
     /// LLM backfill's settings in force (file + admin changes).
     pub backfill: crate::admin_backfill::BackfillControl,
+    /// Submits waiting to be written together.
+    pub submits: Arc<crate::jobs::submit_batch::SubmitBatcher>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -25,43 +25,64 @@ pub struct NewJob<'a> {
 }
 
 pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
-    let state = j.state.as_str();
-    let entered = (j.state == JobState::GlobalQueueWait).then_some(now_ms);
-    let id = sqlx::query!(
-        "INSERT INTO jobs (name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
-                           submitted_at, queue_entered_at, pending_reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? = 'USER_QUEUE_WAIT' THEN 'USER_CONCURRENCY_LIMIT' END)",
-        j.name,
-        j.user_id,
-        j.lab_id,
-        state,
-        j.command,
-        j.num_gpus,
-        j.workspace,
-        j.env_json,
-        j.time_limit_minutes,
-        now_ms,
-        entered,
-        state
-    )
-    .execute(&mut *conn)
-    .await?
-    .last_insert_rowid();
-    Ok(id)
+    let ids = insert_many(conn, &[j], now_ms).await?;
+    Ok(ids[0])
 }
 
-/// Counts for admission: (unfinished jobs, jobs holding a slot).
-pub async fn user_load(conn: &mut SqliteConnection, user_id: i64) -> Result<(u32, u32), sqlx::Error> {
-    let r = sqlx::query!(
-        r#"SELECT COUNT(*) AS "unfinished!: i64",
-                  SUM(state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')) AS "holding: i64"
-           FROM jobs WHERE user_id = ?
-             AND state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')"#,
-        user_id
+/// Inserts jobs in one statement (a batch of submits costs one round trip
+/// to SQLite, not one per job) and returns their ids in the order given.
+pub async fn insert_many(conn: &mut SqliteConnection, jobs: &[NewJob<'_>], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
+    let rows: Vec<serde_json::Value> = jobs
+        .iter()
+        .map(|j| {
+            serde_json::json!({
+                "name": j.name, "user_id": j.user_id, "lab_id": j.lab_id, "state": j.state.as_str(),
+                "command": j.command, "num_gpus": j.num_gpus, "workspace": j.workspace, "env_json": j.env_json,
+                "time_limit_minutes": j.time_limit_minutes,
+                "entered": (j.state == JobState::GlobalQueueWait).then_some(now_ms),
+            })
+        })
+        .collect();
+    let rows = serde_json::Value::Array(rows).to_string();
+    let mut ids: Vec<i64> = sqlx::query_scalar!(
+        r#"INSERT INTO jobs (name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
+                            submitted_at, queue_entered_at, pending_reason)
+           SELECT json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
+                  json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
+                  json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
+                  json_extract(value, '$.time_limit_minutes'), ?, json_extract(value, '$.entered'),
+                  CASE WHEN json_extract(value, '$.state') = 'USER_QUEUE_WAIT' THEN 'USER_CONCURRENCY_LIMIT' END
+           FROM json_each(?) ORDER BY key
+           RETURNING id AS "id!""#,
+        now_ms,
+        rows
     )
-    .fetch_one(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
-    Ok((r.unfinished as u32, r.holding.unwrap_or(0) as u32))
+    // rows get ascending rowids in insertion order; RETURNING's own
+    // order is unspecified
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// Counts for admission, per user: (unfinished jobs, jobs holding a
+/// slot). Users with neither are absent.
+pub async fn user_loads(
+    conn: &mut SqliteConnection,
+    user_ids: &[i64],
+) -> Result<std::collections::HashMap<i64, (u32, u32)>, sqlx::Error> {
+    let users = serde_json::to_string(user_ids).unwrap_or_else(|_| "[]".into());
+    let rows = sqlx::query!(
+        r#"SELECT user_id, COUNT(*) AS "unfinished!: i64",
+                  SUM(state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')) AS "holding: i64"
+           FROM jobs WHERE user_id IN (SELECT value FROM json_each(?))
+             AND state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')
+           GROUP BY user_id"#,
+        users
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.user_id, (r.unfinished as u32, r.holding.unwrap_or(0) as u32))).collect())
 }
 
 /// The executor request for a job's current attempt.

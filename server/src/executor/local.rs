@@ -112,7 +112,7 @@ impl LocalExecutor {
             writeln!(log, "[jpu-share] warning: {} is closed to other users, so this job cannot reach JOB_OUTPUT_DIR by its path", dir.display())?;
         }
 
-        let mut command = tokio::process::Command::new("bash");
+        let mut command = tokio::process::Command::new(super::bash());
         command
             .arg("-c")
             .arg(WRAPPER)
@@ -195,8 +195,12 @@ impl Executor for LocalExecutor {
         // idempotent: an attempt that already ran is adopted, never rerun
         match record.state() {
             RecordState::NotStarted => {
-                let child = self
-                    .launch(&req, &record)
+                // files written and a process spawned: blocking work that
+                // would otherwise stall the requests sharing this worker
+                let (me, record_for_launch) = (self.clone(), record.clone());
+                let child = tokio::task::spawn_blocking(move || me.launch(&req, &record_for_launch))
+                    .await
+                    .map_err(|e| ExecutorError::Refused(format!("starting the job's process panicked: {e}")))?
                     .map_err(|e| ExecutorError::Refused(format!("cannot start the job's process: {e}")))?;
                 self.watch(key, record, Some(child));
             }

@@ -18,6 +18,21 @@ use std::time::Duration;
 use crate::scheduler::oom::EndSignal;
 use crate::scheduler::JobId;
 
+/// `bash` by its absolute path, found once on the server's PATH. A child
+/// given its own PATH and a bare program name makes the standard library
+/// fork the whole server instead of using `posix_spawn`; with a large
+/// heap that fork took ~30 ms per job and stalled every other thread.
+pub fn bash() -> &'static std::path::Path {
+    static BASH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BASH.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("bash"))
+            .find(|candidate| candidate.is_file())
+            .unwrap_or_else(|| PathBuf::from("/bin/bash"))
+    })
+}
+
 /// Everything needed to start one attempt of a job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StartRequest {

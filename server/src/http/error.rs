@@ -126,6 +126,7 @@ impl From<crate::jobs::JobsError> for ApiError {
             JobsError::FileNotFound => ApiError::NotFound("no such file in the job's output directory".into()),
             JobsError::Db(e) => e.into(),
             JobsError::Io(e) => ApiError::Internal(format!("job output: {e}")),
+            JobsError::Batch(e) => ApiError::Internal(e),
         }
     }
 }

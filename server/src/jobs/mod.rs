@@ -3,13 +3,14 @@
 
 pub mod input;
 pub mod output;
+pub mod submit_batch;
 
 use app::model::{JobState, Role};
 
 use crate::auth::Caller;
 use crate::clock::now_ms;
 use crate::db;
-use crate::scheduler::admission::{self, AdmissionError, Shape};
+use crate::scheduler::admission::AdmissionError;
 use crate::state::AppState;
 use app::model::JobView;
 use input::{FieldError, ValidSubmit};
@@ -32,64 +33,16 @@ pub enum JobsError {
     Db(#[from] sqlx::Error),
     #[error("reading job output: {0}")]
     Io(std::io::Error),
+    /// The shared transaction of a batch of submits failed (the database
+    /// error itself went to the log once, for the whole batch).
+    #[error("storing the job: {0}")]
+    Batch(String),
 }
 
+/// Admits and stores a job; concurrent submits share one transaction
+/// (see [`submit_batch`]).
 pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Result<JobView, JobsError> {
-    let now = now_ms();
-    let mut tx = db::write_tx(&state.db).await?;
-    let phase = db::maintenance::get(&mut tx).await?.phase;
-    let tier_views = db::cluster::list_tiers(&mut tx).await?;
-    let tiers: Vec<_> = tier_views.iter().map(db::scheduling::tier_info).collect();
-    let placements = db::scheduling::placement_shapes(&mut tx).await?;
-    let shapes: Vec<Shape<'_>> = placements.iter().map(|(tier, capacity)| Shape { tier, capacity: *capacity }).collect();
-    let (unfinished, holding) = db::jobs::user_load(&mut tx, caller.user.id).await?;
-    let request = admission::Request {
-        num_gpus: job.num_gpus.get(),
-        min_vram_gb: 0,
-        unfinished,
-        holding,
-        max_concurrent: caller.user.max_concurrent.max(0) as u32,
-    };
-    let state_on_entry =
-        admission::admit(phase, &tiers, &shapes, state.settings.scheduler.max_unfinished_per_user, &request)?;
-
-    if let Some(name) = &job.workspace {
-        check_workspace(&mut tx, &caller.user.lab, name).await?;
-    }
-    // the longest limit any tier that could run the job allows
-    let max_minutes = tier_views
-        .iter()
-        .filter(|t| t.active && t.max_gpus >= i64::from(job.num_gpus.get()))
-        .map(|t| t.max_time_limit_minutes.max(1) as u32)
-        .max()
-        .unwrap_or(1);
-    let time_limit = match job.time_limit_minutes {
-        Some(m) if m > max_minutes => {
-            return Err(FieldError {
-                field: "time_limit_minutes",
-                message: format!("must be at most {max_minutes} (the tier maximum), got {m}"),
-            }
-            .into())
-        }
-        Some(m) => m,
-        None => state.settings.scheduler.default_time_limit_minutes.min(max_minutes),
-    };
-    let env_json = job.env.to_json();
-    let new_job = db::jobs::NewJob {
-        name: job.name.as_str(),
-        user_id: caller.user.id,
-        lab_id: caller.user.lab_id,
-        state: state_on_entry,
-        command: job.command.as_str(),
-        num_gpus: job.num_gpus.get(),
-        workspace: job.workspace.as_deref(),
-        env_json: &env_json,
-        time_limit_minutes: time_limit,
-    };
-    let view = db::jobs::inserted_view(0, &new_job, &caller.user.username, &caller.user.lab, now);
-    let id = db::jobs::insert(&mut tx, new_job, now).await?;
-    tx.commit().await?;
-    let view = app::model::JobView { id, ..view };
+    let view = state.submits.submit(&state.db, &state.settings, caller, job).await?;
     state.wake_scheduler();
     Ok(view)
 }

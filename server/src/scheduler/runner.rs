@@ -124,6 +124,7 @@ impl Scheduler {
             let outcome = self.cycle_once().await;
             last_end = tokio::time::Instant::now();
             last_took = last_end - began;
+            metrics::histogram!("scheduler_cycle_seconds").record(last_took.as_secs_f64());
             match outcome {
                 Ok(report) => {
                     if !report.started.is_empty() || report.ended > 0 {
@@ -180,17 +181,27 @@ impl Scheduler {
 
     pub async fn cycle_once(&self) -> Result<CycleReport, LoopError> {
         let mut report = CycleReport::default();
+        let mut phase_began = std::time::Instant::now();
+        let mut phase_done = |phase: &'static str| {
+            metrics::histogram!("scheduler_phase_seconds", "phase" => phase).record(phase_began.elapsed().as_secs_f64());
+            phase_began = std::time::Instant::now();
+        };
 
         // 1. attempts (and backfill instances) that ended
         self.backfill_ended().await?;
+        // (one transaction for all: each write turn taken is one more wait
+        // for the submits queued behind it)
         let finished = self.executor.take_finished().await?;
-        for end in &finished {
+        if !finished.is_empty() {
             let mut tx = db::write_tx(&self.db).await?;
-            if db::jobs::record_end(&mut tx, end, DEFAULT_GPU_OOM_PATTERNS, now_ms()).await?.is_some() {
-                report.ended += 1;
+            for end in &finished {
+                if db::jobs::record_end(&mut tx, end, DEFAULT_GPU_OOM_PATTERNS, now_ms()).await?.is_some() {
+                    report.ended += 1;
+                }
             }
             tx.commit().await?;
         }
+        phase_done("ends");
 
         // 2. nodes as the executor reports them (Slurm), then decide and
         //    record the plan
@@ -208,6 +219,7 @@ impl Scheduler {
                 }
             }
         }
+        phase_done("inventory");
         let now = now_ms();
         let mut tx = db::write_tx(&self.db).await?;
         let snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;
@@ -222,32 +234,46 @@ impl Scheduler {
         let (backfill, backfill_refs) = self.plan_backfill(&mut tx, &snapshot, &plan).await?;
         tx.commit().await?;
         report.waiting = plan.waiting.len();
+        phase_done("decide");
 
         // 3. reclaim backfill research needs (or maintenance ends), then
         //    start the dispatches
         self.reclaim(&backfill.reclaim, &backfill_refs).await?;
+        //    (confirmed together once all were started: an attempt started
+        //    but not yet confirmed is adopted on recovery, so waiting changes
+        //    nothing but the number of write turns taken)
+        let mut results = Vec::with_capacity(requests.len());
         for req in requests {
             let job = req.job;
             failpoint("before-start");
+            let start_began = std::time::Instant::now();
             let result = self.executor.start(req).await;
+            metrics::histogram!("executor_start_seconds").record(start_began.elapsed().as_secs_f64());
             failpoint("before-confirm");
+            results.push((job, result, now_ms()));
+        }
+        if !results.is_empty() {
             let mut tx = db::write_tx(&self.db).await?;
-            match result {
-                Ok(()) => {
-                    db::jobs::confirm_start(&mut tx, job, now_ms()).await?;
-                    report.started.push(job);
-                }
-                Err(e) => {
-                    tracing::warn!(job, error = %e, "dispatch refused; job stays queued");
-                    db::jobs::undo_dispatch(&mut tx, job, &e.to_string(), now_ms()).await?;
-                    report.refused.push(job);
+            for (job, result, at_ms) in results {
+                match result {
+                    Ok(()) => {
+                        db::jobs::confirm_start(&mut tx, job, at_ms).await?;
+                        report.started.push(job);
+                    }
+                    Err(e) => {
+                        tracing::warn!(job, error = %e, "dispatch refused; job stays queued");
+                        db::jobs::undo_dispatch(&mut tx, job, &e.to_string(), at_ms).await?;
+                        report.refused.push(job);
+                    }
                 }
             }
             tx.commit().await?;
         }
+        phase_done("starts");
 
         // 4. backfill on GPUs idle long enough
         self.deploy(backfill.deploy).await?;
+        phase_done("backfill");
 
         // 5. cancels: ends never confirmed are given up on, the rest signalled
         self.give_up_unconfirmed_cancels().await?;
@@ -257,6 +283,7 @@ impl Scheduler {
                 tracing::warn!(job, error = %e, "cancel not delivered; will retry");
             }
         }
+        phase_done("cancels");
         Ok(report)
     }
 }

@@ -62,6 +62,39 @@ async fn submit_checks_answer_with_api_codes() {
     assert_error(app.submit(&token, sim("x", 1, 1.0)).await, StatusCode::SERVICE_UNAVAILABLE, "SERVICE_MAINTENANCE").await;
 }
 
+/// Concurrent submits are written in shared transactions; each must still
+/// count the jobs admitted before it: of 20 at once with room for 5, five
+/// are stored (2 holding the user's slots, 3 in the personal queue) and
+/// 15 get QUEUE_LIMIT, with no id given twice.
+#[tokio::test]
+async fn concurrent_submits_each_count_the_ones_admitted_before_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(dir.path());
+    settings.scheduler.max_unfinished_per_user = 5;
+    let app = TestApp::spawn_with(dir, settings).await;
+    let token = app.demo_token().await;
+    let submits = (0..20).map(|i| app.submit(&token, sim(&format!("c{i}"), 1, 60.0)));
+    let mut ids = Vec::new();
+    let mut refused = 0;
+    for resp in futures_util::future::join_all(submits).await {
+        match resp.status() {
+            StatusCode::CREATED => ids.push(resp.json::<serde_json::Value>().await.unwrap()["id"].as_i64().unwrap()),
+            StatusCode::TOO_MANY_REQUESTS => refused += 1,
+            other => panic!("unexpected {other}: {}", resp.text().await.unwrap()),
+        }
+    }
+    assert_eq!((ids.len(), refused), (5, 15));
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 5, "ids given twice");
+    let mut states = Vec::new();
+    for id in &ids {
+        let job: serde_json::Value = app.job(&token, *id).await.json().await.unwrap();
+        states.push(job["state"].as_str().unwrap().to_string());
+    }
+    assert_eq!(states, ["GLOBAL_QUEUE_WAIT", "GLOBAL_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT"]);
+}
+
 async fn futures_states(app: &TestApp, token: &str, n: usize) -> Vec<String> {
     let mut out = Vec::new();
     for i in 0..n {
