@@ -8,6 +8,11 @@ use clap::{Parser, Subcommand};
 use jpu_share::config::Settings;
 use jpu_share::startup::{Application, BootstrapPasswords};
 
+/// glibc's allocator kept the memory of a submit burst (one arena per
+/// thread, freed in another): 240 MB resident after 20,000 submits.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "jpu-share", version, about = "GPU sharing for research labs")]
 struct Cli {
