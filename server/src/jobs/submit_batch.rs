@@ -62,9 +62,19 @@ impl SubmitBatcher {
     }
 }
 
+/// The most requests one transaction takes, oldest first: a command may be
+/// 64 KiB, and the batch goes to SQLite as one JSON text. Every queued
+/// request has a task of its own waiting for a turn, so what a turn
+/// leaves is taken by the next.
+const MAX_BATCH: usize = 128;
+
 async fn write_waiting(batcher: Arc<SubmitBatcher>, pool: sqlx::SqlitePool, settings: Arc<Settings>) {
     let _turn = batcher.turn.lock().await;
-    let batch = std::mem::take(&mut *batcher.waiting.lock().unwrap_or_else(|p| p.into_inner()));
+    let batch: Vec<Request> = {
+        let mut waiting = batcher.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let take = waiting.len().min(MAX_BATCH);
+        waiting.drain(..take).collect()
+    };
     if batch.is_empty() {
         return; // an earlier turn took this request along
     }

@@ -95,6 +95,29 @@ async fn concurrent_submits_each_count_the_ones_admitted_before_them() {
     assert_eq!(states, ["GLOBAL_QUEUE_WAIT", "GLOBAL_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT"]);
 }
 
+/// More concurrent submits than one transaction takes: every one is
+/// stored once, whichever turn writes it.
+#[tokio::test]
+async fn a_burst_larger_than_a_batch_is_stored_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(dir.path());
+    settings.scheduler.max_unfinished_per_user = 1_000;
+    let app = TestApp::spawn_with(dir, settings).await;
+    let token = app.demo_token().await;
+    let submits = (0..400).map(|i| app.submit(&token, sim(&format!("b{i}"), 1, 60.0)));
+    let mut ids = Vec::new();
+    for resp in futures_util::future::join_all(submits).await {
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        ids.push(resp.json::<serde_json::Value>().await.unwrap()["id"].as_i64().unwrap());
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 400);
+    for id in [ids[0], ids[399]] {
+        assert_eq!(app.job(&token, id).await.status(), StatusCode::OK);
+    }
+}
+
 async fn futures_states(app: &TestApp, token: &str, n: usize) -> Vec<String> {
     let mut out = Vec::new();
     for i in 0..n {
