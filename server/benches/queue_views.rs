@@ -116,7 +116,7 @@ async fn main() {
     })
     .await;
     // nothing outlives the bench
-    let admin = admin_token(&client, &base).await;
+    let admin = support::token(&client, &base, "admin", support::ADMIN_PASSWORD).await;
     for id in &sleepers {
         client.post(format!("{base}/v1/jobs/{id}/cancel")).bearer_auth(&admin).send().await.unwrap();
     }
@@ -135,19 +135,6 @@ async fn main() {
     println!("GET /v1/queue, {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", api.0, api.1, api.2 / 1024);
     println!("GET /v1/queue right after a commit (fresh read): p50 {:.1} ms, p90 {:.1} ms", fresh.0, fresh.1);
     println!("GET /queue (SSR page), {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", page.0, page.1, page.2 / 1024);
-}
-
-async fn admin_token(client: &reqwest::Client, base: &str) -> String {
-    let token: serde_json::Value = client
-        .post(format!("{base}/v1/auth/token"))
-        .json(&serde_json::json!({"username": "admin", "password": support::ADMIN_PASSWORD}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    token["token"].as_str().unwrap().to_string()
 }
 
 /// (p50 ms, p90 ms, last response size) over `n` sequential requests.

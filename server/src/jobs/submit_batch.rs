@@ -121,45 +121,44 @@ async fn admit_and_insert(
     let mut loads = db::jobs::user_loads(&mut tx, &users).await?;
 
     // 1. judge each request, counting the ones admitted before it
-    let mut admitted: Vec<(usize, Admitted)> = Vec::new();
-    let mut refusals: Vec<Option<JobsError>> = Vec::with_capacity(batch.len());
-    for (i, request) in batch.iter().enumerate() {
+    let mut judged: Vec<Result<Admitted, JobsError>> = Vec::with_capacity(batch.len());
+    for request in batch {
         let load = loads.entry(request.caller.user.id).or_default();
-        let judged = match admit_one(settings, &cluster, request, *load) {
-            Ok(ok) => match &request.job.workspace {
-                Some(name) => super::check_workspace(&mut tx, &request.caller.user.lab, name).await.map(|()| ok),
-                None => Ok(ok),
-            },
-            Err(refused) => Err(refused),
-        };
-        match judged {
+        match judge(&mut tx, settings, &cluster, request, *load).await {
             Ok(ok) => {
                 load.0 += 1;
                 if ok.state != JobState::UserQueueWait {
                     load.1 += 1;
                 }
-                admitted.push((i, ok));
-                refusals.push(None);
+                judged.push(Ok(ok));
             }
             Err(JobsError::Db(e)) => return Err(e),
-            Err(refused) => refusals.push(Some(refused)),
+            Err(refused) => judged.push(Err(refused)),
         }
     }
 
     // 2. insert the admitted ones together
-    let env_json: Vec<String> = admitted.iter().map(|(i, _)| batch[*i].job.env.to_json()).collect();
+    let admitted: Vec<(&Request, &Admitted)> =
+        batch.iter().zip(&judged).filter_map(|(request, verdict)| Some((request, verdict.as_ref().ok()?))).collect();
+    let env_json: Vec<String> = admitted.iter().map(|(request, _)| request.job.env.to_json()).collect();
     let new_jobs: Vec<db::jobs::NewJob<'_>> =
-        admitted.iter().zip(&env_json).map(|((i, ok), env)| new_job(&batch[*i], ok, env)).collect();
+        admitted.iter().zip(&env_json).map(|((request, ok), env)| new_job(request, ok, env)).collect();
     let ids = db::jobs::insert_many(&mut tx, &new_jobs, now).await?;
-    let mut views = admitted.iter().zip(ids).zip(&new_jobs).map(|((&(i, _), id), row)| {
-        let user = &batch[i].caller.user;
-        db::jobs::inserted_view(id, row, &user.username, &user.lab, now)
-    });
-    let answers = refusals.into_iter().map(|refused| match refused {
-        Some(e) => Err(e),
-        None => views.next().ok_or_else(|| JobsError::Batch("an admitted job was not stored".into())),
-    });
-    let answers = answers.collect();
+    let views: Vec<JobView> = admitted
+        .iter()
+        .zip(&new_jobs)
+        .zip(ids)
+        .map(|(((request, _), row), id)| {
+            db::jobs::inserted_view(id, row, &request.caller.user.username, &request.caller.user.lab, now)
+        })
+        .collect();
+    let mut views = views.into_iter();
+    let answers = judged
+        .into_iter()
+        .map(|verdict| {
+            verdict.and_then(|_| views.next().ok_or_else(|| JobsError::Batch("an admitted job was not stored".into())))
+        })
+        .collect();
     tx.commit().await?;
     Ok(answers)
 }
@@ -178,9 +177,11 @@ struct Admitted {
     time_limit_minutes: u32,
 }
 
-/// The policy's admission of one request given its user's load
-/// (unfinished jobs, jobs holding a slot).
-fn admit_one(
+/// One request judged as a lone submit was before batching: the policy's
+/// admission given its user's load (unfinished jobs, jobs holding a
+/// slot), then its workspace, then its time limit.
+async fn judge(
+    tx: &mut db::WriteTx,
     settings: &Settings,
     cluster: &Cluster<'_>,
     request: &Request,
@@ -201,6 +202,9 @@ fn admit_one(
         settings.scheduler.max_unfinished_per_user,
         &wanted,
     )?;
+    if let Some(name) = &job.workspace {
+        super::check_workspace(tx, &caller.user.lab, name).await?;
+    }
     Ok(Admitted { state, time_limit_minutes: time_limit(settings, cluster.tier_views, job)? })
 }
 
