@@ -155,6 +155,15 @@ async fn main() {
         metric("scheduler_cycle_seconds_sum"),
         elapsed.as_secs_f64()
     );
+    let phases: Vec<String> = ["ends", "inventory", "decide", "starts", "backfill", "cancels"]
+        .iter()
+        .map(|p| format!("{p} {:.2} s", metric(&format!("scheduler_phase_seconds_sum{{phase=\"{p}\"}}"))))
+        .collect();
+    println!(
+        "  cycle phases: {}; submit batches busy {:.1} s",
+        phases.join(", "),
+        metric("submit_batch_seconds_sum")
+    );
     let (rss, _) = server.rss_kb();
     println!("server RSS after the load: {:.0} MB", rss as f64 / 1024.0);
     server.stop();

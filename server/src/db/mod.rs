@@ -73,8 +73,20 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupE
 /// submits turned into tail latencies of seconds. (A writer that waits
 /// longer than `GATE_WAIT` goes on to SQLite's lock, as before.)
 pub async fn write_tx(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
+    begin_write(pool, false).await
+}
+
+/// [`write_tx`] for a transaction that only inserts new jobs (submits):
+/// its commit leaves [`plan_inputs`] alone, so a scheduler cycle that
+/// decided on an earlier read may still apply its plan (see
+/// `scheduler::runner`).
+pub async fn write_tx_adding_jobs(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
+    begin_write(pool, true).await
+}
+
+async fn begin_write(pool: &SqlitePool, only_adds_jobs: bool) -> Result<WriteTx, sqlx::Error> {
     let turn = tokio::time::timeout(GATE_WAIT, write_gate(pool).lock_owned()).await.ok();
-    Ok(WriteTx { tx: pool.begin_with("BEGIN IMMEDIATE").await?, _turn: turn })
+    Ok(WriteTx { tx: pool.begin_with("BEGIN IMMEDIATE").await?, _turn: turn, only_adds_jobs })
 }
 
 const GATE_WAIT: Duration = Duration::from_secs(5);
@@ -98,9 +110,21 @@ pub fn commits() -> u64 {
     COMMITS.load(Ordering::Acquire)
 }
 
+/// Of those, the commits that may change what the scheduler decides:
+/// every one but a submit's insert of new jobs. Counted the same way, so
+/// a cycle that read its snapshot after seeing `n` here and still sees
+/// `n` once it holds the write turn knows its plan rests on current
+/// placements, limits, phases and queue (new jobs aside).
+static PLAN_INPUT_COMMITS: AtomicU64 = AtomicU64::new(0);
+
+pub fn plan_inputs() -> u64 {
+    PLAN_INPUT_COMMITS.load(Ordering::Acquire)
+}
+
 /// Counts a commit made without [`write_tx`] (tests that set rows by SQL).
 pub fn note_commit() {
     COMMITS.fetch_add(1, Ordering::AcqRel);
+    PLAN_INPUT_COMMITS.fetch_add(1, Ordering::AcqRel);
 }
 
 /// [`write_tx`]'s transaction: a `sqlx::Transaction` whose commit is
@@ -108,13 +132,19 @@ pub fn note_commit() {
 pub struct WriteTx {
     tx: sqlx::Transaction<'static, sqlx::Sqlite>,
     _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    only_adds_jobs: bool,
 }
 
 impl WriteTx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         let result = self.tx.commit().await;
-        // counted even when the commit failed: a refresh too many is harmless
+        // counted even when the commit failed: a refresh too many is
+        // harmless; counted before the write turn is released, so whoever
+        // takes the turn next sees it
         COMMITS.fetch_add(1, Ordering::AcqRel);
+        if !self.only_adds_jobs {
+            PLAN_INPUT_COMMITS.fetch_add(1, Ordering::AcqRel);
+        }
         result
     }
 }

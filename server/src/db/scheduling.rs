@@ -228,8 +228,9 @@ pub async fn record_charges(conn: &mut SqliteConnection, charges: &[Charge], now
     Ok(())
 }
 
-/// What a waiting job's row says of its place in the queue.
-struct WaitingMark {
+/// What a waiting job's row says of its place in the queue (only the
+/// scheduler cycle writes these columns).
+pub struct WaitingMark {
     rank: Option<i64>,
     reason: Option<String>,
     reserved: bool,
@@ -237,8 +238,9 @@ struct WaitingMark {
     cost: f64,
 }
 
-/// The marks of the jobs [`load_snapshot`] reads (the same rows).
-async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, WaitingMark>, sqlx::Error> {
+/// The marks of the jobs [`load_snapshot`] reads (the same rows), for
+/// [`apply_plan`] to skip the ones a plan leaves as they are.
+pub async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, WaitingMark>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.rank, j.pending_reason, j.reserved_node IS NOT NULL AS "reserved!: bool",
                   j.reservation_gpu_seconds, j.reservation_cost
@@ -263,15 +265,31 @@ async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, Waiti
 
 /// Writes a plan. Dispatched jobs become DISPATCHING with an attempt row
 /// (recorded before the executor is called, for crash safety); returns
-/// their ids.
-pub async fn apply_plan(conn: &mut SqliteConnection, plan: &Plan, now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
+/// their ids. `stored` are the waiting rows' marks as of the plan's
+/// snapshot ([`waiting_marks`]).
+///
+/// The plan may rest on a snapshot that misses jobs submitted since (see
+/// `scheduler::runner`): a promotion is therefore made only while its
+/// user still holds fewer slots than the limit, since a submit may have
+/// taken the free slot meanwhile, and a dispatch only of a job still in
+/// the global queue.
+pub async fn apply_plan(
+    conn: &mut SqliteConnection,
+    plan: &Plan,
+    stored: &HashMap<i64, WaitingMark>,
+    now_ms: i64,
+) -> Result<Vec<i64>, sqlx::Error> {
     if let Some(phase) = plan.phase_change {
         let current = super::maintenance::get(conn).await?;
         super::maintenance::set(conn, phase, current.message.as_deref(), now_ms).await?;
     }
     for id in &plan.promotions {
         sqlx::query!(
-            "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', queue_entered_at = ? WHERE id = ? AND state = 'USER_QUEUE_WAIT'",
+            "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', queue_entered_at = ?
+             WHERE id = ? AND state = 'USER_QUEUE_WAIT'
+               AND (SELECT COUNT(*) FROM jobs h WHERE h.user_id = jobs.user_id
+                      AND h.state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING'))
+                   < (SELECT u.max_concurrent FROM users u WHERE u.id = jobs.user_id)",
             now_ms,
             id
         )
@@ -293,7 +311,6 @@ pub async fn apply_plan(conn: &mut SqliteConnection, plan: &Plan, now_ms: i64) -
     // Most waiting jobs keep their rank and reason from one cycle to the
     // next; rewriting 10,000 unchanged rows would hold the write lock for
     // most of a second.
-    let stored = waiting_marks(conn).await?;
     for w in &plan.waiting {
         let reason = w.reason.to_string();
         let rank = i64::from(w.rank);

@@ -55,9 +55,20 @@ impl AttemptRecord {
         self.read(name)?.trim().parse().ok()
     }
 
+    /// A marker the wrapper writes in place (`started`, `pid`, `exit`):
+    /// there once its line is whole, so a half-written one reads as absent.
+    fn read_marker(&self, name: &str) -> Option<String> {
+        self.read(name).filter(|text| text.ends_with('\n'))
+    }
+
+    fn read_marker_i64(&self, name: &str) -> Option<i64> {
+        self.read_marker(name)?.trim().parse().ok()
+    }
+
+    /// Writes one value as a whole line (renamed into place).
     pub fn write(&self, name: &str, value: &str) -> std::io::Result<()> {
         let tmp = self.dir.join(format!("{name}.tmp"));
-        std::fs::write(&tmp, value)?;
+        std::fs::write(&tmp, format!("{value}\n"))?;
         std::fs::rename(tmp, self.dir.join(name))
     }
 
@@ -76,11 +87,11 @@ impl AttemptRecord {
 
     /// The job's process group (the `timeout` process leads it).
     pub fn pgid(&self) -> Option<i32> {
-        self.read_i64("pid").map(|p| p as i32)
+        self.read_marker_i64("pid").map(|p| p as i32)
     }
 
     pub fn started_ms(&self) -> Option<i64> {
-        self.read_i64("started")
+        self.read_marker_i64("started")
     }
 
     pub fn mark_cancelled(&self) -> std::io::Result<()> {
@@ -93,7 +104,7 @@ impl AttemptRecord {
 
     /// `(exit status, ended at)` as the wrapper wrote them.
     fn exit(&self) -> Option<(i32, i64)> {
-        let text = self.read("exit")?;
+        let text = self.read_marker("exit")?;
         let mut parts = text.split_whitespace();
         let code = parts.next()?.parse().ok()?;
         let ended = parts.next()?.parse().ok()?;
@@ -226,6 +237,18 @@ mod tests {
         r.write("started", "1000").unwrap();
         r.write("pid", "2147483000").unwrap();
         assert_eq!(r.state(), RecordState::Lost { started_ms: 1000 });
+    }
+
+    #[test]
+    fn a_marker_caught_half_written_counts_as_not_yet_written() {
+        let (_d, r) = record();
+        r.write("started", "1000").unwrap();
+        // the wrapper's printf of "0 5000\n" seen before its last bytes
+        std::fs::write(r.dir().join("exit"), "0 50").unwrap();
+        std::fs::write(r.dir().join("pid"), "2147483").unwrap();
+        assert_eq!(r.state(), RecordState::Lost { started_ms: 1000 }, "no end, no live process group yet");
+        std::fs::write(r.dir().join("exit"), "0 5000\n").unwrap();
+        assert!(matches!(r.state(), RecordState::Ended { ended_ms: 5000, .. }));
     }
 
     #[test]

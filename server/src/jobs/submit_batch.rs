@@ -106,7 +106,7 @@ async fn admit_and_insert(
     settings: &Settings,
     batch: &[Request],
 ) -> Result<Vec<Result<JobView, JobsError>>, sqlx::Error> {
-    let mut tx = db::write_tx(pool).await?;
+    let mut tx = db::write_tx_adding_jobs(pool).await?;
     let now = now_ms();
     let phase = db::maintenance::get(&mut tx).await?.phase;
     let tier_views = db::cluster::list_tiers(&mut tx).await?;

@@ -110,13 +110,14 @@ impl Scheduler {
                 _ = tokio::time::sleep(tick) => {}
                 _ = self.wake.notified() => {
                     // a stream of submits would otherwise run cycle after
-                    // cycle, each reading the whole queue and holding the
-                    // write lock the submits need: a woken cycle waits as
-                    // long as the last one took (so the loop takes at most
-                    // half the time), and wakes in between share it
+                    // cycle, each taking CPU and write turns the submits
+                    // need: a woken cycle waits twice as long as the last
+                    // one took (so the loop takes at most a third of the
+                    // time; with one the submits' p99 was ~25 % higher),
+                    // and wakes in between share it
                     tokio::select! {
                         _ = &mut shutdown => break,
-                        _ = tokio::time::sleep_until(last_end + last_took.min(MAX_WOKEN_CYCLE_GAP)) => {}
+                        _ = tokio::time::sleep_until(last_end + (last_took * 2).min(MAX_WOKEN_CYCLE_GAP)) => {}
                     }
                 }
             }
@@ -220,11 +221,27 @@ impl Scheduler {
             }
         }
         phase_done("inventory");
+        //    The snapshot is read and decided on outside the write turn, so
+        //    submits are not held up meanwhile; jobs they add wait for the
+        //    next cycle, as if they had come a moment later. Any other
+        //    commit in between (an end, a cancel, an admin change) may make
+        //    the plan wrong, and then it is read and decided again under the
+        //    write turn.
         let now = now_ms();
+        let inputs_seen = db::plan_inputs();
+        let mut read = self.db.begin().await?;
+        let mut snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
+        let mut marks = db::scheduling::waiting_marks(&mut read).await?;
+        read.rollback().await?;
+        let mut plan = super::decide(&snapshot);
         let mut tx = db::write_tx(&self.db).await?;
-        let snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;
-        let plan = super::decide(&snapshot);
-        let dispatched = db::scheduling::apply_plan(&mut tx, &plan, now).await?;
+        if db::plan_inputs() != inputs_seen {
+            metrics::counter!("scheduler_snapshots_reread_total").increment(1);
+            snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;
+            marks = db::scheduling::waiting_marks(&mut tx).await?;
+            plan = super::decide(&snapshot);
+        }
+        let dispatched = db::scheduling::apply_plan(&mut tx, &plan, &marks, now).await?;
         let mut requests = Vec::with_capacity(dispatched.len());
         for job in &dispatched {
             if let Some(req) = db::jobs::start_request(&mut tx, *job, &self.layout).await? {

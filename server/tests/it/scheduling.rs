@@ -312,3 +312,37 @@ async fn a_long_personal_queue_is_promoted_one_slot_at_a_time_in_submit_order() 
     in_order.sort();
     assert_eq!(started, in_order, "promoted oldest first, one at a time");
 }
+
+/// A cycle may apply a plan decided on a snapshot read before a submit
+/// committed (`scheduler::runner`): if that submit took the user's free
+/// slot, the plan's promotion of the user's next job must not go through.
+#[tokio::test]
+async fn a_promotion_decided_before_a_submit_took_the_free_slot_is_not_made() {
+    use jpu_share::db;
+    use reqwest::Method;
+    let app = TestApp::spawn().await; // no scheduler loop: this test is the cycle
+    let admin = app.admin_token().await;
+    let token = app.demo_token().await;
+    let limited = app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(serde_json::json!({"max_concurrent": 1}))).await;
+    assert_eq!(limited.status(), reqwest::StatusCode::OK);
+    let first = app.submit_ok(&token, serde_json::json!({"name": "a", "command": "x", "num_gpus": 1})).await;
+    let waiting = app.submit_ok(&token, serde_json::json!({"name": "b", "command": "x", "num_gpus": 1})).await;
+    assert_eq!((first["state"].as_str(), waiting["state"].as_str()), (Some("GLOBAL_QUEUE_WAIT"), Some("USER_QUEUE_WAIT")));
+    let waiting_id = waiting["id"].as_i64().unwrap();
+    // the plan of a cycle whose snapshot had the user's slot free
+    let plan = jpu_share::scheduler::Plan { promotions: vec![waiting_id], ..Default::default() };
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path().display())).await.unwrap();
+    let apply = || async {
+        let mut tx = db::write_tx(&pool).await.unwrap();
+        db::scheduling::apply_plan(&mut tx, &plan, &Default::default(), jpu_share::clock::now_ms()).await.unwrap();
+        tx.commit().await.unwrap();
+    };
+    apply().await;
+    let still = app.job(&token, waiting_id).await.json::<serde_json::Value>().await.unwrap();
+    assert_eq!(still["state"], "USER_QUEUE_WAIT", "the slot is taken by job {}", first["id"]);
+    // once the slot is free again, the same promotion is made
+    assert!(app.cancel(&token, first["id"].as_i64().unwrap()).await.status().is_success());
+    apply().await;
+    let promoted = app.job(&token, waiting_id).await.json::<serde_json::Value>().await.unwrap();
+    assert_eq!(promoted["state"], "GLOBAL_QUEUE_WAIT");
+}
