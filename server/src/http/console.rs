@@ -20,7 +20,15 @@ use app::{shell, App};
 pub fn router(state: &AppState) -> Router<AppState> {
     let backend = Backend(Arc::new(state.clone()));
     let leptos_options = state.leptos.clone();
+    // the browser bundle, served as the build compressed it (brotli at
+    // its best level, far smaller than what a response-time compressor
+    // can afford); files without a compressed twin go through the
+    // compression layer as before
+    let bundle = tower_http::services::ServeDir::new(state.settings.server.site_root.join("pkg"))
+        .precompressed_br()
+        .precompressed_gzip();
     Router::new()
+        .nest_service("/pkg", bundle)
         .route("/login", post(login))
         .route("/logout", post(logout))
         .leptos_routes_with_context(
