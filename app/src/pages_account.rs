@@ -7,12 +7,16 @@ use leptos::prelude::*;
 
 #[component]
 pub fn AccountPage() -> impl IntoView {
+    view! { <Layout><AccountPageBody/></Layout> }
+}
+
+#[island]
+fn AccountPageBody() -> impl IntoView {
     let change = ServerAction::<ChangePassword>::new();
     let create = ServerAction::<CreateToken>::new();
     let revoke = ServerAction::<RevokeToken>::new();
     let tokens = Resource::new(move || (create.version().get(), revoke.version().get()), |_| my_tokens());
     view! {
-        <Layout>
             <h1>"Account"</h1>
             <section aria-labelledby="pw-h">
                 <h2 id="pw-h">"Change password"</h2>
@@ -73,6 +77,5 @@ pub fn AccountPage() -> impl IntoView {
                     })}
                 </Transition>
             </section>
-        </Layout>
     }
 }

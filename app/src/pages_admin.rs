@@ -22,11 +22,15 @@ pub fn AdminNav() -> impl IntoView {
 
 #[component]
 pub fn AdminPage() -> impl IntoView {
+    view! { <Layout><AdminPageBody/></Layout> }
+}
+
+#[island]
+fn AdminPageBody() -> impl IntoView {
     let tick = use_ticker(2000);
     let change = ServerAction::<SetMaintenance>::new();
     let data = Resource::new(move || (tick.get(), change.version().get()), |_| admin_view());
     view! {
-        <Layout>
             <h1>"Admin"</h1>
             <AdminNav/>
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
@@ -79,6 +83,5 @@ pub fn AdminPage() -> impl IntoView {
                 })}
             </Transition>
             {move || change.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorText error=e/> })}
-        </Layout>
     }
 }

@@ -53,6 +53,11 @@ fn with_data_or<V: IntoView + 'static>(
 
 #[component]
 pub fn AdminClusterPage() -> impl IntoView {
+    view! { <Layout><AdminClusterPageBody/></Layout> }
+}
+
+#[island]
+fn AdminClusterPageBody() -> impl IntoView {
     let create_tier = ServerAction::<AdminCreateTier>::new();
     let update_tier = ServerAction::<AdminUpdateTier>::new();
     let tier_active = ServerAction::<AdminSetTierActive>::new();
@@ -64,7 +69,6 @@ pub fn AdminClusterPage() -> impl IntoView {
             + create_node.version().get() + drain.version().get() + delete.version().get()
     };
     view! {
-        <Layout>
             <h1>"Tiers and nodes"</h1>
             <AdminNav/>
             {outcome(tier_active.value())}
@@ -179,18 +183,21 @@ pub fn AdminClusterPage() -> impl IntoView {
                     </section>
                 }
             })}
-        </Layout>
     }
 }
 
 #[component]
 pub fn AdminPeoplePage() -> impl IntoView {
+    view! { <Layout><AdminPeoplePageBody/></Layout> }
+}
+
+#[island]
+fn AdminPeoplePageBody() -> impl IntoView {
     let create_lab = ServerAction::<AdminCreateLab>::new();
     let create_user = ServerAction::<AdminCreateUser>::new();
     let update_user = ServerAction::<AdminUpdateUser>::new();
     let versions = move || create_lab.version().get() + create_user.version().get() + update_user.version().get();
     view! {
-        <Layout>
             <h1>"Labs and users"</h1>
             <AdminNav/>
             {with_data(versions, move |admin| {
@@ -276,12 +283,16 @@ pub fn AdminPeoplePage() -> impl IntoView {
                     </section>
                 }
             })}
-        </Layout>
     }
 }
 
 #[component]
 pub fn AdminBackfillPage() -> impl IntoView {
+    view! { <Layout><AdminBackfillPageBody/></Layout> }
+}
+
+#[island]
+fn AdminBackfillPageBody() -> impl IntoView {
     let tick = crate::components::use_ticker(2000);
     let change = ServerAction::<AdminSetBackfill>::new();
     let status_versions = move || tick.get() as usize + change.version().get();
@@ -289,7 +300,6 @@ pub fn AdminBackfillPage() -> impl IntoView {
     // what the admin is typing stays
     let form_versions = move || change.version().get();
     view! {
-        <Layout>
             <h1>"LLM backfill"</h1>
             <AdminNav/>
             <p class="muted">"Idle GPUs serve the LLM service until research needs them: a dispatch reclaims them first (SIGTERM, grace, SIGKILL). Never charged to a lab."</p>
@@ -338,6 +348,5 @@ pub fn AdminBackfillPage() -> impl IntoView {
                 }
             }, false)}
             {outcome(change.value())}
-        </Layout>
     }
 }

@@ -16,10 +16,14 @@ fn short_time(t: &Option<String>) -> String {
 
 #[component]
 pub fn QueuePage() -> impl IntoView {
+    view! { <Layout><QueuePageBody/></Layout> }
+}
+
+#[island]
+fn QueuePageBody() -> impl IntoView {
     let tick = use_ticker(2000);
     let data = Resource::new(move || tick.get(), |_| queue_view());
     view! {
-        <Layout>
             <h1>"Queue"</h1>
             <p class="muted">"This cycle's order: the lab with the least recent usage goes first. Refreshes every 2 s."</p>
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
@@ -40,7 +44,6 @@ pub fn QueuePage() -> impl IntoView {
                     }
                 })}
             </Transition>
-        </Layout>
     }
 }
 
@@ -174,12 +177,18 @@ fn JobTable(jobs: Vec<JobView>) -> impl IntoView {
 #[component]
 pub fn JobPage() -> impl IntoView {
     let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").and_then(|id| id.parse::<i64>().ok()).unwrap_or(0));
+    let id = params.with_untracked(|p| p.get("id").and_then(|id| id.parse::<i64>().ok()).unwrap_or(0));
+    view! { <Layout><JobPageBody id/></Layout> }
+}
+
+/// The job, refreshed while the page is open (an island: the browser runs
+/// it; the rest of the page is plain server-rendered HTML).
+#[island]
+fn JobPageBody(id: i64) -> impl IntoView {
     let tick = use_ticker(1500);
-    let detail = Resource::new(move || (id(), tick.get()), |(id, _)| job_detail(id));
-    let log = Resource::new(move || (id(), tick.get()), |(id, _)| job_log(id, 0));
+    let detail = Resource::new(move || tick.get(), move |_| job_detail(id));
+    let log = Resource::new(move || tick.get(), move |_| job_log(id, 0));
     view! {
-        <Layout>
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match detail.await {
@@ -200,7 +209,6 @@ pub fn JobPage() -> impl IntoView {
                     })}
                 </Transition>
             </section>
-        </Layout>
     }
 }
 
@@ -293,6 +301,11 @@ fn CancelButton(id: i64) -> impl IntoView {
 
 #[component]
 pub fn SubmitPage() -> impl IntoView {
+    view! { <Layout><SubmitPageBody/></Layout> }
+}
+
+#[island]
+fn SubmitPageBody() -> impl IntoView {
     let submit = ServerAction::<SubmitJob>::new();
     let maintenance = Resource::new(|| (), |_| maintenance_status());
     let workspaces = Resource::new(|| (), |_| my_workspaces());
@@ -306,7 +319,6 @@ pub fn SubmitPage() -> impl IntoView {
         error().filter(|e| !["name", "command", "num_gpus", "time_limit_minutes", "env", "workspace"].iter().any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} "))))
     };
     view! {
-        <Layout>
             <h1>"Submit a job"</h1>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
@@ -351,7 +363,6 @@ pub fn SubmitPage() -> impl IntoView {
                 {move || field_error("env")().map(|e| view! { <p class="error field-error">{e}</p> })}
                 <button type="submit" disabled=move || submit.pending().get()>"Submit"</button>
             </ActionForm>
-        </Layout>
     }
 }
 

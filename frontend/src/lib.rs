@@ -1,8 +1,13 @@
-//! The browser entry point: hydrates the server-rendered console. Nothing
-//! else lives here, so the wasm bundle carries only the UI.
+//! The browser entry point: hydrates the console's islands (the parts of
+//! a page that act in the browser: live queue and job, forms). Everything
+//! else is server-rendered HTML, so the wasm bundle carries only those.
+
+// links the app crate, whose islands are exported to the page's script
+#[allow(unused_imports)]
+use app::*;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    leptos::mount::hydrate_islands();
 }
