@@ -113,7 +113,7 @@ impl Scheduler {
                     // cycle, each taking CPU and write turns the submits
                     // need: a woken cycle waits twice as long as the last
                     // one took (so the loop takes at most a third of the
-                    // time; with one the submits' p99 was ~25 % higher),
+                    // time; with once, the submits' p99 was ~20 % higher),
                     // and wakes in between share it
                     tokio::select! {
                         _ = &mut shutdown => break,

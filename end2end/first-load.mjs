@@ -1,0 +1,45 @@
+// Measures what a signed-in researcher's browser transfers on a first load
+// (empty cache) of a console page: every response's bytes on the wire, as
+// Chromium's network layer counts them (compressed, headers included),
+// until the page's islands are hydrated and the network is idle.
+//
+//   node end2end/first-load.mjs [path …]     (default: / /queue /jobs/new-job)
+//
+// Run it against the release build (`make run` builds both); the dev
+// bundle is many times larger. JPU_SHARE_BIN picks the binary.
+import { join } from 'node:path';
+import { startServer, startBrowser, signIn, api, DEMO_PASSWORD } from './harness.mjs';
+
+process.env.JPU_SHARE_BIN ??= join(import.meta.dirname, '..', 'target', 'release', 'jpu-share');
+const paths = process.argv.slice(2);
+const server = await startServer();
+const browser = await startBrowser();
+try {
+  const signedIn = await browser.newContext();
+  const page = await signedIn.newPage();
+  await signIn(page, server.base, 'demo', DEMO_PASSWORD);
+  const { body: job } = await api(page, server.base, 'POST', '/v1/jobs', { name: 'first-load', command: 'sleep 60', num_gpus: 1 });
+  const session = await signedIn.storageState();
+  for (const path of paths.length ? paths : ['/', '/queue', `/jobs/${job.id}`]) {
+    // a fresh context: the session cookie, but nothing cached
+    const context = await browser.newContext({ storageState: session });
+    const tab = await context.newPage();
+    const cdp = await context.newCDPSession(tab);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    const urls = new Map();
+    const sizes = new Map();
+    cdp.on('Network.responseReceived', (e) => urls.set(e.requestId, new URL(e.response.url).pathname));
+    cdp.on('Network.loadingFinished', (e) => sizes.set(e.requestId, e.encodedDataLength));
+    await tab.goto(server.base + path, { waitUntil: 'networkidle' });
+    const rows = [...sizes].map(([id, bytes]) => [urls.get(id) ?? id, bytes]);
+    const total = rows.reduce((sum, [, bytes]) => sum + bytes, 0);
+    console.log(`${path}: ${(total / 1024).toFixed(1)} KB transferred`);
+    for (const [url, bytes] of rows) console.log(`  ${(bytes / 1024).toFixed(1).padStart(7)} KB  ${url}`);
+    await context.close();
+  }
+  await api(page, server.base, 'POST', `/v1/jobs/${job.id}/cancel`);
+} finally {
+  await browser.close();
+  await server.stop();
+}
