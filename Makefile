@@ -2,7 +2,8 @@
 #   make run    build and start JPU-Share on the embedded default
 #   make test   run every test: unit, integration (incl. a real Slurm
 #               cluster started on this host), schemathesis against the
-#               OpenAPI document, end-to-end (Chromium)
+#               OpenAPI document, end-to-end (Chromium), and the release
+#               bundle loaded in Chromium (its first-load size printed)
 .PHONY: run test build site sqlx-prepare
 
 run:
@@ -20,6 +21,8 @@ test:
 	.ci/with-slurm cargo test --workspace --exclude frontend
 	.ci/schemathesis
 	cd end2end && npm test
+	PROFILE=wasm-release .ci/build-site
+	JPU_SHARE_BIN=target/debug/jpu-share node end2end/first-load.mjs
 
 # Regenerate .sqlx/ after changing a query or a migration.
 sqlx-prepare:

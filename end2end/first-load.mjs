@@ -1,16 +1,19 @@
 // Measures what a signed-in researcher's browser transfers on a first load
 // (empty cache) of a console page: every response's bytes on the wire, as
 // Chromium's network layer counts them (compressed, headers included),
-// until the page's islands are hydrated and the network is idle.
+// until the page's islands are hydrated and the network is idle. A page
+// that reports an error or warning (a failed hydration, an island the
+// bundle lacks) fails the run.
 //
 //   node end2end/first-load.mjs [path …]     (default: / /queue /jobs/new-job)
 //
 // Run it against the release build (`make run` builds both); the dev
 // bundle is many times larger. JPU_SHARE_BIN picks the binary.
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startServer, startBrowser, signIn, api, DEMO_PASSWORD } from './harness.mjs';
 
-process.env.JPU_SHARE_BIN ??= join(import.meta.dirname, '..', 'target', 'release', 'jpu-share');
+// (the server runs in a temp dir: a relative path is taken from here)
+process.env.JPU_SHARE_BIN = resolve(process.env.JPU_SHARE_BIN ?? join(import.meta.dirname, '..', 'target', 'release', 'jpu-share'));
 const paths = process.argv.slice(2);
 const server = await startServer();
 const browser = await startBrowser();
@@ -27,6 +30,10 @@ try {
     const cdp = await context.newCDPSession(tab);
     await cdp.send('Network.enable');
     await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    const problems = [];
+    tab.on('pageerror', (e) => problems.push(e.message));
+    // (an island the wasm lacks is only a warning on the console)
+    tab.on('console', (m) => ['error', 'warning'].includes(m.type()) && problems.push(m.text()));
     const urls = new Map();
     const sizes = new Map();
     cdp.on('Network.responseReceived', (e) => urls.set(e.requestId, new URL(e.response.url).pathname));
@@ -34,8 +41,10 @@ try {
     await tab.goto(server.base + path, { waitUntil: 'networkidle' });
     const rows = [...sizes].map(([id, bytes]) => [urls.get(id) ?? id, bytes]);
     const total = rows.reduce((sum, [, bytes]) => sum + bytes, 0);
-    console.log(`${path}: ${(total / 1024).toFixed(1)} KB transferred`);
-    for (const [url, bytes] of rows) console.log(`  ${(bytes / 1024).toFixed(1).padStart(7)} KB  ${url}`);
+    console.log(`${path}: ${(total / 1024).toFixed(1)} KiB transferred`);
+    for (const [url, bytes] of rows) console.log(`  ${(bytes / 1024).toFixed(1).padStart(7)} KiB  ${url}`);
+    // a number for a page whose islands did not hydrate would mean nothing
+    if (problems.length) throw new Error(`${path} did not load cleanly: ${problems.join('; ')}`);
     await context.close();
   }
   await api(page, server.base, 'POST', `/v1/jobs/${job.id}/cancel`);

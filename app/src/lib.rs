@@ -3,7 +3,8 @@
 //! - [`model`]: job states, roles, maintenance phases and the view structs the
 //!   console, the REST API and the scheduler all speak.
 //! - [`api`]: Leptos server functions; thin wrappers over [`backend`].
-//! - [`pages`] and [`components`]: the console UI (SSR + hydration).
+//! - [`pages`] and [`components`]: the console UI, server-rendered; the
+//!   interactive parts of pages are `#[island]`s the browser hydrates.
 //! - [`backend`] (ssr only): the trait the server implements so server
 //!   functions reach the database without this crate depending on it.
 

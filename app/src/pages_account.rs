@@ -10,6 +10,7 @@ pub fn AccountPage() -> impl IntoView {
     view! { <Layout><AccountPageBody/></Layout> }
 }
 
+/// The page's body: an island, run again in the browser (forms, refreshes).
 #[island]
 fn AccountPageBody() -> impl IntoView {
     let change = ServerAction::<ChangePassword>::new();

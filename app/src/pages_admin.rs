@@ -25,6 +25,7 @@ pub fn AdminPage() -> impl IntoView {
     view! { <Layout><AdminPageBody/></Layout> }
 }
 
+/// The page's body: an island, run again in the browser (forms, refreshes).
 #[island]
 fn AdminPageBody() -> impl IntoView {
     let tick = use_ticker(2000);

@@ -56,6 +56,7 @@ pub fn AdminClusterPage() -> impl IntoView {
     view! { <Layout><AdminClusterPageBody/></Layout> }
 }
 
+/// The page's body: an island, run again in the browser (forms, refreshes).
 #[island]
 fn AdminClusterPageBody() -> impl IntoView {
     let create_tier = ServerAction::<AdminCreateTier>::new();
@@ -191,6 +192,7 @@ pub fn AdminPeoplePage() -> impl IntoView {
     view! { <Layout><AdminPeoplePageBody/></Layout> }
 }
 
+/// The page's body: an island, run again in the browser (forms, refreshes).
 #[island]
 fn AdminPeoplePageBody() -> impl IntoView {
     let create_lab = ServerAction::<AdminCreateLab>::new();
@@ -291,6 +293,7 @@ pub fn AdminBackfillPage() -> impl IntoView {
     view! { <Layout><AdminBackfillPageBody/></Layout> }
 }
 
+/// The page's body: an island, run again in the browser (forms, refreshes).
 #[island]
 fn AdminBackfillPageBody() -> impl IntoView {
     let tick = crate::components::use_ticker(2000);

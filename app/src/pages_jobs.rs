@@ -19,6 +19,7 @@ pub fn QueuePage() -> impl IntoView {
     view! { <Layout><QueuePageBody/></Layout> }
 }
 
+/// The page's body: an island, run again in the browser (forms, refreshes).
 #[island]
 fn QueuePageBody() -> impl IntoView {
     let tick = use_ticker(2000);
@@ -304,6 +305,7 @@ pub fn SubmitPage() -> impl IntoView {
     view! { <Layout><SubmitPageBody/></Layout> }
 }
 
+/// The page's body: an island, run again in the browser (forms, refreshes).
 #[island]
 fn SubmitPageBody() -> impl IntoView {
     let submit = ServerAction::<SubmitJob>::new();
