@@ -25,26 +25,26 @@ fn QueuePageBody() -> impl IntoView {
     let tick = use_ticker(2000);
     let data = Resource::new(move || tick.get(), |_| queue_view());
     view! {
-            <h1>"Queue"</h1>
-            <p class="muted">"This cycle's order: the lab with the least recent usage goes first. Refreshes every 2 s."</p>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match data.await {
-                        Ok(q) => view! {
-                            <section aria-labelledby="global-h">
-                                <h2 id="global-h">"Global queue"</h2>
-                                <QueueTable entries=q.jobs empty="Nothing is waiting." testid="global-queue" total=q.total_waiting/>
-                            </section>
-                            <section aria-labelledby="mine-h">
-                                <h2 id="mine-h">"My personal queue"</h2>
-                                <p class="muted">"Jobs over your concurrency limit wait here and enter the global queue as yours finish."</p>
-                                <QueueTable entries=q.user_queue empty="Empty." testid="user-queue" total=None/>
-                            </section>
-                        }.into_any(),
-                        Err(e) => view! { <ErrorText error=e/> }.into_any(),
-                    }
-                })}
-            </Transition>
+        <h1>"Queue"</h1>
+        <p class="muted">"This cycle's order: the lab with the least recent usage goes first. Refreshes every 2 s."</p>
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(q) => view! {
+                        <section aria-labelledby="global-h">
+                            <h2 id="global-h">"Global queue"</h2>
+                            <QueueTable entries=q.jobs empty="Nothing is waiting." testid="global-queue" total=q.total_waiting/>
+                        </section>
+                        <section aria-labelledby="mine-h">
+                            <h2 id="mine-h">"My personal queue"</h2>
+                            <p class="muted">"Jobs over your concurrency limit wait here and enter the global queue as yours finish."</p>
+                            <QueueTable entries=q.user_queue empty="Empty." testid="user-queue" total=None/>
+                        </section>
+                    }.into_any(),
+                    Err(e) => view! { <ErrorText error=e/> }.into_any(),
+                }
+            })}
+        </Transition>
     }
 }
 
@@ -190,26 +190,26 @@ fn JobPageBody(id: i64) -> impl IntoView {
     let detail = Resource::new(move || tick.get(), move |_| job_detail(id));
     let log = Resource::new(move || tick.get(), move |_| job_log(id, 0));
     view! {
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => view! { <JobSummary detail=d/> }.into_any(),
+                    Err(e) => view! { <h1>"Job"</h1> <ErrorText error=e/> }.into_any(),
+                }
+            })}
+        </Transition>
+        <section aria-labelledby="log-h">
+            <h2 id="log-h">"Log"</h2>
+            <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
-                    match detail.await {
-                        Ok(d) => view! { <JobSummary detail=d/> }.into_any(),
-                        Err(e) => view! { <h1>"Job"</h1> <ErrorText error=e/> }.into_any(),
+                    match log.await {
+                        Ok(chunk) if chunk.data.is_empty() => view! { <p class="muted" data-testid="log">"No output yet."</p> }.into_any(),
+                        Ok(chunk) => view! { <pre class="log" data-testid="log">{chunk.data}</pre> }.into_any(),
+                        Err(e) => view! { <ErrorText error=e/> }.into_any(),
                     }
                 })}
             </Transition>
-            <section aria-labelledby="log-h">
-                <h2 id="log-h">"Log"</h2>
-                <Transition fallback=|| ()>
-                    {move || Suspend::new(async move {
-                        match log.await {
-                            Ok(chunk) if chunk.data.is_empty() => view! { <p class="muted" data-testid="log">"No output yet."</p> }.into_any(),
-                            Ok(chunk) => view! { <pre class="log" data-testid="log">{chunk.data}</pre> }.into_any(),
-                            Err(e) => view! { <ErrorText error=e/> }.into_any(),
-                        }
-                    })}
-                </Transition>
-            </section>
+        </section>
     }
 }
 
@@ -321,50 +321,50 @@ fn SubmitPageBody() -> impl IntoView {
         error().filter(|e| !["name", "command", "num_gpus", "time_limit_minutes", "env", "workspace"].iter().any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} "))))
     };
     view! {
-            <h1>"Submit a job"</h1>
-            <Suspense fallback=|| ()>
-                {move || Suspend::new(async move {
-                    maintenance.await.ok().filter(|m| m.phase != MaintenancePhase::Normal).map(|m| view! {
-                        <p class="error" role="alert" data-testid="submit-paused">
-                            {format!("Submissions are paused for maintenance ({}). Running jobs finish; try again when it ends.", m.phase)}
-                        </p>
-                    })
-                })}
-            </Suspense>
-            <ActionForm action=submit attr:class="card form" attr:data-testid="submit-form">
-                {move || general_error().map(|e| view! { <p class="error" role="alert" data-testid="submit-error">{e}</p> })}
-                <label for="name">"Name"</label>
-                <input id="name" name="name" required maxlength="128" placeholder="resnet50-lr0.1"/>
-                {move || field_error("name")().map(|e| view! { <p class="error field-error">{e}</p> })}
-                <label for="command">"Script (run with bash)"</label>
-                <textarea id="command" name="command" rows="8" required placeholder="python train.py --epochs 10" node_ref=script></textarea>
-                <label for="script_file">"…or load it from a file"</label>
-                <input id="script_file" type="file" accept=".sh,.bash,.py,text/*" on:change=move |ev| load_script_file(ev, script)/>
-                {move || field_error("command")().map(|e| view! { <p class="error field-error">{e}</p> })}
-                <label for="num_gpus">"GPUs"</label>
-                <input id="num_gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
-                {move || field_error("num_gpus")().map(|e| view! { <p class="error field-error" data-testid="num-gpus-error">{e}</p> })}
-                <label for="time_limit_minutes">"Time limit (minutes, empty = default)"</label>
-                <input id="time_limit_minutes" name="time_limit_minutes" type="number" min="1"/>
-                {move || field_error("time_limit_minutes")().map(|e| view! { <p class="error field-error">{e}</p> })}
-                <label for="workspace">"Workspace (container image)"</label>
-                <select id="workspace" name="workspace">
-                    <option value="">"none (run on the node)"</option>
-                    <Suspense fallback=|| ()>
-                        {move || Suspend::new(async move {
-                            workspaces.await.unwrap_or_default().into_iter().filter(|w| w.status == "READY").map(|w| {
-                                let label = format!("{} ({})", w.name, w.base_image);
-                                view! { <option value=w.name>{label}</option> }
-                            }).collect_view()
-                        })}
-                    </Suspense>
-                </select>
-                {move || field_error("workspace")().map(|e| view! { <p class="error field-error">{e}</p> })}
-                <label for="env">"Environment (KEY=value per line)"</label>
-                <textarea id="env" name="env" rows="3"></textarea>
-                {move || field_error("env")().map(|e| view! { <p class="error field-error">{e}</p> })}
-                <button type="submit" disabled=move || submit.pending().get()>"Submit"</button>
-            </ActionForm>
+        <h1>"Submit a job"</h1>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                maintenance.await.ok().filter(|m| m.phase != MaintenancePhase::Normal).map(|m| view! {
+                    <p class="error" role="alert" data-testid="submit-paused">
+                        {format!("Submissions are paused for maintenance ({}). Running jobs finish; try again when it ends.", m.phase)}
+                    </p>
+                })
+            })}
+        </Suspense>
+        <ActionForm action=submit attr:class="card form" attr:data-testid="submit-form">
+            {move || general_error().map(|e| view! { <p class="error" role="alert" data-testid="submit-error">{e}</p> })}
+            <label for="name">"Name"</label>
+            <input id="name" name="name" required maxlength="128" placeholder="resnet50-lr0.1"/>
+            {move || field_error("name")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <label for="command">"Script (run with bash)"</label>
+            <textarea id="command" name="command" rows="8" required placeholder="python train.py --epochs 10" node_ref=script></textarea>
+            <label for="script_file">"…or load it from a file"</label>
+            <input id="script_file" type="file" accept=".sh,.bash,.py,text/*" on:change=move |ev| load_script_file(ev, script)/>
+            {move || field_error("command")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <label for="num_gpus">"GPUs"</label>
+            <input id="num_gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
+            {move || field_error("num_gpus")().map(|e| view! { <p class="error field-error" data-testid="num-gpus-error">{e}</p> })}
+            <label for="time_limit_minutes">"Time limit (minutes, empty = default)"</label>
+            <input id="time_limit_minutes" name="time_limit_minutes" type="number" min="1"/>
+            {move || field_error("time_limit_minutes")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <label for="workspace">"Workspace (container image)"</label>
+            <select id="workspace" name="workspace">
+                <option value="">"none (run on the node)"</option>
+                <Suspense fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        workspaces.await.unwrap_or_default().into_iter().filter(|w| w.status == "READY").map(|w| {
+                            let label = format!("{} ({})", w.name, w.base_image);
+                            view! { <option value=w.name>{label}</option> }
+                        }).collect_view()
+                    })}
+                </Suspense>
+            </select>
+            {move || field_error("workspace")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <label for="env">"Environment (KEY=value per line)"</label>
+            <textarea id="env" name="env" rows="3"></textarea>
+            {move || field_error("env")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <button type="submit" disabled=move || submit.pending().get()>"Submit"</button>
+        </ActionForm>
     }
 }
 
