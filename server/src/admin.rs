@@ -149,7 +149,11 @@ pub async fn create_user(state: &AppState, admin: &Caller, body: NewUserBody) ->
         unix_uid: body.unix_uid,
         max_concurrent,
     };
-    db::accounts::insert_user(&mut tx, user, now).await.map_err(|e| unique_violation(e, format!("user `{}`", body.username)))?;
+    let id = db::accounts::insert_user(&mut tx, user, now)
+        .await
+        .map_err(|e| unique_violation(e, format!("user `{}`", body.username)))?;
+    check_uid_free(&mut tx, body.unix_uid, id).await?;
+    allocate_uids(&state.settings, &mut tx).await?;
     let detail = serde_json::json!({"lab": body.lab, "role": body.role.as_str(), "unix_uid": body.unix_uid, "max_concurrent": max_concurrent});
     db::audit::record(&mut tx, &admin.user.username, "user.create", Some(&body.username), &detail, now).await?;
     tx.commit().await?;
@@ -163,6 +167,30 @@ fn check_uid(uid: Option<i64>) -> Result<(), AdminError> {
     Ok(())
 }
 
+/// Two users never share a uid (policy §8): one could read and kill the
+/// other's jobs.
+async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, user_id: i64) -> Result<(), AdminError> {
+    let Some(uid) = uid else { return Ok(()) };
+    match db::accounts::user_with_uid(conn, uid, user_id).await? {
+        Some(other) => Err(AdminError::Conflict(format!("unix_uid {uid} is already {other}'s: no two users may share a uid"))),
+        None => Ok(()),
+    }
+}
+
+/// Gives users without a configured uid one of their own from
+/// `executor.uid_range` (the local executor only: Slurm's nodes know users
+/// from the site's directory, so there a configured uid is required).
+pub async fn allocate_uids(settings: &crate::config::Settings, conn: &mut sqlx::SqliteConnection) -> Result<(), AdminError> {
+    if settings.executor.kind != crate::config::ExecutorKind::Local {
+        return Ok(());
+    }
+    let (first, last) = settings.executor.uid_range().map_err(AdminError::Internal)?;
+    for (user, uid) in db::accounts::allocate_uids(conn, first.into(), last.into()).await? {
+        tracing::info!(user, uid, "allocated a unix uid of its own to a user without one");
+    }
+    Ok(())
+}
+
 fn check_max_concurrent(n: i64) -> Result<(), AdminError> {
     if !(0..=64).contains(&n) {
         return Err(AdminError::Field { field: "max_concurrent", message: "must be between 0 and 64".into() });
@@ -171,7 +199,8 @@ fn check_max_concurrent(n: i64) -> Result<(), AdminError> {
 }
 
 /// `PATCH /v1/admin/users/{username}`: each field optional. `unix_uid:
-/// null` clears the uid (jobs then run as `nobody`); `password` resets it.
+/// null` clears the configured uid (jobs then run as the user's allocated
+/// one); `password` resets it.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserPatch {
@@ -227,12 +256,14 @@ pub async fn update_user(state: &AppState, admin: &Caller, username: &str, patch
         user.role = role;
     }
     if let Some(uid) = patch.unix_uid {
+        check_uid_free(&mut tx, uid, user.id).await?;
         user.unix_uid = uid;
     }
     if let Some(n) = patch.max_concurrent {
         user.max_concurrent = n;
     }
     db::accounts::update_user(&mut tx, &user).await?;
+    allocate_uids(&state.settings, &mut tx).await?;
     if let Some(hash) = &hash {
         db::accounts::set_password(&mut tx, user.id, hash).await?;
     }

@@ -16,6 +16,7 @@ pub struct Settings {
     pub cancel: CancelSettings,
     pub backfill: BackfillSettings,
     pub auth: AuthSettings,
+    pub workspaces: WorkspaceSettings,
     pub demo: DemoSettings,
 }
 
@@ -97,6 +98,22 @@ pub struct ExecutorSettings {
     /// The Apptainer command (a name on PATH or a path) that builds
     /// workspace images and runs jobs inside them.
     pub apptainer: String,
+    /// Unix uids handed out (local executor) to users who have none
+    /// configured, `"FIRST-LAST"`: each user gets one of their own, kept
+    /// for good. Pick a range no account of the host's directory uses.
+    pub uid_range: String,
+    /// Lets a server that is not root run jobs as its own user, with no
+    /// isolation at all (a one-person laptop demo). Off: such a server
+    /// refuses submits and says why.
+    pub allow_unisolated: bool,
+    /// Processes (and threads) one job may have per GPU it holds.
+    pub pids_per_gpu: u32,
+    /// Largest job output directory; past it the attempt is stopped
+    /// (`OUTPUT_LIMIT`).
+    pub max_output_bytes: u64,
+    /// Largest job log (all attempts' stdout and stderr); past it the
+    /// attempt is stopped (`LOG_LIMIT`).
+    pub max_log_bytes: u64,
 }
 
 impl Default for ExecutorSettings {
@@ -107,6 +124,11 @@ impl Default for ExecutorSettings {
             slurm_command_timeout_seconds: 10,
             slurm_backfill_partition: "backfill".into(),
             apptainer: "apptainer".into(),
+            uid_range: "3000000-3999999".into(),
+            allow_unisolated: false,
+            pids_per_gpu: 1024,
+            max_output_bytes: 100 << 30,
+            max_log_bytes: 1 << 30,
         }
     }
 }
@@ -159,6 +181,41 @@ pub struct AuthSettings {
 impl Default for AuthSettings {
     fn default() -> Self {
         Self { token_ttl_hours: 30 * 24, max_failed_logins: 5, max_lockout_seconds: 300 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkspaceSettings {
+    /// Workspaces one lab may have (a create past it is `429`).
+    pub max_per_lab: u32,
+    /// Image builds running at once on this server (each lab has at most
+    /// one at a time).
+    pub max_concurrent_builds: u32,
+}
+
+impl Default for WorkspaceSettings {
+    fn default() -> Self {
+        Self { max_per_lab: 20, max_concurrent_builds: 2 }
+    }
+}
+
+impl ExecutorSettings {
+    /// `uid_range` as `(first, last)`, or why it is not one.
+    pub fn uid_range(&self) -> Result<(u32, u32), String> {
+        let bad = || {
+            format!(
+                "executor.uid_range `{}` must be FIRST-LAST with 1000 <= FIRST <= LAST, not containing nobody (65534)",
+                self.uid_range
+            )
+        };
+        let (a, b) = self.uid_range.split_once('-').ok_or_else(bad)?;
+        let first: u32 = a.trim().parse().map_err(|_| bad())?;
+        let last: u32 = b.trim().parse().map_err(|_| bad())?;
+        if first < 1000 || first > last || (first..=last).contains(&65534) || last == u32::MAX {
+            return Err(bad());
+        }
+        Ok((first, last))
     }
 }
 

@@ -34,6 +34,8 @@ pub enum StartupError {
     Seed(#[from] seed::SeedError),
     #[error("cannot listen on {bind}: {source}")]
     Bind { bind: String, source: std::io::Error },
+    #[error("job isolation: {0}")]
+    Isolation(String),
 }
 
 /// Passwords for accounts created on this start, shown once.
@@ -58,6 +60,12 @@ impl Application {
             now_ms(),
         )
         .await?;
+        protect_database(pool.connect_options().get_filename(), &settings.executor.output_root)
+            .map_err(|e| StartupError::Isolation(format!("cannot make the database private: {e}")))?;
+        crate::admin::allocate_uids(&settings, &mut *pool.acquire().await?)
+            .await
+            .map_err(|e| StartupError::Isolation(e.to_string()))?;
+        warn_if_unisolated(&settings);
         let interrupted = db::workspaces::fail_interrupted(&mut *pool.acquire().await?).await?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "workspace builds the last run left unfinished are marked FAILED");
@@ -105,11 +113,12 @@ impl Application {
         };
         let router = crate::http::router(state.clone(), session_store, session_key);
         let executor: Option<Arc<dyn Executor>> = match state.settings.executor.kind {
-            crate::config::ExecutorKind::Local => Some(Arc::new(LocalExecutor::new(
+            crate::config::ExecutorKind::Local => Some(Arc::new(LocalExecutor::with_options(
                 &state.settings.executor.output_root,
                 Duration::from_secs(state.settings.cancel.grace_seconds),
                 &state.settings.executor.apptainer,
                 state.wake.clone(),
+                crate::executor::local::LocalOptions { pids_per_gpu: state.settings.executor.pids_per_gpu },
             ))),
             crate::config::ExecutorKind::Slurm => Some(Arc::new(SlurmExecutor::new(
                 &installation_id(&state.db).await?,
@@ -180,6 +189,45 @@ impl Application {
         }
         self.state.db.close().await;
         Ok(())
+    }
+}
+
+/// Policy §8: no job may read the database (it holds the session key and
+/// the sessions). The file and its WAL and shared-memory twins become
+/// 0600 (installations made before this are fixed at start); its
+/// directory 0700, or 0711 when the job output root lies inside it (jobs
+/// then reach their own output directory by its path but can list
+/// nothing). A shared directory such as /tmp (sticky) is left as it is.
+fn protect_database(db_file: &std::path::Path, output_root: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let private = |path: &std::path::Path, mode: u32| match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    };
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db_file.as_os_str().to_owned();
+        name.push(suffix);
+        private(std::path::Path::new(&name), 0o600)?;
+    }
+    let dir = std::path::absolute(db_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")))?;
+    if std::fs::metadata(&dir)?.permissions().mode() & 0o1000 != 0 {
+        tracing::warn!(dir = %dir.display(), "the database lies in a shared (sticky) directory: only the file itself is made private");
+        return Ok(());
+    }
+    let jobs_inside = std::path::absolute(output_root).is_ok_and(|root| root.starts_with(&dir));
+    private(&dir, if jobs_inside { 0o711 } else { 0o700 })
+}
+
+/// A server that is not root cannot run a job as anyone but itself: it
+/// refuses submits unless `executor.allow_unisolated` is set.
+fn warn_if_unisolated(settings: &Settings) {
+    if settings.executor.kind != crate::config::ExecutorKind::Local || nix::unistd::geteuid().is_root() {
+        return;
+    }
+    if settings.executor.allow_unisolated {
+        tracing::warn!("not running as root: jobs run as this server's own user, can read its database and each other's files (executor.allow_unisolated = true)");
+    } else {
+        tracing::warn!("not running as root, so jobs cannot be isolated from the server or each other: submits are refused (set executor.allow_unisolated = true on a one-person machine)");
     }
 }
 

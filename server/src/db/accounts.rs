@@ -13,10 +13,18 @@ pub struct UserRecord {
     pub lab: String,
     pub role: Role,
     pub unix_uid: Option<i64>,
+    /// The uid the local executor handed out when none is configured.
+    pub allocated_uid: Option<i64>,
     pub max_concurrent: i64,
 }
 
 impl UserRecord {
+    /// The uid this user's jobs run as: the configured one, else the
+    /// allocated one.
+    pub fn run_uid(&self) -> Option<i64> {
+        self.unix_uid.or(self.allocated_uid)
+    }
+
     pub fn viewer(&self) -> Viewer {
         Viewer {
             username: self.username.clone(),
@@ -85,6 +93,7 @@ struct UserRow {
     lab: String,
     role: String,
     unix_uid: Option<i64>,
+    allocated_uid: Option<i64>,
     max_concurrent: i64,
 }
 
@@ -99,6 +108,7 @@ impl TryFrom<UserRow> for UserRecord {
             lab: r.lab,
             role: decode_role(&r.role)?,
             unix_uid: r.unix_uid,
+            allocated_uid: r.allocated_uid,
             max_concurrent: r.max_concurrent,
         })
     }
@@ -107,7 +117,7 @@ impl TryFrom<UserRow> for UserRecord {
 pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
         username
     )
@@ -121,7 +131,7 @@ pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Re
 pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent
            FROM users u JOIN labs l ON l.id = u.lab_id ORDER BY l.name, u.username"#
     )
     .fetch_all(&mut *conn)
@@ -139,7 +149,7 @@ pub async fn lab_names(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx:
 pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.max_concurrent
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
         id
     )
@@ -180,7 +190,7 @@ pub async fn user_by_live_token(
 ) -> Result<Option<(i64, UserRecord)>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT t.id AS "token_id!", u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
-                  u.unix_uid, u.max_concurrent
+                  u.unix_uid, u.allocated_uid, u.max_concurrent
            FROM api_tokens t JOIN users u ON u.id = t.user_id JOIN labs l ON l.id = u.lab_id
            WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ?"#,
         token_hash,
@@ -199,6 +209,7 @@ pub async fn user_by_live_token(
         lab: r.lab,
         role: r.role,
         unix_uid: r.unix_uid,
+        allocated_uid: r.allocated_uid,
         max_concurrent: r.max_concurrent,
     };
     Ok(Some((r.token_id, UserRecord::try_from(user)?)))
@@ -270,4 +281,46 @@ pub async fn update_user(conn: &mut SqliteConnection, user: &UserRecord) -> Resu
     .execute(&mut *conn)
     .await?;
     Ok(())
+}
+
+/// The user (other than `except`) whose jobs run as `uid`, if any.
+pub async fn user_with_uid(conn: &mut SqliteConnection, uid: i64, except: i64) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT username FROM users WHERE (unix_uid = ? OR allocated_uid = ?) AND id != ? LIMIT 1",
+        uid,
+        uid,
+        except
+    )
+    .fetch_optional(&mut *conn)
+    .await
+}
+
+/// Gives every user who has neither a configured nor an allocated uid the
+/// lowest uid of `first..=last` that no user has. Returns who got which;
+/// users left without one mean the range ran out.
+pub async fn allocate_uids(conn: &mut SqliteConnection, first: i64, last: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    let waiting = sqlx::query!(
+        r#"SELECT id AS "id!", username FROM users WHERE unix_uid IS NULL AND allocated_uid IS NULL ORDER BY id"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if waiting.is_empty() {
+        return Ok(Vec::new());
+    }
+    let used: std::collections::HashSet<i64> = sqlx::query_scalar!(
+        r#"SELECT unix_uid AS "uid!" FROM users WHERE unix_uid IS NOT NULL
+           UNION SELECT allocated_uid AS "uid!" FROM users WHERE allocated_uid IS NOT NULL"#
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .collect();
+    let mut free = (first..=last).filter(|uid| !used.contains(uid));
+    let mut given = Vec::with_capacity(waiting.len());
+    for user in waiting {
+        let Some(uid) = free.next() else { break };
+        sqlx::query!("UPDATE users SET allocated_uid = ? WHERE id = ?", uid, user.id).execute(&mut *conn).await?;
+        given.push((user.username, uid));
+    }
+    Ok(given)
 }

@@ -93,7 +93,7 @@ pub async fn start_request(
 ) -> Result<Option<StartRequest>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
-                  j.num_gpus, u.unix_uid, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
+                  j.num_gpus, COALESCE(u.unix_uid, u.allocated_uid) AS "run_uid?: i64", u.unix_uid, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
                   t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?"
            FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN tiers t ON t.name = j.tier
                 LEFT JOIN workspaces w ON w.lab_id = j.lab_id AND w.name = j.workspace
@@ -132,7 +132,8 @@ pub async fn start_request(
         time_limit: std::time::Duration::from_secs(r.time_limit_minutes.max(0) as u64 * 60),
         cpus: n * r.cpus_per_gpu.unwrap_or(1) as u32,
         mem_gb: n * r.mem_gb_per_gpu.unwrap_or(1) as u32,
-        unix_uid: r.unix_uid.map(|u| u as u32),
+        unix_uid: r.run_uid.map(|u| u as u32),
+        uid_configured: r.unix_uid.is_some(),
         output_dir,
         image: r.image_path.map(std::path::PathBuf::from),
     }))

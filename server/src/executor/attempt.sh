@@ -3,9 +3,23 @@
 # ended in the attempt's directory, so the result outlives a server restart.
 # Usage: attempt.sh ATTEMPT_DIR LIMIT_SECONDS GRACE_SECONDS RUN_AS_UID \
 #          [NO_CONTAINER_MESSAGE CONTAINER_COMMAND...]
-# stdout and stderr are already the job's log; the job's env is set. With
-# a container command (apptainer exec … IMAGE) the job runs inside it.
+# stdout and stderr are already the job's log. With a container command
+# (apptainer exec … IMAGE) the job runs inside it.
+#
+# This script runs with the server's privileges, in an environment the
+# server fixed (PATH, LANG and the JPU_* settings below): nothing of it
+# comes from the job. The job's own variables are in ATTEMPT_DIR/env
+# (NUL-separated KEY=VALUE), read here and applied by `env -i` only after
+# the privilege drop, so BASH_ENV, LD_PRELOAD, PATH and the like steer the
+# job itself and nothing else (policy §8).
+#   JPU_OUTPUT_DIR  the job's working directory
+#   JPU_CG_JOIN     cgroup.procs files the job joins, colon-separated
+#   JPU_CG_OOM      the file with the job cgroup's oom_kill count
+#   JPU_CG_KILL     its cgroup.kill, written once the job is over
+#   JPU_NETNS=1     a network namespace with only loopback
+#   JPU_PIDNS=1     a PID namespace of its own
 set -u
+umask 077
 dir=$1 limit=$2 grace=$3 uid=$4
 shift 4
 container=()
@@ -27,37 +41,72 @@ now_ms() {
     ms=$(date +%s%3N)
   fi
 }
+# exit status, end time and the cgroup's OOM kills; then nothing of the
+# job may be left running
 finish() {
   now_ms
-  printf '%s %s\n' "$1" "$ms" >"$dir/exit"
+  oom=0
+  if [ -n "${JPU_CG_OOM:-}" ] && [ -r "$JPU_CG_OOM" ]; then
+    while read -r key value; do [ "$key" = oom_kill ] && oom=$value; done <"$JPU_CG_OOM"
+  fi
+  if [ -n "${JPU_CG_KILL:-}" ]; then echo 1 >"$JPU_CG_KILL"; fi 2>/dev/null
+  printf '%s %s %s\n' "$1" "$ms" "$oom" >"$dir/exit"
   exit 0
 }
 
+jobenv=()
+if [ -f "$dir/env" ]; then
+  mapfile -d '' -t jobenv <"$dir/env"
+  rm -f "$dir/env"
+fi
+run=(env -i PATH=/usr/local/bin:/usr/bin:/bin "HOME=$JPU_OUTPUT_DIR" LANG=C.UTF-8 "${jobenv[@]}")
+
 isolate=()
 if [ "$EUID" = 0 ]; then
-  if unshare --net true 2>/dev/null; then
-    isolate+=(unshare --net --)
-  else
-    echo "[jpu-share] no network namespace could be created here: this job HAS network access"
-  fi
-  isolate+=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --)
-else
-  echo "[jpu-share] the server does not run as root: this job runs as $(id -un), not as its user, and HAS network access"
+  ns=()
+  if [ "${JPU_NETNS:-}" = 1 ]; then ns+=(--net); fi
+  if [ "${JPU_PIDNS:-}" = 1 ]; then ns+=(--pid --fork --mount-proc); fi
+  if [ ${#ns[@]} -gt 0 ]; then isolate+=(unshare "${ns[@]}" --); fi
+  isolate+=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all --)
 fi
 
-cd "$JOB_OUTPUT_DIR" || finish 1
+cd "$JPU_OUTPUT_DIR" || finish 1
 if [ ${#container[@]} -gt 0 ] && ! command -v "${container[0]}" >/dev/null; then
   echo "$missing"
   finish 127
 fi
+
+inner=("${container[@]}" bash /dev/fd/3)
+if [ "${JPU_PIDNS:-}" = 1 ]; then
+  # The namespace's first process (as the user): it passes a SIGTERM on to
+  # every process of the job, setsid'd ones included (the kernel gives PID
+  # 1 only the signals it handles), and when it ends the kernel kills all
+  # that is left in the namespace.
+  init='trap "kill -TERM -1 2>/dev/null" TERM INT HUP
+"$@" </dev/null &
+child=$!
+exec 3<&-
+while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || exit "$rc"; done'
+  inner=(bash -c "$init" jpu-init "${inner[@]}")
+fi
+
 now_ms
 printf '%s\n' "$ms" >"$dir/started"
 # timeout makes its own process group: SIGTERM to it reaches the whole job,
 # and after the grace it sends SIGKILL (time limit and cancel alike).
-# the script is opened here (as root) and read by the job through the open
-# descriptor, so the job need not be able to reach the attempt directory
+# The script is opened here (as root) and read by the job through the open
+# descriptor, so the job need not be able to reach the attempt directory.
 exec 3<"$dir/script.sh" || finish 1
-timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" "${container[@]}" bash /dev/fd/3 </dev/null &
+(
+  cgroups=${JPU_CG_JOIN:-}
+  for procs in ${cgroups//:/ }; do
+    if ! echo "$BASHPID" >"$procs"; then
+      echo "[jpu-share] cannot move the job into its cgroup ($procs): it does not run"
+      exit 125
+    fi
+  done
+  exec timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" "${run[@]}" "${inner[@]}" </dev/null
+) &
 child=$!
 exec 3<&-
 printf '%s\n' "$child" >"$dir/pid"

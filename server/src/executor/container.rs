@@ -100,6 +100,7 @@ mod tests {
             cpus: 4,
             mem_gb: 16,
             unix_uid: None,
+            uid_configured: false,
             output_dir: "/out/7".into(),
             image: image.map(Into::into),
         }

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -21,6 +21,7 @@ use nix::unistd::Pid;
 use tokio::process::Child;
 use tokio::sync::Notify;
 
+use super::contain::{self, Containment};
 use super::layout::Layout;
 use super::record::{AttemptRecord, RecordState};
 use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, Observed, StartRequest};
@@ -28,8 +29,6 @@ use crate::scheduler::oom::EndSignal;
 use crate::scheduler::JobId;
 
 const WRAPPER: &str = include_str!("attempt.sh");
-/// Jobs of users without a unix uid run as `nobody` when we are root.
-const NOBODY_UID: u32 = 65534;
 /// How often adopted attempts (not our children) are checked.
 const POLL: Duration = Duration::from_millis(200);
 
@@ -53,7 +52,26 @@ struct Shared {
     apptainer: String,
     wake: Arc<Notify>,
     as_root: bool,
+    containment: Containment,
+    /// `unshare --net` works here.
+    net_namespace: bool,
+    pids_per_gpu: u32,
+    /// Tells this server's cgroups from another's on the same host.
+    tag: u64,
     inner: Mutex<Inner>,
+}
+
+/// Limits of the local executor beyond what each request carries.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalOptions {
+    /// Processes one job may have per GPU (`executor.pids_per_gpu`).
+    pub pids_per_gpu: u32,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        Self { pids_per_gpu: 1024 }
+    }
 }
 
 #[derive(Clone)]
@@ -65,6 +83,10 @@ impl LocalExecutor {
     /// `wake` is notified whenever an attempt ends.
     /// `apptainer` runs attempts that have a workspace image.
     pub fn new(output_root: &Path, grace: Duration, apptainer: &str, wake: Arc<Notify>) -> Self {
+        Self::with_options(output_root, grace, apptainer, wake, LocalOptions::default())
+    }
+
+    pub fn with_options(output_root: &Path, grace: Duration, apptainer: &str, wake: Arc<Notify>, options: LocalOptions) -> Self {
         let as_root = nix::unistd::geteuid().is_root();
         let layout = Layout::new(output_root);
         let backfill = super::backfill_local::LocalBackfill::new(layout.clone(), wake.clone());
@@ -72,8 +94,26 @@ impl LocalExecutor {
         if let Some(dir) = &unreachable {
             tracing::warn!(dir = %dir.display(), "jobs run as their users but cannot pass through this directory: make it o+x or move executor.output_root");
         }
+        let containment = Containment::detect(as_root);
+        let net_namespace = as_root && probe(&["--net", "true"]);
+        let tag = fnv1a(layout.root().as_os_str().as_encoded_bytes());
         let inner = Mutex::new(Inner::default());
-        Self { shared: Arc::new(Shared { layout, unreachable, backfill, grace, apptainer: apptainer.to_string(), wake, as_root, inner }) }
+        Self {
+            shared: Arc::new(Shared {
+                layout,
+                unreachable,
+                backfill,
+                grace,
+                apptainer: apptainer.to_string(),
+                wake,
+                as_root,
+                containment,
+                net_namespace,
+                pids_per_gpu: options.pids_per_gpu.max(1),
+                tag,
+                inner,
+            }),
+        }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -90,28 +130,54 @@ impl LocalExecutor {
 
     /// Writes the attempt's files and starts its wrapper.
     fn launch(&self, req: &StartRequest, record: &AttemptRecord) -> std::io::Result<Child> {
-        let layout = &self.shared.layout;
-        let uid = self.shared.as_root.then(|| req.unix_uid.unwrap_or(NOBODY_UID));
-        private_dir(&layout.root().join(".attempts"), 0o711)?;
-        private_dir(record.dir(), 0o711)?;
+        let shared = &self.shared;
+        let layout = &shared.layout;
+        let uid = match (shared.as_root, req.unix_uid) {
+            (false, _) => None,
+            (true, Some(uid)) if uid != 0 => Some(uid),
+            // never root, never a uid shared with someone else (nobody)
+            (true, _) => return Err(std::io::Error::other("the job's user has no unix uid of their own; an admin must set one")),
+        };
+        private_dir(&layout.root().join(".attempts"), 0o700)?;
+        private_dir(record.dir(), 0o700)?;
         private_dir(&layout.root().join(".logs"), 0o700)?;
         super::layout::create_output_dir(&req.output_dir, uid)?;
-        fs::write(record.script(), &req.command)?;
-        fs::set_permissions(record.script(), fs::Permissions::from_mode(0o400))?;
+        write_private(&record.script(), req.command.as_bytes())?;
         if let Some(uid) = uid {
-            // the job can read its script, nothing else of ours
+            // the job reads it through the descriptor the wrapper opened,
+            // and /dev/fd/3 opens the file again as the job's user (the
+            // directory around it stays closed)
             std::os::unix::fs::chown(record.script(), Some(uid), Some(uid))?;
+            fs::set_permissions(record.script(), fs::Permissions::from_mode(0o400))?;
         }
+        write_private(&record.dir().join("env"), &env_file(req))?;
         record.write("limit_seconds", &req.time_limit.as_secs().max(1).to_string())?;
+        let limits = contain::Limits {
+            cpus: req.cpus,
+            mem_bytes: u64::from(req.mem_gb.max(1)) << 30,
+            pids: shared.pids_per_gpu.saturating_mul(req.gpus.len().max(1) as u32),
+        };
+        let cgroup = shared.containment.create(&self.cgroup_name(req.job, req.attempt), limits)?;
 
-        let mut log = OpenOptions::new().create(true).append(true).open(layout.log(req.job))?;
+        let mut log = OpenOptions::new().create(true).append(true).mode(0o600).open(layout.log(req.job))?;
         let offset = log.seek(SeekFrom::End(0))?;
         record.write("log_offset", &offset.to_string())?;
         writeln!(log, "{}", header(req, uid))?;
-        if let (Some(dir), Some(_)) = (&self.shared.unreachable, uid) {
+        if uid.is_some() {
+            writeln!(log, "[jpu-share] contained by {}; limits: {} CPUs, {} GiB RAM, {} processes", shared.containment.describe(), limits.cpus, req.mem_gb, limits.pids)?;
+            if !shared.net_namespace {
+                writeln!(log, "[jpu-share] no network namespace could be created here: this job HAS network access")?;
+            }
+        } else {
+            writeln!(log, "[jpu-share] the server does not run as root: this job runs as the server's own user, NOT isolated, and HAS network access (executor.allow_unisolated)")?;
+        }
+        if let (Some(dir), Some(_)) = (&shared.unreachable, uid) {
             writeln!(log, "[jpu-share] warning: {} is closed to other users, so this job cannot reach JOB_OUTPUT_DIR by its path", dir.display())?;
         }
 
+        let join: Vec<String> = cgroup.join.iter().map(|p| p.display().to_string()).collect();
+        let path_of = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let flag = |on: bool| if on && uid.is_some() { "1" } else { "" };
         let mut command = tokio::process::Command::new(super::bash());
         command
             .arg("-c")
@@ -119,13 +185,19 @@ impl LocalExecutor {
             .arg("jpu-attempt")
             .arg(record.dir())
             .arg(req.time_limit.as_secs().max(1).to_string())
-            .arg(self.shared.grace.as_secs().max(1).to_string())
+            .arg(shared.grace.as_secs().max(1).to_string())
             .arg(uid.map(|u| u.to_string()).unwrap_or_default())
+            // the wrapper's environment is ours alone: the job's is in its
+            // env file, applied after the privilege drop
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()))
-            .env("HOME", &req.output_dir)
             .env("LANG", "C.UTF-8")
-            .envs(req.env.iter().map(|(k, v)| (k, v)))
+            .env("JPU_OUTPUT_DIR", &req.output_dir)
+            .env("JPU_CG_JOIN", join.join(":"))
+            .env("JPU_CG_OOM", path_of(&cgroup.oom_events))
+            .env("JPU_CG_KILL", path_of(&cgroup.kill))
+            .env("JPU_NETNS", flag(shared.net_namespace))
+            .env("JPU_PIDNS", flag(shared.containment.pid_namespace()))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -134,14 +206,19 @@ impl LocalExecutor {
         if let Some(image) = &req.image {
             command
                 .arg(super::container::missing_message("this host"))
-                .args(super::container::exec_prefix(&self.shared.apptainer, image, &req.output_dir))
-                .envs(super::container::passed_env(&req.env));
+                .args(super::container::exec_prefix(&shared.apptainer, image, &req.output_dir));
         }
         let child = command.spawn()?;
         if let Some(pid) = child.id() {
             record.write("wrapper_pid", &pid.to_string())?;
         }
         Ok(child)
+    }
+
+    /// The attempt's cgroup name: unique on this host (the output root
+    /// tells servers apart) and the same after a restart.
+    fn cgroup_name(&self, job: JobId, attempt: u32) -> String {
+        format!("{:016x}-{job}-{attempt}", self.shared.tag)
     }
 
     /// Watches an attempt until it ends, then reports it. `child` is the
@@ -175,6 +252,11 @@ impl LocalExecutor {
         let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
         if end != EndSignal::Lost {
             super::layout::keep_attempt_output(&self.shared.layout, key.0, key.1, record.log_offset());
+        }
+        let cgroup = self.shared.containment.existing(&self.cgroup_name(key.0, key.1));
+        if !cgroup.dirs.is_empty() {
+            // waits for dying processes: not on an async worker
+            tokio::task::spawn_blocking(move || cgroup.remove());
         }
         let mut inner = self.lock();
         inner.cancels.remove(&key);
@@ -242,6 +324,9 @@ impl Executor for LocalExecutor {
             }
             Some(at) if at.elapsed() > grace + Duration::from_secs(2) => {
                 let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                if let Some(kill) = self.shared.containment.existing(&self.cgroup_name(job, attempt)).kill {
+                    let _ = fs::write(kill, "1");
+                }
             }
             Some(_) => {}
         }
@@ -302,10 +387,9 @@ fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
 
 fn header(req: &StartRequest, uid: Option<u32>) -> String {
     let gpus: Vec<String> = req.gpus.iter().map(u32::to_string).collect();
-    let who = match (uid, req.unix_uid) {
-        (Some(uid), Some(_)) => format!("as uid {uid}"),
-        (Some(uid), None) => format!("as nobody (uid {uid}): the user has no unix uid"),
-        (None, _) => "as the server's user".to_string(),
+    let who = match uid {
+        Some(uid) => format!("as uid {uid}"),
+        None => "as the server's user".to_string(),
     };
     let image = req.image.as_ref().map(|i| format!(" in workspace image {},", i.display())).unwrap_or_default();
     format!(
@@ -320,4 +404,46 @@ fn header(req: &StartRequest, uid: Option<u32>) -> String {
         req.time_limit.as_secs() / 60,
         crate::clock::rfc3339(crate::clock::now_ms()),
     )
+}
+
+/// Whether `unshare ARGS` works here.
+fn probe(args: &[&str]) -> bool {
+    std::process::Command::new("unshare")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A file only the server can read (created afresh: never through a link).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    file.write_all(bytes)
+}
+
+/// The job's environment as `KEY=VALUE` entries, each ended by NUL (names
+/// and values cannot hold one: input validation refuses it). A job in a
+/// workspace image gets them again as `APPTAINERENV_*`, which is how a
+/// clean container environment lets variables in.
+fn env_file(req: &StartRequest) -> Vec<u8> {
+    let container = if req.image.is_some() { super::container::passed_env(&req.env) } else { Vec::new() };
+    let mut out = Vec::new();
+    for (key, value) in req.env.iter().chain(&container) {
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'=');
+        out.extend_from_slice(value.as_bytes());
+        out.push(0);
+    }
+    out
+}
+
+/// FNV-1a: a stable hash (the same in every run and build).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }

@@ -4,6 +4,7 @@
 //! Slurm executors implement the same trait.
 
 pub mod backfill_local;
+pub mod contain;
 pub mod container;
 pub mod layout;
 pub mod local;
@@ -51,7 +52,12 @@ pub struct StartRequest {
     pub time_limit: Duration,
     pub cpus: u32,
     pub mem_gb: u32,
+    /// The uid the job runs as: the user's configured one, else the one
+    /// allocated from `executor.uid_range` (never root, never shared).
     pub unix_uid: Option<u32>,
+    /// Whether `unix_uid` is the configured one (Slurm needs that: its
+    /// nodes know users from the site's directory only).
+    pub uid_configured: bool,
     pub output_dir: PathBuf,
     /// The job's workspace image: the attempt runs inside it with
     /// Apptainer (policy §8); None = directly on the host.

@@ -65,10 +65,15 @@ impl AttemptRecord {
         self.read_marker(name)?.trim().parse().ok()
     }
 
-    /// Writes one value as a whole line (renamed into place).
+    /// Writes one value as a whole line (renamed into place), readable by
+    /// the server alone.
     pub fn write(&self, name: &str, value: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         let tmp = self.dir.join(format!("{name}.tmp"));
-        std::fs::write(&tmp, format!("{value}\n"))?;
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        file.write_all(format!("{value}\n").as_bytes())?;
         std::fs::rename(tmp, self.dir.join(name))
     }
 
@@ -102,20 +107,22 @@ impl AttemptRecord {
         self.dir.join("cancelled").exists()
     }
 
-    /// `(exit status, ended at)` as the wrapper wrote them.
-    fn exit(&self) -> Option<(i32, i64)> {
+    /// `(exit status, ended at, OOM kills in its cgroup)` as the wrapper
+    /// wrote them (records from before cgroups have no third field).
+    fn exit(&self) -> Option<(i32, i64, u64)> {
         let text = self.read_marker("exit")?;
         let mut parts = text.split_whitespace();
         let code = parts.next()?.parse().ok()?;
         let ended = parts.next()?.parse().ok()?;
-        Some((code, ended))
+        let oom_kills = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        Some((code, ended, oom_kills))
     }
 
     pub fn state(&self) -> RecordState {
         let started = self.started_ms();
-        if let Some((code, ended_ms)) = self.exit() {
+        if let Some((code, ended_ms, oom_kills)) = self.exit() {
             let started_ms = started.unwrap_or(ended_ms);
-            return RecordState::Ended { started_ms, ended_ms, end: self.classify(code, ended_ms - started_ms) };
+            return RecordState::Ended { started_ms, ended_ms, end: self.classify(code, ended_ms - started_ms, oom_kills) };
         }
         match (self.pgid(), started) {
             (Some(pgid), Some(started_ms)) if process_alive(pgid) => RecordState::Running { started_ms, pgid },
@@ -129,12 +136,18 @@ impl AttemptRecord {
         }
     }
 
-    fn classify(&self, code: i32, ran_ms: i64) -> EndSignal {
+    /// A cancel wins; then a RAM overrun (the kernel killed something of
+    /// the job for its cgroup's memory limit); a time limit only when the
+    /// limit was reached (a job may exit 124 by itself).
+    fn classify(&self, code: i32, ran_ms: i64, oom_kills: u64) -> EndSignal {
         if self.cancelled() {
             return EndSignal::Cancelled;
         }
+        if oom_kills > 0 {
+            return EndSignal::HostOomKilled;
+        }
         let at_limit = self.limit_ms().is_some_and(|limit| ran_ms >= limit - 500);
-        if code == TIMEOUT_EXIT || (code == KILLED_EXIT && at_limit) {
+        if at_limit && (code == TIMEOUT_EXIT || code == KILLED_EXIT) {
             EndSignal::TimeLimit
         } else {
             EndSignal::Exited(code)
@@ -257,6 +270,10 @@ mod tests {
             ("0 5000", false, "60", EndSignal::Exited(0)),
             ("3 5000", false, "60", EndSignal::Exited(3)),
             ("124 61000", false, "60", EndSignal::TimeLimit),
+            ("124 5000", false, "60", EndSignal::Exited(124)),
+            ("137 5000 1", false, "60", EndSignal::HostOomKilled),
+            ("0 5000 1", false, "60", EndSignal::HostOomKilled),
+            ("137 5000 1", true, "60", EndSignal::Cancelled),
             ("137 62000", false, "60", EndSignal::TimeLimit),
             ("137 5000", false, "60", EndSignal::Exited(137)),
             ("143 5000", true, "60", EndSignal::Cancelled),

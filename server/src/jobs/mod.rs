@@ -42,9 +42,31 @@ pub enum JobsError {
 /// Admits and stores a job; concurrent submits share one transaction
 /// (see [`submit_batch`]).
 pub async fn submit(state: &AppState, caller: &Caller, job: ValidSubmit) -> Result<JobView, JobsError> {
+    can_run_jobs_of(&state.settings, caller)?;
     let view = state.submits.submit(&state.db, &state.settings, caller, job).await?;
     state.wake_scheduler();
     Ok(view)
+}
+
+/// Policy §8: a job runs as its user's own uid or not at all. On Slurm
+/// that uid must be configured (the nodes know users from the site's
+/// directory); a local server that is not root cannot switch uids at all.
+fn can_run_jobs_of(settings: &crate::config::Settings, caller: &Caller) -> Result<(), JobsError> {
+    use crate::config::ExecutorKind;
+    match settings.executor.kind {
+        ExecutorKind::Slurm if caller.user.unix_uid.is_none() => Err(JobsError::Forbidden(format!(
+            "your account ({}) has no unix uid, and Slurm runs every job as its user's own uid: ask an admin to set yours",
+            caller.user.username
+        ))),
+        ExecutorKind::Local if !settings.executor.allow_unisolated && !nix::unistd::geteuid().is_root() => {
+            Err(JobsError::Forbidden(
+                "this server does not run as root, so it cannot run jobs isolated from it and from each other: \
+                 it runs none (an admin may set executor.allow_unisolated on a one-person machine)"
+                    .into(),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A job may run only in a READY workspace of its own lab.

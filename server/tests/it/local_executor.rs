@@ -65,8 +65,10 @@ echo 42 > "$JOB_OUTPUT_DIR/result.txt""#;
     assert!(log.starts_with("[jpu-share] attempt 1 of job"), "{log}");
     assert_eq!(read(&out.join("result.txt")).trim(), "42");
     if running_as_root() {
-        // the demo user has no unix uid: nobody, in a namespace with only loopback
-        assert!(log.contains("uid=65534"), "{log}");
+        // the demo user has no configured uid: one of its own from
+        // executor.uid_range, in a namespace with only loopback
+        let uid: u32 = log.split("uid=").nth(1).and_then(|r| r.lines().next()).and_then(|u| u.parse().ok()).expect("uid line");
+        assert!((3_000_000..=3_999_999).contains(&uid), "{log}");
         assert!(log.contains("ifaces=lo,\n"), "{log}");
     } else {
         assert!(log.contains("HAS network access"), "{log}");
@@ -146,7 +148,8 @@ async fn an_attempt_past_its_time_limit_is_stopped_and_reported_as_such() {
         time_limit: Duration::from_secs(1),
         cpus: 1,
         mem_gb: 1,
-        unix_uid: None,
+        unix_uid: Some(3_999_001),
+        uid_configured: false,
         output_dir,
         image: None,
     };
