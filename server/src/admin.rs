@@ -18,6 +18,9 @@ pub enum AdminError {
     Conflict(String),
     #[error("{field}: {message}")]
     Field { field: &'static str, message: String },
+    /// A limit on how many of something may exist or run (429).
+    #[error("{0}")]
+    Limit(String),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
     #[error("{0}")]

@@ -143,7 +143,19 @@ impl ConsoleBackend for AppState {
         let caller = self.caller(viewer).await?;
         let job = jobs::get(self, &caller, id).await.map_err(from_jobs)?;
         let mine = caller.user.role == Role::Admin || caller.user.username == job.user;
-        let files = if mine { output::list_files(&self.layout(), id).map_err(from_jobs)? } else { Vec::new() };
+        let files = if mine {
+            // a walk of the job's files: never on an async worker
+            let layout = self.layout();
+            tokio::task::spawn_blocking(move || output::list_files(&layout, id))
+                .await
+                .map_err(|e| {
+                    tracing::error!(error = %e, "listing a job's files");
+                    ConsoleError::Internal
+                })?
+                .map_err(from_jobs)?
+        } else {
+            Vec::new()
+        };
         Ok(JobDetail { can_cancel: mine && !job.state.is_terminal(), can_read_output: mine, job, files })
     }
 

@@ -45,6 +45,22 @@ pub async fn upsert_building(
     Ok(done.rows_affected() == 1)
 }
 
+/// What the workspace caps look at: `(the lab's workspaces other than
+/// `name`, the lab's building one if any, builds running on the server)`.
+pub async fn counts(conn: &mut SqliteConnection, lab_id: i64, name: &str) -> Result<(i64, Option<String>, i64), sqlx::Error> {
+    let r = sqlx::query!(
+        r#"SELECT (SELECT COUNT(*) FROM workspaces WHERE lab_id = ? AND name != ?) AS "others!: i64",
+                  (SELECT name FROM workspaces WHERE lab_id = ? AND status = 'BUILDING' LIMIT 1) AS "building?: String",
+                  (SELECT COUNT(*) FROM workspaces WHERE status = 'BUILDING') AS "running!: i64""#,
+        lab_id,
+        name,
+        lab_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok((r.others, r.building, r.running))
+}
+
 /// A lab's workspaces (every lab's when `lab` is None), by lab then name.
 pub async fn list(conn: &mut SqliteConnection, lab: Option<&str>) -> Result<Vec<WorkspaceRow>, sqlx::Error> {
     sqlx::query_as!(

@@ -42,25 +42,43 @@ pub fn missing_message(host: &str) -> String {
 }
 
 /// The batch script's last lines: run the job's script, inside its
-/// workspace image when it has one (the node must have Apptainer).
-pub fn batch_run_lines(req: &StartRequest, apptainer: &str, script: &str) -> String {
+/// workspace image when it has one (the node must have Apptainer). The
+/// script is in the batch script itself, on descriptor 3 (a here-document
+/// whose delimiter it does not contain): no file of it is left where the
+/// job's user, or anyone else, would need to reach it.
+pub fn batch_run_lines(req: &StartRequest, apptainer: &str) -> String {
+    let mut out = script_on_fd3(&req.command);
     let Some(image) = &req.image else {
-        return format!("exec bash {}\n", shell_quote(script));
+        out.push_str("exec bash /dev/fd/3\n");
+        return out;
     };
-    let mut out = format!(
+    out.push_str(&format!(
         "if ! command -v {} >/dev/null; then echo {}; exit 127; fi\n",
         shell_quote(apptainer),
         shell_quote(&missing_message("this Slurm node"))
-    );
+    ));
     for (key, value) in passed_env(&req.env).iter().filter(|(k, _)| k != "APPTAINERENV_CUDA_VISIBLE_DEVICES") {
         out.push_str(&format!("export {key}={}\n", shell_quote(value)));
     }
     out.push_str("export APPTAINERENV_CUDA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n");
     let prefix: Vec<String> = exec_prefix(apptainer, image, &req.output_dir).iter().map(|a| shell_quote(a)).collect();
-    // the script is opened here and read through the descriptor: the
-    // container sees only the output directory
-    out.push_str(&format!("exec 3<{}\nexec {} bash /dev/fd/3\n", shell_quote(script), prefix.join(" ")));
+    out.push_str(&format!("exec {} bash /dev/fd/3\n", prefix.join(" ")));
     out
+}
+
+/// `exec 3<<'DELIM'`, the script, `DELIM`: a quoted here-document, so
+/// nothing in the script is expanded by the batch shell.
+fn script_on_fd3(script: &str) -> String {
+    let mut n: u64 = script.len() as u64;
+    let delimiter = loop {
+        let candidate = format!("JPU_SCRIPT_END_{n:x}");
+        if !script.lines().any(|l| l == candidate) {
+            break candidate;
+        }
+        n += 1;
+    };
+    let newline = if script.ends_with('\n') { "" } else { "\n" };
+    format!("exec 3<<'{delimiter}'\n{script}{newline}{delimiter}\n")
 }
 
 #[cfg(test)]
@@ -107,17 +125,28 @@ mod tests {
     }
 
     #[test]
-    fn without_a_workspace_the_script_runs_on_the_node() {
-        assert_eq!(batch_run_lines(&request(None), "apptainer", "/a/script.sh"), "exec bash '/a/script.sh'\n");
+    fn without_a_workspace_the_script_runs_on_the_node_from_the_batch_itself() {
+        assert_eq!(
+            batch_run_lines(&request(None), "apptainer"),
+            "exec 3<<'JPU_SCRIPT_END_a'\nnvidia-smi\nJPU_SCRIPT_END_a\nexec bash /dev/fd/3\n"
+        );
+    }
+
+    #[test]
+    fn a_script_cannot_end_its_here_document_early() {
+        let script = "echo a\nJPU_SCRIPT_END_16\necho $(id)";
+        let lines = script_on_fd3(script);
+        assert!(lines.starts_with("exec 3<<'JPU_SCRIPT_END_17'\n"), "{lines}");
+        assert!(lines.ends_with("echo $(id)\nJPU_SCRIPT_END_17\n"), "{lines}");
     }
 
     #[test]
     fn with_a_workspace_the_script_runs_in_its_image_with_the_slurm_gpus() {
-        let lines = batch_run_lines(&request(Some("/w/ws.sif")), "apptainer", "/a/script.sh");
-        assert!(lines.starts_with("if ! command -v 'apptainer'"), "{lines}");
+        let lines = batch_run_lines(&request(Some("/w/ws.sif")), "apptainer");
+        assert!(lines.contains("\nif ! command -v 'apptainer'"), "{lines}");
         assert!(lines.contains("export APPTAINERENV_JOB_ID='7'\n"), "{lines}");
         assert!(lines.contains("export APPTAINERENV_CUDA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n"), "{lines}");
         assert!(!lines.contains("APPTAINERENV_CUDA_VISIBLE_DEVICES='0'"), "Slurm's binding wins: {lines}");
-        assert!(lines.ends_with("exec 3<'/a/script.sh'\nexec 'apptainer' 'exec' '--containall' '--nv' '--net' '--network' 'none' '--bind' '/out/7' '--pwd' '/out/7' '/w/ws.sif' bash /dev/fd/3\n"), "{lines}");
+        assert!(lines.ends_with("\nexec 'apptainer' 'exec' '--containall' '--nv' '--net' '--network' 'none' '--bind' '/out/7' '--pwd' '/out/7' '/w/ws.sif' bash /dev/fd/3\n"), "{lines}");
     }
 }

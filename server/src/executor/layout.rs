@@ -1,8 +1,9 @@
 //! Where a job's files live under `executor.output_root`, shared by the
 //! executors (which write them) and the API (which serves them):
 //!
-//! - `<root>/<job>/` — `JOB_OUTPUT_DIR`, the job's own files, and a copy
-//!   of each ended attempt's output (`jpu-attempt-<n>.log`);
+//! - `<root>/<job>/` — `JOB_OUTPUT_DIR`, the job's own files (each
+//!   attempt's output is offered beside them as `jpu-attempt-<n>.log`, a
+//!   range of the job's log: see `jobs::output`);
 //! - `<root>/.logs/<job>.log` — stdout+stderr of every attempt, appended,
 //!   each attempt opening with a `[jpu-share]` header line;
 //! - `<root>/.attempts/<job>-<attempt>/` — the executor's record of one
@@ -56,15 +57,6 @@ pub fn create_output_dir(dir: &Path, owner: Option<u32>) -> std::io::Result<()> 
         std::os::unix::fs::chown(dir, Some(uid), Some(uid))?;
     }
     Ok(())
-}
-
-/// Copies an ended attempt's output into its job's output directory
-/// (`jpu-attempt-<n>.log`); a failure is logged, never fatal: the job log
-/// keeps everything anyway.
-pub fn keep_attempt_output(layout: &Layout, job: JobId, attempt: u32, log_offset: u64) {
-    if let Err(e) = super::record::copy_attempt_output(&layout.log(job), log_offset, &layout.output_dir(job), attempt) {
-        tracing::warn!(job, attempt, error = %e, "cannot copy the attempt's output into its output directory");
-    }
 }
 
 #[cfg(test)]

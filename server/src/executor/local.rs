@@ -250,9 +250,6 @@ impl LocalExecutor {
             RecordState::Lost { .. } | RecordState::NotStarted => (EndSignal::Lost, None),
         };
         let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
-        if end != EndSignal::Lost {
-            super::layout::keep_attempt_output(&self.shared.layout, key.0, key.1, record.log_offset());
-        }
         let cgroup = self.shared.containment.existing(&self.cgroup_name(key.0, key.1));
         if !cgroup.dirs.is_empty() {
             // waits for dying processes: not on an async worker

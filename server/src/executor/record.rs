@@ -182,55 +182,9 @@ pub fn read_log_tail(log: &Path, from: u64) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Copies an attempt's output (the job log from `from` on) into the job's
-/// output directory as `jpu-attempt-<n>.log`, owned like the directory, so
-/// users download each attempt's output beside their files. The directory
-/// belongs to the job, so nothing there is followed or overwritten in
-/// place: an existing entry of that name is unlinked (a symlink goes, not
-/// its target) and the copy is created afresh.
-pub fn copy_attempt_output(log: &Path, from: u64, output_dir: &Path, attempt: u32) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let target = output_dir.join(format!("jpu-attempt-{attempt}.log"));
-    let owner = fs::symlink_metadata(output_dir)?;
-    let mut source = fs::File::open(log)?;
-    source.seek(SeekFrom::Start(from))?;
-    match fs::remove_file(&target) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let mut copy = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&target)?;
-    std::io::copy(&mut source, &mut copy)?;
-    if nix::unistd::geteuid().is_root() {
-        std::os::unix::fs::fchown(&copy, Some(owner.uid()), Some(owner.gid()))?;
-    }
-    Ok(target)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_attempts_output_is_copied_beside_the_jobs_files_without_following_links() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("7.log");
-        fs::write(&log, "[jpu-share] attempt 1\nfirst\n[jpu-share] attempt 2\nsecond\n").unwrap();
-        let out = dir.path().join("out");
-        fs::create_dir(&out).unwrap();
-        let secret = dir.path().join("secret");
-        fs::write(&secret, "keep").unwrap();
-        std::os::unix::fs::symlink(&secret, out.join("jpu-attempt-2.log")).unwrap();
-        let from = "[jpu-share] attempt 1\nfirst\n".len() as u64;
-        let copy = copy_attempt_output(&log, from, &out, 2).unwrap();
-        assert_eq!(fs::read_to_string(copy).unwrap(), "[jpu-share] attempt 2\nsecond\n");
-        assert_eq!(fs::read_to_string(&secret).unwrap(), "keep", "the link's target is untouched");
-        assert!(!fs::symlink_metadata(out.join("jpu-attempt-2.log")).unwrap().file_type().is_symlink());
-    }
 
     fn record() -> (tempfile::TempDir, AttemptRecord) {
         let dir = tempfile::tempdir().unwrap();

@@ -148,6 +148,7 @@ impl From<crate::admin::AdminError> for ApiError {
         match e {
             AdminError::NotFound(m) => ApiError::NotFound(m),
             AdminError::Conflict(m) => ApiError::Conflict(m),
+            AdminError::Limit(m) => ApiError::QueueLimit(m),
             AdminError::Field { .. } => ApiError::Validation(e.to_string()),
             AdminError::Db(e) => e.into(),
             AdminError::Internal(m) => ApiError::Internal(m),

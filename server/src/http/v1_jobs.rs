@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -253,12 +254,13 @@ async fn job_file(
 ) -> Result<Response, ApiError> {
     readable_job(&state, &caller, id).await?;
     let layout = layout(&state);
-    let (file, real) = tokio::task::spawn_blocking(move || output::open_file(&layout, id, &path))
+    let download = tokio::task::spawn_blocking(move || output::open_file(&layout, id, &path))
         .await
         .map_err(|e| ApiError::Internal(format!("opening file: {e}")))??;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let name = real.file_name().map(|n| n.to_string_lossy().replace('"', "")).unwrap_or_default();
-    let body = Body::from_stream(tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(file)));
+    let (len, name) = (download.len, download.name.replace('"', ""));
+    let mut file = tokio::fs::File::from_std(download.file);
+    file.seek(std::io::SeekFrom::Start(download.start)).await.map_err(|e| ApiError::Internal(format!("reading file: {e}")))?;
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file.take(len)));
     Ok((
         [
             (header::CONTENT_TYPE, "application/octet-stream".to_string()),

@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::io::AsRawFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use app::model::{JobView, Role};
 use app::views::{FileEntry, LogChunk};
@@ -70,7 +70,7 @@ fn beyond(offset: u64, len: u64) -> JobsError {
 }
 
 /// Regular files under the job's output directory (symlinks are not
-/// followed), sorted by path.
+/// followed) and each attempt's output, sorted by path.
 pub fn list_files(layout: &Layout, job: i64) -> Result<Vec<FileEntry>, JobsError> {
     let root = layout.output_dir(job);
     let mut out = Vec::new();
@@ -100,14 +100,56 @@ pub fn list_files(layout: &Layout, job: i64) -> Result<Vec<FileEntry>, JobsError
             }
         }
     }
+    let log_modified = std::fs::metadata(layout.log(job)).ok().and_then(|m| m.modified().ok());
+    for (n, start, end) in attempt_ranges(layout, job) {
+        let modified = log_modified.and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_millis() as i64);
+        out.retain(|f| f.path != attempt_log_name(n));
+        out.push(FileEntry { path: attempt_log_name(n), size: end - start, modified: rfc3339(modified) });
+    }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
 
-/// Opens `relative` inside the job's output directory. The check is made
-/// on the opened file itself, so a symlink swapped in afterwards cannot
-/// lead it out.
-pub fn open_file(layout: &Layout, job: i64, relative: &str) -> Result<(File, PathBuf), JobsError> {
+/// A file to send: `len` bytes of `file` from `start`.
+#[derive(Debug)]
+pub struct Download {
+    pub file: File,
+    pub name: String,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// The name under which attempt `n`'s output is offered.
+fn attempt_log_name(n: u32) -> String {
+    format!("jpu-attempt-{n}.log")
+}
+
+/// Each attempt's output, `(attempt, start, end)` in the job's log: the
+/// executors record where each attempt began, so an attempt's output is
+/// served from the log itself, never copied (a copy doubled the disk a
+/// large log takes, and a 1.5 GB one stalled the server for 1.7 s).
+fn attempt_ranges(layout: &Layout, job: i64) -> Vec<(u32, u64, u64)> {
+    let log_len = std::fs::metadata(layout.log(job)).map(|m| m.len()).unwrap_or(0);
+    let starts: Vec<u64> = (1..)
+        .map(|n| crate::executor::record::AttemptRecord::new(layout.attempt_dir(job, n)))
+        .take_while(|r| r.dir().is_dir())
+        .map(|r| r.log_offset().min(log_len))
+        .collect();
+    (0..starts.len())
+        .map(|i| {
+            let end = starts.get(i + 1).copied().unwrap_or(log_len).max(starts[i]);
+            (i as u32 + 1, starts[i], end)
+        })
+        .collect()
+}
+
+/// Opens `relative` inside the job's output directory, or an attempt's
+/// output (`jpu-attempt-<n>.log`). The checks are made on the opened file
+/// itself, so a symlink swapped in afterwards cannot lead it out, and it
+/// is opened without blocking: a FIFO the job left there would otherwise
+/// hold a server thread until someone writes to it.
+pub fn open_file(layout: &Layout, job: i64, relative: &str) -> Result<Download, JobsError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let clean = Path::new(relative);
     let refused = |message: &str| -> JobsError { FieldError { field: "path", message: message.to_string() }.into() };
     if relative.is_empty() || clean.is_absolute() {
@@ -116,17 +158,27 @@ pub fn open_file(layout: &Layout, job: i64, relative: &str) -> Result<(File, Pat
     if clean.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
         return Err(refused("must not contain `..`"));
     }
+    if let Some((_, start, end)) = attempt_ranges(layout, job).into_iter().find(|(n, ..)| attempt_log_name(*n) == relative) {
+        let file = File::open(layout.log(job)).map_err(JobsError::Io)?;
+        return Ok(Download { file, name: relative.to_string(), start, len: end - start });
+    }
     let root = layout.output_dir(job);
     let root = root.canonicalize().map_err(|_| JobsError::FileNotFound)?;
-    let file = File::open(root.join(clean)).map_err(|_| JobsError::FileNotFound)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(root.join(clean))
+        .map_err(|_| JobsError::FileNotFound)?;
+    let meta = file.metadata().map_err(JobsError::Io)?;
+    if !meta.is_file() {
+        return Err(JobsError::FileNotFound);
+    }
     let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(JobsError::Io)?;
     if !real.starts_with(&root) {
         return Err(JobsError::Forbidden("that file links outside the job's output directory".into()));
     }
-    if !file.metadata().map_err(JobsError::Io)?.is_file() {
-        return Err(JobsError::FileNotFound);
-    }
-    Ok((file, real))
+    let name = real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(Download { file, name, start: 0, len: meta.len() })
 }
 
 #[cfg(test)]
@@ -154,6 +206,39 @@ mod tests {
         assert!(matches!(open_file(&layout, 1, "escape"), Err(JobsError::Forbidden(_))));
         assert!(matches!(open_file(&layout, 1, "missing"), Err(JobsError::FileNotFound)));
         assert!(matches!(open_file(&layout, 1, "sub"), Err(JobsError::FileNotFound)));
+    }
+
+    #[test]
+    fn a_fifo_is_refused_at_once_not_waited_on() {
+        let (_dir, layout) = layout_with_job();
+        assert!(std::process::Command::new("mkfifo").arg(layout.output_dir(1).join("pipe")).status().unwrap().success());
+        assert!(matches!(open_file(&layout, 1, "pipe"), Err(JobsError::FileNotFound)));
+    }
+
+    #[test]
+    fn each_attempts_output_is_a_range_of_the_log() {
+        let (_dir, layout) = layout_with_job();
+        let first = "[jpu-share] attempt 1\nfirst\n";
+        std::fs::create_dir_all(layout.log(1).parent().unwrap()).unwrap();
+        std::fs::write(layout.log(1), format!("{first}[jpu-share] attempt 2\nsecond\n")).unwrap();
+        for (n, offset) in [(1, 0), (2, first.len())] {
+            let record = crate::executor::record::AttemptRecord::new(layout.attempt_dir(1, n));
+            std::fs::create_dir_all(record.dir()).unwrap();
+            record.write("log_offset", &offset.to_string()).unwrap();
+        }
+        let read = |name: &str| {
+            let d = open_file(&layout, 1, name).unwrap();
+            let mut text = String::new();
+            let mut file = d.file;
+            file.seek(SeekFrom::Start(d.start)).unwrap();
+            file.take(d.len).read_to_string(&mut text).unwrap();
+            text
+        };
+        assert_eq!(read("jpu-attempt-1.log"), first);
+        assert_eq!(read("jpu-attempt-2.log"), "[jpu-share] attempt 2\nsecond\n");
+        let listed: Vec<String> = list_files(&layout, 1).unwrap().into_iter().map(|f| f.path).collect();
+        assert_eq!(listed, ["jpu-attempt-1.log", "jpu-attempt-2.log", "sub/a.txt"]);
+        assert!(matches!(open_file(&layout, 1, "jpu-attempt-3.log"), Err(JobsError::FileNotFound)));
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub async fn create(state: &AppState, caller: &Caller, body: NewWorkspaceBody) -
     let packages_json = serde_json::to_string(&packages).unwrap_or_else(|_| "[]".into());
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
+    check_caps(&state.settings.workspaces, &mut tx, caller, &body.name).await?;
     let fresh = db::workspaces::upsert_building(&mut tx, caller.user.lab_id, &body.name, &base_image, &packages_json, now).await?;
     if !fresh {
         return Err(AdminError::Conflict(format!("workspace `{}` already exists in lab {}", body.name, caller.user.lab)));
@@ -118,6 +119,36 @@ pub async fn create(state: &AppState, caller: &Caller, body: NewWorkspaceBody) -
     tx.commit().await?;
     build::spawn(state.clone(), build::BuildJob { lab: row.lab.clone(), name: row.name.clone(), base_image, packages });
     Ok(view(row, None))
+}
+
+/// Each build runs `apptainer build` as root, with network: a lab has at
+/// most `workspaces.max_per_lab` workspaces and one build at a time, and
+/// the server at most `workspaces.max_concurrent_builds` (checked in the
+/// transaction that records the new build, so concurrent creates cannot
+/// slip past together).
+async fn check_caps(
+    caps: &crate::config::WorkspaceSettings,
+    conn: &mut sqlx::SqliteConnection,
+    caller: &Caller,
+    name: &str,
+) -> Result<(), AdminError> {
+    let (others, building, running) = db::workspaces::counts(conn, caller.user.lab_id, name).await?;
+    let lab = &caller.user.lab;
+    if others >= i64::from(caps.max_per_lab) {
+        return Err(AdminError::Limit(format!(
+            "lab {lab} already has {others} workspaces, the most a lab may have ({}): remove one or rebuild a FAILED one",
+            caps.max_per_lab
+        )));
+    }
+    if let Some(other) = building.filter(|b| b != name) {
+        return Err(AdminError::Limit(format!("lab {lab} is already building workspace `{other}` (one build per lab at a time): try again when it is done")));
+    }
+    if running >= i64::from(caps.max_concurrent_builds) {
+        return Err(AdminError::Limit(format!(
+            "{running} workspace builds are running on this server, the most at once: try again in a few minutes"
+        )));
+    }
+    Ok(())
 }
 
 /// The caller's lab's workspaces (admins: every lab's).

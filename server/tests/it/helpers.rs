@@ -78,7 +78,26 @@ impl TestApp {
         settings.scheduler.cycle_ms = 200;
         settings.executor.kind = jpu_share::config::ExecutorKind::Slurm;
         change(&mut settings);
-        Some(Self::spawn_inner(dir, settings, Exec::Configured).await)
+        let app = Self::spawn_inner(dir, settings, Exec::Configured).await;
+        app.give_slurm_uids().await;
+        Some(app)
+    }
+
+    /// Slurm runs jobs only as their user's configured uid: demo and admin
+    /// become the host accounts `.ci/slurm-cluster` makes (3901, 3902).
+    pub async fn give_slurm_uids(&self) {
+        let admin = self.admin_token().await;
+        for (user, uid) in [("demo", 3901), ("admin", 3902)] {
+            let resp = self
+                .client
+                .patch(self.url(&format!("/v1/admin/users/{user}")))
+                .bearer_auth(&admin)
+                .json(&json!({"unix_uid": uid}))
+                .send()
+                .await
+                .expect("request");
+            assert_eq!(resp.status(), StatusCode::OK, "set {user}'s uid");
+        }
     }
 
     /// A server with the real local executor (real processes), a 200 ms
@@ -252,6 +271,19 @@ impl TestApp {
 
     pub async fn wait_state(&self, token: &str, id: i64, state: &str) -> Value {
         self.wait_job(token, id, state, |j| j["state"] == state).await
+    }
+
+    /// Polls `cond` until it holds (30 s at most).
+    pub async fn wait_until<F, Fut>(&self, what: &str, mut cond: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !cond().await {
+            assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     /// Runs SQL on the test database (for states no endpoint sets yet).

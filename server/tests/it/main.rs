@@ -9,6 +9,7 @@ mod backfill;
 mod cli;
 mod console;
 mod helpers;
+mod isolation;
 mod local_executor;
 mod openapi;
 mod ops;

@@ -70,10 +70,15 @@ if [ "$JPU_TIER" = rtx3080ti ]; then echo "torch.OutOfMemoryError: CUDA out of m
     assert_eq!(tiers, ["rtx3080ti", "rtx4090"]);
     let log = read(&app.log_path(id));
     assert!(log.contains("attempt 2 on rtx4090"), "{log}");
-    // each attempt's output is a file of its own in the job's output directory
-    let first = read(&app.output_dir(id).join("jpu-attempt-1.log"));
+    // each attempt's output is offered beside the job's files
+    let file = |n: u32| {
+        let path = format!("/v1/jobs/{id}/files/jpu-attempt-{n}.log");
+        let (app, token) = (&app, &token);
+        async move { app.get(Some(token), &path).await }
+    };
+    let first = file(1).await.text().await.unwrap();
     assert!(first.contains("attempt 1 on rtx3080ti") && first.contains("CUDA out of memory") && !first.contains("attempt 2 on"), "{first}");
-    assert!(read(&app.output_dir(id).join("jpu-attempt-2.log")).contains("attempt 2 on rtx4090"));
+    assert!(file(2).await.text().await.unwrap().contains("attempt 2 on rtx4090"));
     std::fs::write(app.output_dir(holds[1]).join("release"), "").unwrap();
     app.wait_state(&admin, holds[1], "COMPLETED").await;
 }
@@ -112,6 +117,7 @@ async fn kill_9_during_and_after_a_slurm_dispatch_submits_nothing_twice() {
     let slurm = [("JPU__EXECUTOR__KIND", "slurm")];
     let server = ServerProcess::start(dir.path(), &[slurm[0], ("JPU_FAILPOINT", "before-confirm")]).await;
     let app = TestApp::attach(server.base.clone(), dir);
+    app.give_slurm_uids().await;
     let token = app.demo_token().await;
     let id = app.submit_ok(&token, job("across-crashes", 1, HOLD)).await["id"].as_i64().unwrap();
     server.wait_exit().await;
@@ -196,6 +202,7 @@ async fn an_unreachable_slurm_is_reported_and_jobs_stay_queued() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::start(dir.path(), &[("JPU__EXECUTOR__KIND", "slurm"), ("PATH", "/nonexistent")]).await;
     let app = TestApp::attach(server.base.clone(), dir);
+    app.give_slurm_uids().await;
     let token = app.demo_token().await;
     let id = app.submit_ok(&token, job("patient", 1, "true")).await["id"].as_i64().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

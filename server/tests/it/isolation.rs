@@ -1,0 +1,415 @@
+//! Policy §8 against a researcher with bad intent: the real server (root in
+//! CI) and its local executor, each attack as a job would make it. Each
+//! test has a uid range of its own, so the processes a test counts by uid
+//! are its own job's.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use jpu_share::executor::local::LocalExecutor;
+use jpu_share::executor::{Executor, StartRequest};
+use jpu_share::scheduler::oom::EndSignal;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, TestApp};
+
+fn job(name: &str, command: &str) -> Value {
+    json!({"name": name, "command": command, "num_gpus": 1})
+}
+
+fn as_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+async fn local(first_uid: u32, change: impl FnOnce(&mut jpu_share::config::Settings)) -> TestApp {
+    TestApp::spawn_local_with(|s| {
+        s.executor.uid_range = format!("{first_uid}-{}", first_uid + 99);
+        change(s);
+    })
+    .await
+}
+
+async fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The uid a job ran as, from its log's header.
+fn job_uid(log: &str) -> u32 {
+    log.split("as uid ").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()).and_then(|u| u.parse().ok()).expect("uid in the header")
+}
+
+/// Live processes owned by `uid`, with their command lines.
+fn processes_of(uid: u32) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(meta) = std::fs::metadata(entry.path()) else { continue };
+        let status = read(&entry.path().join("status"));
+        if meta.uid() != uid || status.contains("State:\tZ") {
+            continue;
+        }
+        out.push((pid, read(&entry.path().join("cmdline")).replace('\0', " ")));
+    }
+    out
+}
+
+/// Processes anywhere on the host whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().parse::<i32>().is_err() {
+            continue;
+        }
+        let cmd = read(&entry.path().join("cmdline")).replace('\0', " ");
+        if cmd.contains(marker) && !read(&entry.path().join("status")).contains("State:\tZ") {
+            out.push(cmd);
+        }
+    }
+    out
+}
+
+/// A directory every uid may append to: where hijack attempts leave the
+/// uid they ran as.
+fn probe_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    dir
+}
+
+fn uids_recorded(file: &Path) -> Vec<String> {
+    read(file).lines().map(str::to_string).collect()
+}
+
+#[tokio::test]
+async fn env_that_steers_shells_loaders_and_path_lookups_reaches_only_the_job() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_000, |_| {}).await;
+    let token = app.demo_token().await;
+    let probe = probe_dir();
+    let p = probe.path().display().to_string();
+
+    // BASH_ENV is expanded by every bash that starts with it
+    let bash_env = json!({"name": "bash-env", "command": "echo ran", "num_gpus": 1,
+        "env": {"BASH_ENV": format!("$(id -u >> {p}/bash_env)")}});
+    let a = app.submit_ok(&token, bash_env).await["id"].as_i64().unwrap();
+
+    // LD_PRELOAD: a library whose constructor records the uid it runs as
+    let source = probe.path().join("hook.c");
+    std::fs::write(&source, format!(
+        "#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void hook(void) {{ FILE *f = fopen(\"{p}/ld_preload\", \"a\"); if (f) {{ fprintf(f, \"%d\\n\", getuid()); fclose(f); }} }}\n"
+    )).unwrap();
+    let lib = probe.path().join("hook.so");
+    let built = std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&source).status().unwrap();
+    assert!(built.success(), "cc builds the hook");
+    std::fs::set_permissions(&lib, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let preload = json!({"name": "ld-preload", "command": "echo ran", "num_gpus": 1, "env": {"LD_PRELOAD": lib.display().to_string()}});
+    let b = app.submit_ok(&token, preload).await["id"].as_i64().unwrap();
+
+    // PATH: one job plants the programs the wrapper runs, a second puts
+    // them first on its PATH
+    let plant = format!(
+        r#"for tool in timeout unshare setpriv env bash sleep; do printf '#!/bin/sh\nid -u >> {p}/path\nexec /usr/bin/%s "$@"\n' "$tool" > "$JOB_OUTPUT_DIR/$tool"; chmod 755 "$JOB_OUTPUT_DIR/$tool"; done; echo planted"#
+    );
+    let c = app.submit_ok(&token, job("plant", &plant)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, c, "COMPLETED").await;
+    let hijack = json!({"name": "path", "command": "sleep 0.1; echo ran", "num_gpus": 1,
+        "env": {"PATH": format!("{}:/usr/bin:/bin", app.output_dir(c).display())}});
+    let d = app.submit_ok(&token, hijack).await["id"].as_i64().unwrap();
+
+    for id in [a, b, d] {
+        let done = app.wait_state(&token, id, "COMPLETED").await;
+        assert_eq!(done["exit_code"], 0, "{done}");
+    }
+    let uid = job_uid(&read(&app.log_path(a))).to_string();
+    for file in ["bash_env", "ld_preload", "path"] {
+        let uids = uids_recorded(&probe.path().join(file));
+        // the job's own processes ran it (so the probe works) ...
+        assert!(uids.contains(&uid), "{file}: the job itself never ran it: {uids:?}");
+        // ... and nothing with the server's privileges did
+        assert!(uids.iter().all(|u| *u == uid), "{file}: ran as {uids:?}, the job is {uid}");
+    }
+
+    // exported bash functions cannot even be named
+    let body = json!({"name": "func", "command": "true", "num_gpus": 1, "env": {"BASH_FUNC_timeout%%": "() { id; }"}});
+    let message = assert_error(app.submit(&token, body).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    assert!(message.contains("BASH_FUNC_timeout%%"), "{message}");
+}
+
+#[tokio::test]
+async fn users_without_a_uid_each_get_their_own_and_cannot_touch_each_others_jobs() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_100, |_| {}).await;
+    let admin = app.admin_token().await;
+    let alice = app.researcher(&admin, "alice", "lab-a").await;
+    let mallory = app.researcher(&admin, "mallory", "lab-b").await;
+    let victim = "echo secret-weights > \"$JOB_OUTPUT_DIR/model.pt\"; echo holding; until [ -e \"$JOB_OUTPUT_DIR/release\" ]; do sleep 0.05; done";
+    let a = app.submit_ok(&alice, job("victim", victim)).await["id"].as_i64().unwrap();
+    app.wait_state(&alice, a, "RUNNING").await;
+    wait_for("the victim's output", 30, || read(&app.log_path(a)).contains("holding")).await;
+    let alice_uid = job_uid(&read(&app.log_path(a)));
+    let target = processes_of(alice_uid).first().map(|p| p.0).expect("alice's job has processes");
+
+    let out = app.output_dir(a).display().to_string();
+    let attack = format!(
+        r#"kill -9 {target} 2>/dev/null && echo killed
+cat "{out}/model.pt" 2>/dev/null && echo read-it
+echo pwned 2>/dev/null > "{out}/model.pt" && echo wrote-it
+ls "{out}" 2>/dev/null && echo listed-it
+echo "visible=$(ls /proc | grep -c '^[0-9]')"
+echo done"#
+    );
+    let m = app.submit_ok(&mallory, job("attack", &attack)).await["id"].as_i64().unwrap();
+    app.wait_state(&mallory, m, "COMPLETED").await;
+    let log = read(&app.log_path(m));
+    assert_ne!(job_uid(&log), alice_uid, "two users share a uid:\n{log}");
+    for what in ["killed", "read-it", "wrote-it", "listed-it"] {
+        assert!(!log.contains(&format!("\n{what}\n")), "mallory's job {what}:\n{log}");
+    }
+    // its own namespace: a handful of its own processes, none of alice's
+    let visible: usize = log.split("visible=").nth(1).and_then(|r| r.lines().next()).and_then(|n| n.parse().ok()).expect("count");
+    assert!(visible < 10, "mallory sees {visible} processes");
+    let job: Value = app.job(&alice, a).await.json().await.unwrap();
+    assert_eq!(job["state"], "RUNNING", "{job}");
+    assert_eq!(read(&app.output_dir(a).join("model.pt")).trim(), "secret-weights");
+    std::fs::write(app.output_dir(a).join("release"), "").unwrap();
+    app.wait_state(&alice, a, "COMPLETED").await;
+}
+
+#[tokio::test]
+async fn a_job_cannot_read_the_database_or_list_the_data_directory() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_200, |_| {}).await;
+    let token = app.demo_token().await;
+    let db = app.db_path();
+    let dir = db.parent().unwrap().to_path_buf();
+    let script = format!(
+        "head -c 16 '{}' >/dev/null 2>&1 && echo read-db\nls '{}' >/dev/null 2>&1 && echo listed\necho done",
+        db.display(),
+        dir.display()
+    );
+    let id = app.submit_ok(&token, job("steal", &script)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let log = read(&app.log_path(id));
+    assert!(log.contains("\ndone\n") && !log.contains("read-db") && !log.contains("listed"), "{log}");
+    assert_eq!(std::fs::metadata(&db).unwrap().permissions().mode() & 0o777, 0o600);
+    // jobs reach their output directory inside it by path, nothing more
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o711);
+}
+
+/// Children that leave the job's process group or session.
+fn escapes(marker: u32) -> String {
+    format!(
+        "setsid sleep {marker}1 & nohup sleep {marker}2 >/dev/null 2>&1 & (sleep {marker}3 &)\n(setsid bash -c 'trap \"\" TERM HUP; sleep {marker}4' &)\necho ready"
+    )
+}
+
+async fn no_process_left(marker: u32) {
+    let marker = format!("sleep {marker}");
+    wait_for("the escaped processes to end", 10, || processes_with(&marker).is_empty()).await;
+}
+
+#[tokio::test]
+async fn setsid_nohup_and_double_forks_end_with_the_job_on_cancel_and_at_its_end() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_300, |_| {}).await;
+    let token = app.demo_token().await;
+    let a = app.submit_ok(&token, job("escape-cancel", &format!("{}\nsleep 300", escapes(7101)))).await["id"].as_i64().unwrap();
+    let b = app.submit_ok(&token, job("escape-end", &format!("{}\nsleep 0.5", escapes(7102)))).await["id"].as_i64().unwrap();
+    app.wait_state(&token, a, "RUNNING").await;
+    wait_for("the escapes", 30, || processes_with("sleep 71014").len() == 1).await;
+    assert_eq!(app.cancel(&token, a).await.status(), 202);
+    app.wait_state(&token, a, "CANCELLED").await;
+    no_process_left(7101).await;
+    app.wait_state(&token, b, "COMPLETED").await;
+    no_process_left(7102).await;
+}
+
+#[tokio::test]
+async fn escapes_end_with_the_job_at_its_time_limit() {
+    if !as_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let wake = std::sync::Arc::new(tokio::sync::Notify::new());
+    let executor = LocalExecutor::new(dir.path(), Duration::from_secs(1), "apptainer", wake.clone());
+    let output_dir = executor.layout().output_dir(1);
+    let request = StartRequest {
+        job: 1,
+        attempt: 1,
+        node: "node-4090".into(),
+        tier: "rtx4090".into(),
+        partition: "rtx4090".into(),
+        gpus: vec![0],
+        command: format!("{}\nsleep 300", escapes(7103)),
+        env: vec![("JOB_OUTPUT_DIR".into(), output_dir.display().to_string())],
+        time_limit: Duration::from_secs(2),
+        cpus: 1,
+        mem_gb: 1,
+        unix_uid: Some(3_100_401),
+        uid_configured: false,
+        output_dir,
+        image: None,
+    };
+    executor.start(request).await.unwrap();
+    let finished = loop {
+        let finished = executor.take_finished().await.unwrap();
+        if !finished.is_empty() {
+            break finished;
+        }
+        wake.notified().await;
+    };
+    assert_eq!(finished[0].end, EndSignal::TimeLimit);
+    no_process_left(7103).await;
+}
+
+#[tokio::test]
+async fn a_job_over_its_ram_ends_host_oom() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_500, |_| {}).await;
+    let admin = app.admin_token().await;
+    let resp = app.client.patch(app.url("/v1/admin/tiers/rtx4090")).bearer_auth(&admin).json(&json!({"mem_gb_per_gpu": 1})).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let resp = app.client.patch(app.url("/v1/admin/tiers/rtx3080ti")).bearer_auth(&admin).json(&json!({"mem_gb_per_gpu": 1})).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let token = app.demo_token().await;
+    let hog = "echo start; python3 -c 'b = bytearray(3 << 30); print(len(b))'; echo after";
+    let id = app.submit_ok(&token, job("hog", hog)).await["id"].as_i64().unwrap();
+    let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
+    assert_eq!(done["state"], "FAILED", "{done}");
+    assert_eq!(done["end_reason"], "HOST_OOM", "{done}");
+    let log = read(&app.log_path(id));
+    assert!(log.contains("1 GiB RAM") && !log.contains("3221225472"), "{log}");
+}
+
+#[tokio::test]
+async fn a_fork_bomb_is_held_by_the_process_limit_and_ends_with_the_job() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_600, |s| s.executor.pids_per_gpu = 40).await;
+    let token = app.demo_token().await;
+    let bomb = "echo ready\nbomb() { bomb | bomb & }\nbomb\nsleep 300";
+    let id = app.submit_ok(&token, job("bomb", bomb)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "RUNNING").await;
+    wait_for("the bomb", 30, || read(&app.log_path(id)).contains("ready")).await;
+    let uid = job_uid(&read(&app.log_path(id)));
+    // it grows to its limit and no further (40 + the wrapper's 8)
+    let mut most = 0;
+    let watch = Instant::now();
+    while watch.elapsed() < Duration::from_secs(3) {
+        most = most.max(processes_of(uid).len());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!((20..=48).contains(&most), "{most} processes");
+    let asked = Instant::now();
+    assert_eq!(app.healthz().await.status(), 200);
+    assert!(asked.elapsed() < Duration::from_secs(1), "healthz took {:?}", asked.elapsed());
+    assert_eq!(app.cancel(&token, id).await.status(), 202);
+    app.wait_state(&token, id, "CANCELLED").await;
+    wait_for("the bomb's processes to end", 10, || processes_of(uid).is_empty()).await;
+}
+
+#[tokio::test]
+async fn a_fifo_in_the_output_directory_is_refused_at_once() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_700, |_| {}).await;
+    let token = app.demo_token().await;
+    let id = app.submit_ok(&token, job("fifo", "mkfifo \"$JOB_OUTPUT_DIR/pipe\"")).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let asked = Instant::now();
+    let requests = (0..50).map(|_| {
+        app.client.get(app.url(&format!("/v1/jobs/{id}/files/pipe"))).bearer_auth(&token).timeout(Duration::from_secs(5)).send()
+    });
+    for resp in futures_util::future::join_all(requests).await {
+        assert_eq!(resp.expect("answered, not hung").status(), StatusCode::NOT_FOUND);
+    }
+    assert!(asked.elapsed() < Duration::from_secs(3), "{:?}", asked.elapsed());
+    assert_eq!(app.healthz().await.status(), 200);
+}
+
+#[tokio::test]
+async fn workspace_creates_are_capped_per_lab_and_builds_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = crate::helpers::test_settings(dir.path());
+    settings.workspaces.max_per_lab = 2;
+    settings.workspaces.max_concurrent_builds = 1;
+    // a build that takes its time: the stand-in "builds" for 2 s, then fails
+    settings.executor.apptainer = slow_apptainer().display().to_string();
+    let app = TestApp::spawn_with(dir, settings).await;
+    let token = app.demo_token().await;
+    let create = |name: String, token: String| {
+        app.client.post(app.url("/v1/workspaces")).bearer_auth(token).json(&json!({"name": name, "base_image": "python:3.11-slim"})).send()
+    };
+    // 300 at once: one build starts, the rest are told why not
+    let burst = (0..300).map(|i| create(format!("ws-{i}"), token.clone()));
+    let mut created = Vec::new();
+    for (i, resp) in futures_util::future::join_all(burst).await.into_iter().enumerate() {
+        let resp = resp.unwrap();
+        match resp.status() {
+            StatusCode::CREATED => created.push(format!("ws-{i}")),
+            StatusCode::TOO_MANY_REQUESTS => {
+                let body: Value = resp.json().await.unwrap();
+                assert_eq!(body["error"]["code"], "QUEUE_LIMIT", "{body}");
+                assert!(body["error"]["message"].as_str().unwrap().contains("one build per lab"), "{body}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    assert_eq!(created.len(), 1, "one build per lab at a time");
+    // the server's cap: another lab waits for the running build
+    let admin = app.admin_token().await;
+    let other = app.researcher(&admin, "olga", "lab-o").await;
+    let message = assert_error(create("o-1".into(), other.clone()).await.unwrap(), StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT").await;
+    assert!(message.contains("builds are running on this server"), "{message}");
+    let failed = |name: String| {
+        let (app, token) = (&app, token.clone());
+        async move {
+            app.wait_until(&format!("{name} FAILED"), || async {
+                let ws: Value = app.get(Some(&token), &format!("/v1/workspaces/{name}")).await.json().await.unwrap();
+                ws["status"] == "FAILED"
+            })
+            .await
+        }
+    };
+    failed(created[0].clone()).await;
+    // the lab's cap, at its edge: a second workspace, not a third
+    assert_eq!(create("second".into(), token.clone()).await.unwrap().status(), StatusCode::CREATED);
+    failed("second".into()).await;
+    let message = assert_error(create("third".into(), token.clone()).await.unwrap(), StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT").await;
+    assert!(message.contains("already has 2 workspaces"), "{message}");
+    // rebuilding a FAILED one is not a new one
+    assert_eq!(create("second".into(), token.clone()).await.unwrap().status(), StatusCode::CREATED);
+}
+
+/// A stand-in Apptainer (the real one cannot run here) whose build takes
+/// two seconds.
+fn slow_apptainer() -> PathBuf {
+    let dir = tempfile::tempdir().unwrap().keep();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = dir.join("apptainer");
+    std::fs::write(&tool, "#!/bin/sh\nsleep 2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    tool
+}
