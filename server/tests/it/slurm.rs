@@ -220,3 +220,41 @@ async fn an_unreachable_slurm_is_reported_and_jobs_stay_queued() {
     assert_eq!(job["state"], "GLOBAL_QUEUE_WAIT", "{job}");
     server.kill9().await;
 }
+
+/// Policy §8 on Slurm: every job runs as its user's configured uid (never
+/// root; a user without one is refused at submit), its batch file (env and
+/// script) is root's alone, and Slurm's cgroups hold it to its memory: an
+/// overrun ends `HOST_OOM`.
+#[tokio::test]
+async fn slurm_runs_jobs_as_their_users_uid_with_private_files_and_enforced_memory() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let _cluster = CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm().await else { return };
+    let admin = app.admin_token().await;
+    let nobody = app.researcher(&admin, "no-uid", "lab-n").await;
+    let message = crate::helpers::assert_error(app.submit(&nobody, job("as-root?", 1, "id")).await, reqwest::StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    assert!(message.contains("no unix uid"), "{message}");
+
+    let token = app.demo_token().await;
+    let body = json!({"name": "mine", "command": "echo \"uid=$(id -u)\"", "num_gpus": 1, "env": {"API_KEY": "s3cret"}});
+    let id = app.submit_ok(&token, body).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    assert!(read(&app.log_path(id)).contains("uid=3901\n"), "{}", read(&app.log_path(id)));
+    let attempt = jpu_share::executor::layout::Layout::new(&app.dir.path().join("jobs")).attempt_dir(id, 1);
+    let batch = attempt.join("batch.sh");
+    assert!(read(&batch).contains("s3cret"), "the env is in the batch file");
+    assert_eq!(std::fs::metadata(&batch).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::metadata(&batch).unwrap().uid(), 0);
+    assert_eq!(std::fs::metadata(&attempt).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::metadata(app.output_dir(id)).unwrap().uid(), 3901);
+
+    for tier in ["rtx4090", "rtx3080ti"] {
+        let resp = app.client.patch(app.url(&format!("/v1/admin/tiers/{tier}"))).bearer_auth(&admin).json(&json!({"mem_gb_per_gpu": 1})).send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+    }
+    let hog = "python3 -c 'b = bytearray(3 << 30); print(len(b))'; echo after";
+    let id = app.submit_ok(&token, job("hog", 1, hog)).await["id"].as_i64().unwrap();
+    let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
+    assert_eq!(done["state"], "FAILED", "{done}");
+    assert_eq!(done["end_reason"], "HOST_OOM", "{done}");
+}
