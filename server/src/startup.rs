@@ -118,7 +118,10 @@ impl Application {
                 Duration::from_secs(state.settings.cancel.grace_seconds),
                 &state.settings.executor.apptainer,
                 state.wake.clone(),
-                crate::executor::local::LocalOptions { pids_per_gpu: state.settings.executor.pids_per_gpu },
+                crate::executor::local::LocalOptions {
+                    pids_per_gpu: state.settings.executor.pids_per_gpu,
+                    limits: write_limits(&state.settings),
+                },
             ))),
             crate::config::ExecutorKind::Slurm => Some(Arc::new(SlurmExecutor::new(
                 &installation_id(&state.db).await?,
@@ -127,6 +130,7 @@ impl Application {
                 Duration::from_secs(state.settings.executor.slurm_command_timeout_seconds.max(1)),
                 &state.settings.executor.apptainer,
                 state.wake.clone(),
+                write_limits(&state.settings),
             ))),
         };
         let backfill = state.backfill.get();
@@ -228,6 +232,13 @@ fn warn_if_unisolated(settings: &Settings) {
         tracing::warn!("not running as root: jobs run as this server's own user, can read its database and each other's files (executor.allow_unisolated = true)");
     } else {
         tracing::warn!("not running as root, so jobs cannot be isolated from the server or each other: submits are refused (set executor.allow_unisolated = true on a one-person machine)");
+    }
+}
+
+fn write_limits(settings: &Settings) -> crate::executor::limits::WriteLimits {
+    crate::executor::limits::WriteLimits {
+        max_log_bytes: settings.executor.max_log_bytes,
+        max_output_bytes: settings.executor.max_output_bytes,
     }
 }
 

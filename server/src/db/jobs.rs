@@ -253,6 +253,7 @@ pub async fn record_end(
         AttemptOutcome::TimeLimit => (JobState::Failed, "TIME_LIMIT", None),
         AttemptOutcome::Cancelled => (JobState::Cancelled, "CANCELLED", None),
         AttemptOutcome::Lost => (JobState::Failed, "EXECUTOR_LOST", None),
+        AttemptOutcome::OverLimit(limit) => (JobState::Failed, limit.reason(), None),
         AttemptOutcome::GpuOom => {
             match oom::escalate(&tiers, a.vram_gb.unwrap_or(0) as u32, a.num_gpus as u32, end.attempt) {
                 Escalation::Retry { min_vram_gb, attempt } => (JobState::GlobalQueueWait, "GPU_OOM", Some((min_vram_gb, attempt))),

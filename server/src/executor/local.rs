@@ -22,6 +22,7 @@ use tokio::process::Child;
 use tokio::sync::Notify;
 
 use super::contain::{self, Containment};
+use super::limits;
 use super::layout::Layout;
 use super::record::{AttemptRecord, RecordState};
 use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, Observed, StartRequest};
@@ -56,6 +57,7 @@ struct Shared {
     /// `unshare --net` works here.
     net_namespace: bool,
     pids_per_gpu: u32,
+    limits: super::limits::WriteLimits,
     /// Tells this server's cgroups from another's on the same host.
     tag: u64,
     inner: Mutex<Inner>,
@@ -66,11 +68,12 @@ struct Shared {
 pub struct LocalOptions {
     /// Processes one job may have per GPU (`executor.pids_per_gpu`).
     pub pids_per_gpu: u32,
+    pub limits: super::limits::WriteLimits,
 }
 
 impl Default for LocalOptions {
     fn default() -> Self {
-        Self { pids_per_gpu: 1024 }
+        Self { pids_per_gpu: 1024, limits: Default::default() }
     }
 }
 
@@ -110,6 +113,7 @@ impl LocalExecutor {
                 containment,
                 net_namespace,
                 pids_per_gpu: options.pids_per_gpu.max(1),
+                limits: options.limits,
                 tag,
                 inner,
             }),
@@ -229,18 +233,52 @@ impl LocalExecutor {
         }
         let me = self.clone();
         tokio::spawn(async move {
+            let mut checks = 0u32;
             if let Some(mut child) = child {
-                let _ = child.wait().await;
+                loop {
+                    tokio::select! {
+                        _ = child.wait() => break,
+                        _ = tokio::time::sleep(limits::CHECK_EVERY) => me.enforce_limits(key, &record, &mut checks).await,
+                    }
+                }
             }
+            let mut polls = 0u32;
             let state = loop {
                 match record.state() {
-                    RecordState::Running { .. } => tokio::time::sleep(POLL).await,
+                    RecordState::Running { .. } => {
+                        polls += 1;
+                        if polls % (limits::CHECK_EVERY.as_millis() / POLL.as_millis()) as u32 == 0 {
+                            me.enforce_limits(key, &record, &mut checks).await;
+                        }
+                        tokio::time::sleep(POLL).await
+                    }
                     other => break other,
                 }
             };
             me.lock().watching.remove(&key);
             me.report(key, &record, state);
         });
+    }
+
+    /// Stops the attempt if its log or output passed its limit.
+    async fn enforce_limits(&self, key: Key, record: &AttemptRecord, checks: &mut u32) {
+        *checks += 1;
+        let with_output = *checks % limits::OUTPUT_EVERY == 0;
+        let (layout, max) = (self.shared.layout.clone(), self.shared.limits);
+        let measured = tokio::task::spawn_blocking(move || limits::measure(&layout, key.0, max, with_output)).await;
+        let Ok(Some(overrun)) = measured else { return };
+        if limits::recorded(record).is_none() {
+            if let Err(e) = limits::record(&self.shared.layout, key.0, record, overrun) {
+                tracing::warn!(job = key.0, error = %e, "cannot record an attempt's overrun");
+            }
+        }
+        // no grace: every second it runs it writes more
+        if let Some(pgid) = record.pgid().filter(|p| *p > 0) {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        if let Some(kill) = self.shared.containment.existing(&self.cgroup_name(key.0, key.1)).kill {
+            let _ = fs::write(kill, "1");
+        }
     }
 
     fn report(&self, key: Key, record: &AttemptRecord, state: RecordState) {

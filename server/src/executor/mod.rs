@@ -7,6 +7,7 @@ pub mod backfill_local;
 pub mod contain;
 pub mod container;
 pub mod layout;
+pub mod limits;
 pub mod local;
 pub mod record;
 pub mod slurm;

@@ -136,12 +136,15 @@ impl AttemptRecord {
         }
     }
 
-    /// A cancel wins; then a RAM overrun (the kernel killed something of
+    /// A cancel wins; then a stop for writing past a limit; then a RAM overrun (the kernel killed something of
     /// the job for its cgroup's memory limit); a time limit only when the
     /// limit was reached (a job may exit 124 by itself).
     fn classify(&self, code: i32, ran_ms: i64, oom_kills: u64) -> EndSignal {
         if self.cancelled() {
             return EndSignal::Cancelled;
+        }
+        if let Some(limit) = super::limits::recorded(self) {
+            return EndSignal::OverLimit(limit);
         }
         if oom_kills > 0 {
             return EndSignal::HostOomKilled;

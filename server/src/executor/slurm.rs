@@ -53,6 +53,9 @@ struct Shared {
     apptainer: String,
     wake: Arc<Notify>,
     as_root: bool,
+    limits: super::limits::WriteLimits,
+    /// Polls so far (the output directories are walked every few).
+    polls: std::sync::atomic::AtomicU32,
     inner: Mutex<Inner>,
 }
 
@@ -72,6 +75,7 @@ impl SlurmExecutor {
         command_timeout: Duration,
         apptainer: &str,
         wake: Arc<Notify>,
+        limits: super::limits::WriteLimits,
     ) -> Self {
         let shared = Arc::new(Shared {
             installation: installation.to_string(),
@@ -81,6 +85,8 @@ impl SlurmExecutor {
             apptainer: apptainer.to_string(),
             wake,
             as_root: nix::unistd::geteuid().is_root(),
+            limits,
+            polls: Default::default(),
             inner: Mutex::new(Inner::default()),
         });
         let me = Self { shared };
@@ -126,6 +132,7 @@ impl SlurmExecutor {
     async fn poll(&self) -> Result<(), ExecutorError> {
         let jobs: HashMap<u64, SlurmJob> = self.jobs().await?.into_iter().map(|j| (j.id, j)).collect();
         let watching: Vec<(Key, u64)> = self.lock().watching.iter().map(|(k, v)| (*k, *v)).collect();
+        self.enforce_limits(&watching, &jobs).await;
         let mut any = false;
         for (key, slurm_id) in watching {
             let end = match jobs.get(&slurm_id) {
@@ -136,7 +143,12 @@ impl SlurmExecutor {
                 None => EndSignal::Lost, // purged before we saw its end
             };
             let record = self.record(key.0, key.1);
-            let end = if record.cancelled() && end != EndSignal::Lost { EndSignal::Cancelled } else { end };
+            let end = match super::limits::recorded(&record) {
+                _ if end == EndSignal::Lost => end,
+                Some(limit) => EndSignal::OverLimit(limit),
+                None if record.cancelled() => EndSignal::Cancelled,
+                None => end,
+            };
             let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
             let mut inner = self.lock();
             if inner.watching.remove(&key).is_some() {
@@ -158,6 +170,32 @@ impl SlurmExecutor {
             self.shared.wake.notify_one();
         }
         Ok(())
+    }
+
+    /// Cancels running attempts whose log or output passed its limit
+    /// (every poll for logs, every few for output directories).
+    async fn enforce_limits(&self, watching: &[(Key, u64)], jobs: &HashMap<u64, SlurmJob>) {
+        use std::sync::atomic::Ordering;
+        let with_output = self.shared.polls.fetch_add(1, Ordering::Relaxed) % super::limits::OUTPUT_EVERY == 0;
+        for &(key, slurm_id) in watching {
+            if jobs.get(&slurm_id).is_none_or(|j| j.end().is_some()) {
+                continue;
+            }
+            let (layout, max) = (self.shared.layout.clone(), self.shared.limits);
+            let measured = tokio::task::spawn_blocking(move || super::limits::measure(&layout, key.0, max, with_output)).await;
+            let Ok(Some(overrun)) = measured else { continue };
+            let record = self.record(key.0, key.1);
+            if super::limits::recorded(&record).is_some() {
+                continue; // stopped already; Slurm reports its end
+            }
+            if let Err(e) = super::limits::record(&self.shared.layout, key.0, &record, overrun) {
+                tracing::warn!(job = key.0, error = %e, "cannot record an attempt's overrun");
+                continue;
+            }
+            if let Err(e) = self.shared.cli.run("scancel", &["--signal=KILL".into(), "--full".into(), slurm_id.to_string()]).await {
+                tracing::warn!(job = key.0, error = %e, "cannot stop an attempt over its limit");
+            }
+        }
     }
 
     /// Whether Slurm still runs (or is cleaning up) this job.

@@ -29,6 +29,27 @@ pub enum AttemptOutcome {
     Cancelled,
     /// The executor lost track of it (its processes vanished unrecorded).
     Lost,
+    /// Stopped for writing more than a configured limit allows.
+    OverLimit(OutputLimit),
+}
+
+/// The per-job limits on what an attempt may write (policy §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputLimit {
+    /// `executor.max_log_bytes`: its stdout and stderr.
+    Log,
+    /// `executor.max_output_bytes`: its output directory.
+    Output,
+}
+
+impl OutputLimit {
+    /// The job's `end_reason`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            OutputLimit::Log => "LOG_LIMIT",
+            OutputLimit::Output => "OUTPUT_LIMIT",
+        }
+    }
 }
 
 /// What the executor reports about an attempt's end.
@@ -40,6 +61,8 @@ pub enum EndSignal {
     Cancelled,
     /// Started, but gone without a recorded end (e.g. the machine rebooted).
     Lost,
+    /// Stopped by the executor for writing past a limit.
+    OverLimit(OutputLimit),
 }
 
 /// Classifies an attempt's end; `log_tail` is its output's last bytes.
@@ -60,6 +83,7 @@ pub fn classify(end: EndSignal, log_tail: &str, patterns: &[&str]) -> AttemptOut
         EndSignal::TimeLimit => AttemptOutcome::TimeLimit,
         EndSignal::Cancelled => AttemptOutcome::Cancelled,
         EndSignal::Lost => AttemptOutcome::Lost,
+        EndSignal::OverLimit(limit) => AttemptOutcome::OverLimit(limit),
     }
 }
 

@@ -413,3 +413,30 @@ fn slow_apptainer() -> PathBuf {
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     tool
 }
+
+#[tokio::test]
+async fn a_job_past_its_log_or_output_limit_is_stopped_and_told_why() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_800, |s| {
+        s.executor.max_log_bytes = 256 * 1024;
+        s.executor.max_output_bytes = 1 << 20;
+    })
+    .await;
+    let token = app.demo_token().await;
+    let chatty = "yes 'a line of output' | head -c 3000000; sleep 300";
+    let big = "head -c 3000000 /dev/zero > \"$JOB_OUTPUT_DIR/blob\"; echo wrote; sleep 300";
+    // under both limits (the log's header lines included)
+    let modest = "yes 'a line of output' | head -c 200000; head -c 900000 /dev/zero > \"$JOB_OUTPUT_DIR/blob\"";
+    let a = app.submit_ok(&token, job("chatty", chatty)).await["id"].as_i64().unwrap();
+    let b = app.submit_ok(&token, job("big", big)).await["id"].as_i64().unwrap();
+    let c = app.submit_ok(&token, job("modest", modest)).await["id"].as_i64().unwrap();
+    for (id, reason, setting) in [(a, "LOG_LIMIT", "executor.max_log_bytes"), (b, "OUTPUT_LIMIT", "executor.max_output_bytes")] {
+        let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
+        assert_eq!((done["state"].as_str(), done["end_reason"].as_str()), (Some("FAILED"), Some(reason)), "{done}");
+        let log = read(&app.log_path(id));
+        assert!(log.contains(&format!("({setting}): the attempt is stopped")), "{}", &log[log.len().saturating_sub(500)..]);
+    }
+    app.wait_state(&token, c, "COMPLETED").await;
+}
