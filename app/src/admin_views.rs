@@ -13,6 +13,9 @@ pub struct UserView {
     pub lab: String,
     pub role: Role,
     pub unix_uid: Option<i64>,
+    /// The uid handed out from `executor.uid_range` when none is
+    /// configured (policy §8): the user's own, kept for good.
+    pub allocated_uid: Option<i64>,
     pub max_concurrent: i64,
 }
 

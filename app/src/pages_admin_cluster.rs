@@ -216,7 +216,11 @@ fn AdminPeoplePageBody() -> impl IntoView {
                             {admin.users.into_iter().map(|u| view! {
                                 <tr>
                                     <td>{u.username}</td><td>{u.lab}</td><td>{u.role.as_str()}</td>
-                                    <td>{u.unix_uid.map(|x| x.to_string()).unwrap_or_else(|| "none (runs as nobody)".into())}</td>
+                                    <td>{match (u.unix_uid, u.allocated_uid) {
+                                        (Some(uid), _) => uid.to_string(),
+                                        (None, Some(uid)) => format!("{uid} (allocated)"),
+                                        (None, None) => "none: jobs are refused".into(),
+                                    }}</td>
                                     <td>{u.max_concurrent}</td>
                                 </tr>
                             }).collect_view()}

@@ -274,6 +274,17 @@ mod tests {
     }
 
     #[test]
+    fn uid_ranges_are_checked_at_their_edges() {
+        let range = |r: &str| ExecutorSettings { uid_range: r.into(), ..Default::default() }.uid_range();
+        assert_eq!(range("3000000-3999999"), Ok((3_000_000, 3_999_999)));
+        assert_eq!(range("1000-1000"), Ok((1000, 1000)), "one uid, the lowest allowed");
+        assert_eq!(range("65535-4294967294"), Ok((65535, u32::MAX - 1)));
+        for bad in ["999-2000", "2000-1000", "60000-70000", "65534-65534", "1000-4294967295", "x-y", "5000", ""] {
+            assert!(range(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
     fn file_overrides_defaults_and_env_overrides_file() {
         figment::Jail::expect_with(|jail| {
             jail.create_file(

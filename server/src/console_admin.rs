@@ -40,7 +40,7 @@ pub async fn view(state: &AppState) -> Result<AdminClusterView, ConsoleError> {
         .await
         .map_err(internal)?
         .into_iter()
-        .map(|u| UserView { username: u.username, lab: u.lab, role: u.role, unix_uid: u.unix_uid, max_concurrent: u.max_concurrent })
+        .map(|u| UserView { username: u.username, lab: u.lab, role: u.role, unix_uid: u.unix_uid, allocated_uid: u.allocated_uid, max_concurrent: u.max_concurrent })
         .collect();
     drop(conn);
     let backfill = crate::views::backfill(state, true).await.map_err(internal)?;

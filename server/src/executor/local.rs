@@ -247,7 +247,7 @@ impl LocalExecutor {
                 match record.state() {
                     RecordState::Running { .. } => {
                         polls += 1;
-                        if polls % (limits::CHECK_EVERY.as_millis() / POLL.as_millis()) as u32 == 0 {
+                        if polls.is_multiple_of((limits::CHECK_EVERY.as_millis() / POLL.as_millis()) as u32) {
                             me.enforce_limits(key, &record, &mut checks).await;
                         }
                         tokio::time::sleep(POLL).await
@@ -263,7 +263,7 @@ impl LocalExecutor {
     /// Stops the attempt if its log or output passed its limit.
     async fn enforce_limits(&self, key: Key, record: &AttemptRecord, checks: &mut u32) {
         *checks += 1;
-        let with_output = *checks % limits::OUTPUT_EVERY == 0;
+        let with_output = checks.is_multiple_of(limits::OUTPUT_EVERY);
         let (layout, max) = (self.shared.layout.clone(), self.shared.limits);
         let measured = tokio::task::spawn_blocking(move || limits::measure(&layout, key.0, max, with_output)).await;
         let Ok(Some(overrun)) = measured else { return };

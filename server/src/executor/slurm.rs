@@ -176,7 +176,7 @@ impl SlurmExecutor {
     /// (every poll for logs, every few for output directories).
     async fn enforce_limits(&self, watching: &[(Key, u64)], jobs: &HashMap<u64, SlurmJob>) {
         use std::sync::atomic::Ordering;
-        let with_output = self.shared.polls.fetch_add(1, Ordering::Relaxed) % super::limits::OUTPUT_EVERY == 0;
+        let with_output = self.shared.polls.fetch_add(1, Ordering::Relaxed).is_multiple_of(super::limits::OUTPUT_EVERY);
         for &(key, slurm_id) in watching {
             if jobs.get(&slurm_id).is_none_or(|j| j.end().is_some()) {
                 continue;
