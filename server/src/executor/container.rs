@@ -134,10 +134,12 @@ mod tests {
 
     #[test]
     fn a_script_cannot_end_its_here_document_early() {
-        let script = "echo a\nJPU_SCRIPT_END_16\necho $(id)";
+        // 35 bytes long: the first delimiter tried (its length in hex) is in it
+        let script = "echo a\nJPU_SCRIPT_END_23\necho $(id)";
+        assert_eq!(script.len(), 0x23);
         let lines = script_on_fd3(script);
-        assert!(lines.starts_with("exec 3<<'JPU_SCRIPT_END_17'\n"), "{lines}");
-        assert!(lines.ends_with("echo $(id)\nJPU_SCRIPT_END_17\n"), "{lines}");
+        assert!(lines.starts_with("exec 3<<'JPU_SCRIPT_END_24'\n"), "{lines}");
+        assert!(lines.ends_with("echo $(id)\nJPU_SCRIPT_END_24\n"), "{lines}");
     }
 
     #[test]

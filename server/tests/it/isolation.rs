@@ -676,3 +676,27 @@ async fn no_two_users_share_a_uid_configured_or_allocated() {
     assert!(message.contains("already demo's"), "{message}");
     assert_eq!(patch(5001).await.unwrap().status(), StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_server_that_is_not_root_refuses_jobs_unless_told_it_may_run_them_unisolated() {
+    if !as_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = crate::process::ServerProcess::start_as_nobody(dir.path(), &[]).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    let message = assert_error(app.submit(&token, job("refused", "id")).await, StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    assert!(message.contains("does not run as root") && message.contains("executor.allow_unisolated"), "{message}");
+    server.kill9().await;
+    let dir = app.stop().await;
+
+    let server = crate::process::ServerProcess::start_as_nobody(dir.path(), &[("JPU__EXECUTOR__ALLOW_UNISOLATED", "true")]).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    let id = app.submit_ok(&token, job("laptop", "echo \"uid=$(id -u)\"")).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let log = read(&app.log_path(id));
+    assert!(log.contains("NOT isolated") && log.contains("uid=65534"), "{log}");
+    server.kill9().await;
+}

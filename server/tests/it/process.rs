@@ -18,7 +18,24 @@ impl ServerProcess {
     /// Starts the server on `dir`'s database and job files, with a 200 ms
     /// cycle and a 2 s grace, plus `extra_env` (e.g. a failpoint).
     pub async fn start(dir: &Path, extra_env: &[(&str, &str)]) -> ServerProcess {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_jpu-share"));
+        Self::start_command(Command::new(env!("CARGO_BIN_EXE_jpu-share")), dir, extra_env).await
+    }
+
+    /// [`start`](Self::start) as `nobody` (65534), from a copy of the
+    /// binary in `dir` (which it then owns), for what a server that is not
+    /// root does.
+    pub async fn start_as_nobody(dir: &Path, extra_env: &[(&str, &str)]) -> ServerProcess {
+        use std::os::unix::fs::PermissionsExt;
+        let binary = dir.join("jpu-share");
+        std::fs::copy(env!("CARGO_BIN_EXE_jpu-share"), &binary).expect("copy the binary");
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::chown(dir, Some(65534), Some(65534)).expect("chown");
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&binary).current_dir(dir);
+        Self::start_command(command, dir, extra_env).await
+    }
+
+    async fn start_command(mut command: Command, dir: &Path, extra_env: &[(&str, &str)]) -> ServerProcess {
         command
             .arg("serve")
             .env("JPU__SERVER__BIND", "127.0.0.1:0")
