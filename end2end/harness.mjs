@@ -86,7 +86,9 @@ export async function signIn(page, base, username, password) {
 
 /// Calls /v1 with the page's session cookie; returns the parsed body.
 export async function api(page, base, method, path, body) {
-  const resp = await page.request.fetch(base + path, { method, data: body });
+  // as the console's own pages would send it (cookie-authenticated
+  // changes must name the console's origin)
+  const resp = await page.request.fetch(base + path, { method, data: body, headers: { origin: base } });
   const text = await resp.text();
   return { status: resp.status(), body: text ? JSON.parse(text) : null };
 }

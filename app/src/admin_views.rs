@@ -17,6 +17,7 @@ pub struct UserView {
     /// configured (policy §8): the user's own, kept for good.
     pub allocated_uid: Option<i64>,
     pub max_concurrent: i64,
+    pub disabled: bool,
 }
 
 /// Tiers, nodes, labs, users and backfill, for the admin pages.
@@ -43,6 +44,8 @@ pub enum AdminAction {
     CreateLab { name: String },
     CreateUser { username: String, password: String, lab: String, role: String, unix_uid: String, max_concurrent: String },
     /// `unix_uid` "none" clears it.
-    UpdateUser { username: String, lab: String, role: String, unix_uid: String, max_concurrent: String, password: String },
+    /// `access`: "" unchanged, "disable" (sign-in refused, sessions and
+    /// tokens ended) or "enable".
+    UpdateUser { username: String, lab: String, role: String, unix_uid: String, max_concurrent: String, password: String, access: String },
     SetBackfill { enabled: bool, command: String, min_idle_seconds: String, gpus_per_instance: String },
 }

@@ -89,8 +89,9 @@ pub async fn admin_update_user(
     unix_uid: String,
     max_concurrent: String,
     password: String,
+    access: String,
 ) -> Result<String, ServerFnError> {
-    act(AdminAction::UpdateUser { username, lab, role, unix_uid, max_concurrent, password }).await
+    act(AdminAction::UpdateUser { username, lab, role, unix_uid, max_concurrent, password, access }).await
 }
 
 /// `enabled` is a checkbox: present ("on") when ticked.

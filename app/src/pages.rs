@@ -67,6 +67,8 @@ fn LoginPage() -> impl IntoView {
     let error = move || {
         query.with(|q| match q.get("error").as_deref() {
             Some("throttled") => Some("Too many failed attempts. Wait a moment and try again."),
+            Some("disabled") => Some("This account is disabled. Ask an admin."),
+            Some("busy") => Some("The server is busy checking sign-ins. Try again in a second."),
             Some(_) => Some("Wrong username or password."),
             None => None,
         })

@@ -215,7 +215,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                         <tbody>
                             {admin.users.into_iter().map(|u| view! {
                                 <tr>
-                                    <td>{u.username}</td><td>{u.lab}</td><td>{u.role.as_str()}</td>
+                                    <td>{u.username}{u.disabled.then_some(" (disabled)")}</td><td>{u.lab}</td><td>{u.role.as_str()}</td>
                                     <td>{match (u.unix_uid, u.allocated_uid) {
                                         (Some(uid), _) => uid.to_string(),
                                         (None, Some(uid)) => format!("{uid} (allocated)"),
@@ -283,6 +283,12 @@ fn AdminPeoplePageBody() -> impl IntoView {
                         <input id="edit-max-c" name="max_concurrent" type="number" min="0" max="64"/>
                         <label for="edit-password">"Reset password to"</label>
                         <input id="edit-password" name="password" type="password" autocomplete="new-password"/>
+                        <label for="edit-access">"Sign-in"</label>
+                        <select id="edit-access" name="access">
+                            <option value="">"(unchanged)"</option>
+                            <option value="disable">"disable: refuse sign-in, end sessions and tokens now"</option>
+                            <option value="enable">"enable"</option>
+                        </select>
                         {outcome(update_user.value())}
                         <button type="submit">"Save user"</button>
                     </ActionForm>

@@ -143,7 +143,7 @@ async fn main() {
         errors
     );
     // what the server did meanwhile, from its own /metrics
-    let metrics = client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = client.get(format!("{base}/metrics")).bearer_auth(&admin).send().await.unwrap().text().await.unwrap();
     let metric = |name: &str| -> f64 {
         metrics.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok())).unwrap_or(0.0)
     };

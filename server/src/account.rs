@@ -25,12 +25,18 @@ pub enum AccountError {
     Db(#[from] sqlx::Error),
 }
 
-pub async fn change_password(state: &AppState, caller: &Caller, current: &str, new: &str) -> Result<(), AccountError> {
+/// Changes the caller's password and ends every other session and token
+/// of theirs (the token this request came with, if any, stays). Returns
+/// the new session epoch, for the console session that asked to keep.
+pub async fn change_password(state: &AppState, caller: &Caller, current: &str, new: &str) -> Result<i64, AccountError> {
     let min = crate::admin::MIN_PASSWORD;
     if new.chars().count() < min || new.len() > 1024 {
         return Err(AccountError::Invalid(format!("new password: must be {min} to 1024 characters")));
     }
-    match auth::authenticate(&state.db, &state.throttle, &caller.user.username, current).await {
+    // one slow-down for every signed-in check of this user's password,
+    // wherever it comes from
+    let anywhere = std::net::IpAddr::from([0, 0, 0, 0]);
+    match auth::authenticate(&state.db, &state.throttle, &caller.user.username, current, anywhere).await {
         Ok(_) => {}
         Err(AuthError::InvalidCredentials) => return Err(AccountError::WrongPassword),
         Err(e) => return Err(AccountError::Auth(e)),
@@ -38,8 +44,9 @@ pub async fn change_password(state: &AppState, caller: &Caller, current: &str, n
     let hash = auth::password::hash_password(new.to_string()).await.map_err(|e| AccountError::Auth(e.into()))?;
     let mut tx = db::write_tx(&state.db).await?;
     db::accounts::set_password(&mut tx, caller.user.id, &hash).await?;
+    let epoch = db::accounts::end_sessions_and_tokens(&mut tx, caller.user.id, caller.token_id, now_ms()).await?;
     tx.commit().await?;
-    Ok(())
+    Ok(epoch)
 }
 
 pub async fn tokens(state: &AppState, caller: &Caller) -> Result<Vec<TokenView>, AccountError> {

@@ -216,6 +216,10 @@ pub struct UserPatch {
     pub max_concurrent: Option<i64>,
     #[schema(min_length = 10, max_length = 1024)]
     pub password: Option<String>,
+    /// `true` refuses the user's sign-ins and ends their sessions and
+    /// tokens at once (running jobs keep running, queued ones stay);
+    /// `false` lets them sign in again.
+    pub disabled: Option<bool>,
 }
 
 /// Tells an absent field (None) from an explicit null (Some(None)).
@@ -265,14 +269,25 @@ pub async fn update_user(state: &AppState, admin: &Caller, username: &str, patch
     if let Some(n) = patch.max_concurrent {
         user.max_concurrent = n;
     }
+    if patch.disabled == Some(true) && user.id == admin.user.id {
+        return Err(AdminError::Conflict("you cannot disable yourself".into()));
+    }
     db::accounts::update_user(&mut tx, &user).await?;
     allocate_uids(&state.settings, &mut tx).await?;
     if let Some(hash) = &hash {
         db::accounts::set_password(&mut tx, user.id, hash).await?;
     }
+    if let Some(disabled) = patch.disabled {
+        db::accounts::set_disabled(&mut tx, user.id, disabled, now).await?;
+    }
+    // a reset password or a disabled account: whoever held the old
+    // credentials is out, everywhere, now
+    if hash.is_some() || patch.disabled == Some(true) {
+        db::accounts::end_sessions_and_tokens(&mut tx, user.id, None, now).await?;
+    }
     let detail = serde_json::json!({
         "lab": patch.lab, "role": patch.role.map(|r| r.as_str()), "unix_uid": patch.unix_uid,
-        "max_concurrent": patch.max_concurrent, "password_reset": hash.is_some(),
+        "max_concurrent": patch.max_concurrent, "password_reset": hash.is_some(), "disabled": patch.disabled,
     });
     db::audit::record(&mut tx, &admin.user.username, "user.update", Some(username), &detail, now).await?;
     tx.commit().await?;

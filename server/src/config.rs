@@ -16,6 +16,7 @@ pub struct Settings {
     pub cancel: CancelSettings,
     pub backfill: BackfillSettings,
     pub auth: AuthSettings,
+    pub metrics: MetricsSettings,
     pub workspaces: WorkspaceSettings,
     pub demo: DemoSettings,
 }
@@ -31,6 +32,14 @@ pub struct ServerSettings {
     pub secure_cookies: bool,
     /// Console sessions end after this long without a request.
     pub session_idle_minutes: u32,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (the
+    /// sign-in slow-down is per client address); empty = none.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// The console's origin as browsers see it (e.g.
+    /// `https://gpu.example.edu`); empty = the request's own host. A
+    /// state-changing request made with the session cookie must come from
+    /// it.
+    pub public_url: String,
 }
 
 impl Default for ServerSettings {
@@ -40,6 +49,8 @@ impl Default for ServerSettings {
             site_root: "target/site".into(),
             secure_cookies: false,
             session_idle_minutes: 8 * 60,
+            trusted_proxies: Vec::new(),
+            public_url: String::new(),
         }
     }
 }
@@ -172,16 +183,28 @@ impl Default for BackfillSettings {
 pub struct AuthSettings {
     /// Lifetime of API tokens from `POST /v1/auth/token`.
     pub token_ttl_hours: u32,
-    /// Failed sign-ins for one username before it is slowed down.
+    /// Failed sign-ins for one username from one address before that
+    /// pair is slowed down.
     pub max_failed_logins: u32,
+    /// Failed sign-ins from one address (any usernames) before it is
+    /// slowed down.
+    pub max_failed_logins_per_address: u32,
     /// Upper bound of the wait imposed after repeated failures.
     pub max_lockout_seconds: u64,
 }
 
 impl Default for AuthSettings {
     fn default() -> Self {
-        Self { token_ttl_hours: 30 * 24, max_failed_logins: 5, max_lockout_seconds: 300 }
+        Self { token_ttl_hours: 30 * 24, max_failed_logins: 5, max_failed_logins_per_address: 30, max_lockout_seconds: 300 }
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsSettings {
+    /// A bearer token Prometheus may scrape `/metrics` with (besides an
+    /// admin's API token); empty = admins only.
+    pub token: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -40,7 +40,7 @@ pub async fn view(state: &AppState) -> Result<AdminClusterView, ConsoleError> {
         .await
         .map_err(internal)?
         .into_iter()
-        .map(|u| UserView { username: u.username, lab: u.lab, role: u.role, unix_uid: u.unix_uid, allocated_uid: u.allocated_uid, max_concurrent: u.max_concurrent })
+        .map(|u| UserView { username: u.username, lab: u.lab, role: u.role, unix_uid: u.unix_uid, allocated_uid: u.allocated_uid, max_concurrent: u.max_concurrent, disabled: u.disabled })
         .collect();
     drop(conn);
     let backfill = crate::views::backfill(state, true).await.map_err(internal)?;
@@ -112,7 +112,7 @@ pub async fn act(state: &AppState, admin: &Caller, action: AdminAction) -> Resul
             let user = admin::create_user(state, admin, body).await.map_err(from_admin)?;
             format!("User {} added to {}.", user.username, user.lab)
         }
-        UpdateUser { username, lab, role: r, unix_uid, max_concurrent, password } => {
+        UpdateUser { username, lab, role: r, unix_uid, max_concurrent, password, access } => {
             let unix_uid = match unix_uid.trim() {
                 "none" => Some(None),
                 other => parse_number("unix_uid", other)?.map(Some),
@@ -123,6 +123,12 @@ pub async fn act(state: &AppState, admin: &Caller, action: AdminAction) -> Resul
                 unix_uid,
                 max_concurrent: parse_number("max_concurrent", &max_concurrent)?,
                 password: (!password.is_empty()).then_some(password),
+                disabled: match access.as_str() {
+                    "" => None,
+                    "disable" => Some(true),
+                    "enable" => Some(false),
+                    other => return Err(ConsoleError::Invalid(format!("access: `{other}` is not disable or enable"))),
+                },
             };
             admin::update_user(state, admin, &username, patch).await.map_err(from_admin)?;
             format!("User {username} saved.")

@@ -205,7 +205,12 @@ impl ConsoleBackend for AppState {
 
     async fn change_password(&self, viewer: &Viewer, current: String, new: String) -> Result<(), ConsoleError> {
         let caller = self.caller(viewer).await?;
-        account::change_password(self, &caller, &current, &new).await.map_err(from_account)
+        let epoch = account::change_password(self, &caller, &current, &new).await.map_err(from_account)?;
+        // this session stays signed in; every other one has ended
+        if let Ok(session) = leptos_axum::extract::<tower_sessions::Session>().await {
+            session.insert(crate::http::middleware::SESSION_EPOCH_KEY, epoch).await.map_err(internal)?;
+        }
+        Ok(())
     }
 
     async fn tokens(&self, viewer: &Viewer) -> Result<Vec<TokenView>, ConsoleError> {

@@ -101,6 +101,7 @@ impl Application {
             db: pool,
             throttle: Arc::new(LoginThrottle::new(
                 settings.auth.max_failed_logins,
+                settings.auth.max_failed_logins_per_address,
                 Duration::from_secs(settings.auth.max_lockout_seconds),
             )),
             settings: Arc::new(settings),
@@ -186,7 +187,9 @@ impl Application {
                 let _ = loop_stopped.await;
             }))
         });
-        axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await?;
+        // the peer address feeds the sign-in slow-down
+        let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(self.listener, service).with_graceful_shutdown(shutdown).await?;
         let _ = stop_loop.send(());
         if let Some(handle) = scheduler {
             let _ = handle.await;

@@ -5,6 +5,7 @@ pub mod password;
 pub mod throttle;
 pub mod token;
 
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use sqlx::SqlitePool;
@@ -27,31 +28,46 @@ pub enum AuthError {
     InvalidCredentials,
     #[error("too many failed sign-ins; retry in {} s", .0.as_secs().max(1))]
     Throttled(Duration),
+    /// The password was right, but an admin disabled the account.
+    #[error("this account is disabled; ask an admin")]
+    Disabled,
     #[error(transparent)]
     Password(#[from] PasswordError),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
 
-/// Checks a username and password. Unknown users and wrong passwords take
+/// Checks a username and password from `client` (the sign-in slow-down
+/// is per username and address). Unknown users and wrong passwords take
 /// the same path and the same time.
 pub async fn authenticate(
     db: &SqlitePool,
     throttle: &LoginThrottle,
     username: &str,
     password: &str,
+    client: IpAddr,
 ) -> Result<UserRecord, AuthError> {
-    throttle.check(username, Instant::now()).map_err(AuthError::Throttled)?;
+    let attempt = throttle.begin(username, client, Instant::now()).map_err(AuthError::Throttled)?;
     let user = accounts::user_by_username(&mut *db.acquire().await?, username).await?;
     let stored = user.as_ref().map(|u| u.password_hash.clone());
-    let verified = password::verify_password(stored, password.to_string()).await?;
+    let verified = match password::verify_password(stored, password.to_string()).await {
+        Ok(verified) => verified,
+        Err(e) => {
+            // not checked (the server was busy): not a failure either
+            throttle.succeeded(attempt);
+            return Err(e.into());
+        }
+    };
     match user {
         Some(user) if verified => {
-            throttle.record_success(username);
+            throttle.succeeded(attempt);
+            if user.disabled {
+                return Err(AuthError::Disabled);
+            }
             Ok(user)
         }
         _ => {
-            throttle.record_failure(username, Instant::now());
+            throttle.failed(attempt);
             Err(AuthError::InvalidCredentials)
         }
     }
@@ -86,8 +102,22 @@ pub async fn caller_from_token(db: &SqlitePool, token: &str, now_ms: i64) -> Res
     Ok(found.map(|(token_id, user)| Caller { user, token_id: Some(token_id) }))
 }
 
-/// The caller behind a console session's user id, if the user still exists.
-pub async fn caller_from_session(db: &SqlitePool, user_id: i64) -> Result<Option<Caller>, sqlx::Error> {
+/// Whether the credentials `caller` came with still hold (for long-lived
+/// responses such as log streams).
+pub async fn still_valid(db: &SqlitePool, caller: &Caller, now_ms: i64) -> Result<bool, sqlx::Error> {
+    let mut conn = db.acquire().await?;
+    match caller.token_id {
+        Some(token) => accounts::token_live(&mut conn, token, now_ms).await,
+        None => Ok(accounts::user_by_id(&mut conn, caller.user.id)
+            .await?
+            .is_some_and(|u| !u.disabled && u.session_epoch == caller.user.session_epoch)),
+    }
+}
+
+/// The caller behind a console session, if its user still exists, is not
+/// disabled, and the session is of the user's current epoch (a password
+/// change, reset or disable moves the epoch on: every older session ends).
+pub async fn caller_from_session(db: &SqlitePool, user_id: i64, epoch: i64) -> Result<Option<Caller>, sqlx::Error> {
     let user = accounts::user_by_id(&mut *db.acquire().await?, user_id).await?;
-    Ok(user.map(|user| Caller { user, token_id: None }))
+    Ok(user.filter(|u| !u.disabled && u.session_epoch == epoch).map(|user| Caller { user, token_id: None }))
 }

@@ -13,6 +13,38 @@ pub enum PasswordError {
     Hash(String),
     #[error("hashing task failed: {0}")]
     Join(#[from] tokio::task::JoinError),
+    /// Every hashing slot stayed taken for [`SLOT_WAIT`].
+    #[error("the server is busy checking passwords; retry in a second")]
+    Busy,
+}
+
+/// argon2id takes ~19 MiB and tens of ms of a core per hash: unbounded,
+/// 300 concurrent sign-ins took the server to 1.8 GB. At most one hash per
+/// core runs at once; others wait this long for a slot, then are told to
+/// come back.
+pub const SLOT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn slots() -> std::sync::Arc<tokio::sync::Semaphore> {
+    static SLOTS: OnceLock<std::sync::Arc<tokio::sync::Semaphore>> = OnceLock::new();
+    SLOTS
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+            std::sync::Arc::new(tokio::sync::Semaphore::new(cores))
+        })
+        .clone()
+}
+
+/// Runs one hash on the blocking pool once a slot is free.
+async fn in_slot<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, PasswordError> {
+    let slot = tokio::time::timeout(SLOT_WAIT, slots().acquire_owned())
+        .await
+        .map_err(|_| PasswordError::Busy)?
+        .map_err(|_| PasswordError::Busy)?;
+    Ok(tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        work()
+    })
+    .await?)
 }
 
 fn hash_blocking(password: &str) -> Result<String, PasswordError> {
@@ -33,13 +65,13 @@ fn dummy_hash() -> &'static str {
 
 /// An argon2id PHC string for `password`.
 pub async fn hash_password(password: String) -> Result<String, PasswordError> {
-    tokio::task::spawn_blocking(move || hash_blocking(&password)).await?
+    in_slot(move || hash_blocking(&password)).await?
 }
 
 /// Checks `password` against `stored`; with `None` (unknown user) does the
 /// same work against a dummy hash and returns false.
 pub async fn verify_password(stored: Option<String>, password: String) -> Result<bool, PasswordError> {
-    tokio::task::spawn_blocking(move || {
+    in_slot(move || {
         let known = stored.is_some();
         let phc = stored.unwrap_or_else(|| dummy_hash().to_string());
         let ok = PasswordHash::new(&phc)
@@ -48,7 +80,6 @@ pub async fn verify_password(stored: Option<String>, password: String) -> Result
         known && ok
     })
     .await
-    .map_err(PasswordError::from)
 }
 
 /// A random password for generated accounts (printed once).

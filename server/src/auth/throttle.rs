@@ -1,73 +1,116 @@
-//! Slows down password guessing for one username: after `max_failures`
-//! consecutive failures, each further attempt must wait an exponentially
-//! growing pause (1 s, 2 s, 4 s … up to `max_wait`) after the last failure,
-//! and is refused without checking the password until then. A success
-//! clears the count. State is in memory: a restart forgets it, which only
-//! ever helps a legitimate user.
+//! Slows down password guessing. Failures are counted per (username,
+//! client address) — so guesses from one address cannot lock the same user
+//! out at another — and per address across usernames (one address trying
+//! many users). Past `max_failures` for a pair (or `max_per_address` for an
+//! address), each further attempt must wait an exponentially growing pause
+//! (1 s, 2 s, 4 s … up to `max_wait`) after the last failure and is refused
+//! without checking the password.
+//!
+//! An attempt is counted when it begins, before its password is checked
+//! ([`LoginThrottle::begin`]), under one lock: of many guesses sent at
+//! once, only the first `max_failures` are ever checked. A success takes
+//! its own count back and clears the pair. State is in memory: a restart
+//! forgets it, which only ever helps a legitimate user.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Failures {
     count: u32,
     last: Instant,
 }
 
+#[derive(Debug, Default)]
+struct Counts {
+    by_pair: HashMap<(String, IpAddr), Failures>,
+    by_address: HashMap<IpAddr, Failures>,
+}
+
 #[derive(Debug)]
 pub struct LoginThrottle {
     max_failures: u32,
+    max_per_address: u32,
     max_wait: Duration,
-    by_user: Mutex<HashMap<String, Failures>>,
+    counts: Mutex<Counts>,
 }
 
-/// Bound on remembered usernames, so guessing random names cannot grow
-/// memory without limit.
+/// A sign-in attempt that was let through (and counted).
+#[derive(Debug)]
+#[must_use = "report how the attempt ended"]
+pub struct Attempt {
+    username: String,
+    address: IpAddr,
+}
+
+/// Bound on remembered pairs and addresses, so guessing random names from
+/// many addresses cannot grow memory without limit.
 const MAX_TRACKED: usize = 10_000;
 
+fn wait_after(failures: Option<&Failures>, allowed: u32, max_wait: Duration) -> Option<Instant> {
+    let f = failures?;
+    if f.count < allowed {
+        return None;
+    }
+    let exp = (f.count - allowed).min(20);
+    Some(f.last + Duration::from_secs(1u64 << exp).min(max_wait))
+}
+
+fn bump<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Failures>, key: K, now: Instant, horizon: Duration) {
+    if map.len() >= MAX_TRACKED {
+        map.retain(|_, f| now.duration_since(f.last) < horizon);
+    }
+    let entry = map.entry(key).or_insert(Failures { count: 0, last: now });
+    entry.count = entry.count.saturating_add(1);
+    entry.last = now;
+}
+
 impl LoginThrottle {
-    pub fn new(max_failures: u32, max_wait: Duration) -> Self {
-        Self { max_failures, max_wait, by_user: Mutex::new(HashMap::new()) }
+    pub fn new(max_failures: u32, max_per_address: u32, max_wait: Duration) -> Self {
+        Self { max_failures, max_per_address, max_wait, counts: Mutex::new(Counts::default()) }
     }
 
-    fn wait_after(&self, count: u32) -> Duration {
-        if count < self.max_failures {
-            return Duration::ZERO;
+    fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lets an attempt through and counts it as a failure until it
+    /// succeeds, or says how long to wait.
+    pub fn begin(&self, username: &str, address: IpAddr, now: Instant) -> Result<Attempt, Duration> {
+        let mut counts = self.lock();
+        let pair = (username.to_string(), address);
+        let until = [
+            wait_after(counts.by_pair.get(&pair), self.max_failures, self.max_wait),
+            wait_after(counts.by_address.get(&address), self.max_per_address, self.max_wait),
+        ]
+        .into_iter()
+        .flatten()
+        .max();
+        if let Some(until) = until.filter(|u| now < *u) {
+            return Err(until - now);
         }
-        let exp = (count - self.max_failures).min(20);
-        Duration::from_secs(1u64 << exp).min(self.max_wait)
+        // entries older than the longest wait can no longer slow anyone
+        let horizon = self.max_wait.max(Duration::from_secs(60));
+        bump(&mut counts.by_pair, pair, now, horizon);
+        bump(&mut counts.by_address, address, now, horizon);
+        Ok(Attempt { username: username.to_string(), address })
     }
 
-    /// `Err(wait)` if `username` must wait before the next try.
-    pub fn check(&self, username: &str, now: Instant) -> Result<(), Duration> {
-        let map = self.by_user.lock().unwrap_or_else(|p| p.into_inner());
-        match map.get(username) {
-            Some(f) => {
-                let until = f.last + self.wait_after(f.count);
-                if now < until {
-                    Err(until - now)
-                } else {
-                    Ok(())
-                }
-            }
-            None => Ok(()),
+    /// The attempt's password was right: its pair starts afresh, and its
+    /// address gets its count back.
+    pub fn succeeded(&self, attempt: Attempt) {
+        let mut counts = self.lock();
+        counts.by_pair.remove(&(attempt.username, attempt.address));
+        if let Some(f) = counts.by_address.get_mut(&attempt.address) {
+            f.count = f.count.saturating_sub(1);
         }
     }
 
-    pub fn record_failure(&self, username: &str, now: Instant) {
-        let mut map = self.by_user.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_TRACKED && !map.contains_key(username) {
-            let horizon = self.max_wait;
-            map.retain(|_, f| now.duration_since(f.last) < horizon);
-        }
-        let entry = map.entry(username.to_string()).or_insert(Failures { count: 0, last: now });
-        entry.count = entry.count.saturating_add(1);
-        entry.last = now;
-    }
-
-    pub fn record_success(&self, username: &str) {
-        self.by_user.lock().unwrap_or_else(|p| p.into_inner()).remove(username);
+    /// The attempt failed: it was counted when it began.
+    pub fn failed(&self, attempt: Attempt) {
+        drop(attempt);
     }
 }
 
@@ -75,25 +118,60 @@ impl LoginThrottle {
 mod tests {
     use super::*;
 
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, last])
+    }
+
     #[test]
     fn backs_off_exponentially_after_the_allowed_failures() {
-        let t = LoginThrottle::new(3, Duration::from_secs(10));
+        let t = LoginThrottle::new(3, 100, Duration::from_secs(10));
         let t0 = Instant::now();
-        for _ in 0..2 {
-            t.record_failure("ann", t0);
-            assert!(t.check("ann", t0).is_ok(), "below the limit, no wait");
+        for _ in 0..3 {
+            t.failed(t.begin("ann", ip(1), t0).expect("below the limit, no wait"));
         }
-        t.record_failure("ann", t0);
-        assert_eq!(t.check("ann", t0), Err(Duration::from_secs(1)));
-        assert!(t.check("ann", t0 + Duration::from_secs(1)).is_ok());
-        t.record_failure("ann", t0);
-        assert_eq!(t.check("ann", t0), Err(Duration::from_secs(2)));
-        for _ in 0..10 {
-            t.record_failure("ann", t0);
+        assert_eq!(t.begin("ann", ip(1), t0).unwrap_err(), Duration::from_secs(1));
+        t.failed(t.begin("ann", ip(1), t0 + Duration::from_secs(1)).unwrap());
+        assert_eq!(t.begin("ann", ip(1), t0 + Duration::from_secs(1)).unwrap_err(), Duration::from_secs(2));
+        for i in 0..10 {
+            let at = t0 + Duration::from_secs(100 * (i + 1));
+            t.failed(t.begin("ann", ip(1), at).unwrap());
         }
-        assert_eq!(t.check("ann", t0), Err(Duration::from_secs(10)), "capped");
-        assert!(t.check("bob", t0).is_ok(), "other users unaffected");
-        t.record_success("ann");
-        assert!(t.check("ann", t0).is_ok());
+        let at = t0 + Duration::from_secs(1000);
+        assert_eq!(t.begin("ann", ip(1), at).unwrap_err(), Duration::from_secs(10), "capped");
+        assert!(t.begin("bob", ip(1), at).is_ok(), "other users unaffected");
+        assert!(t.begin("ann", ip(2), at).is_ok(), "the same user from elsewhere is unaffected");
+    }
+
+    #[test]
+    fn attempts_are_counted_before_they_are_checked() {
+        let t = LoginThrottle::new(5, 100, Duration::from_secs(300));
+        let t0 = Instant::now();
+        // forty guesses at once: five get through, none has ended yet
+        let through: Vec<Attempt> = (0..40).filter_map(|_| t.begin("admin", ip(9), t0).ok()).collect();
+        assert_eq!(through.len(), 5);
+        for a in through {
+            t.failed(a);
+        }
+    }
+
+    #[test]
+    fn a_success_clears_its_pair() {
+        let t = LoginThrottle::new(2, 100, Duration::from_secs(300));
+        let t0 = Instant::now();
+        t.failed(t.begin("ann", ip(1), t0).unwrap());
+        t.succeeded(t.begin("ann", ip(1), t0).unwrap());
+        t.failed(t.begin("ann", ip(1), t0).unwrap());
+        assert!(t.begin("ann", ip(1), t0).is_ok(), "the count started again after the success");
+    }
+
+    #[test]
+    fn one_address_trying_many_users_is_slowed_down() {
+        let t = LoginThrottle::new(5, 10, Duration::from_secs(300));
+        let t0 = Instant::now();
+        for i in 0..10 {
+            t.failed(t.begin(&format!("user{i}"), ip(7), t0).unwrap());
+        }
+        assert!(t.begin("user-new", ip(7), t0).is_err(), "the address's budget is spent");
+        assert!(t.begin("user-new", ip(8), t0).is_ok(), "another address is not");
     }
 }

@@ -16,6 +16,9 @@ pub struct UserRecord {
     /// The uid the local executor handed out when none is configured.
     pub allocated_uid: Option<i64>,
     pub max_concurrent: i64,
+    pub disabled: bool,
+    /// Console sessions of another epoch are over.
+    pub session_epoch: i64,
 }
 
 impl UserRecord {
@@ -95,6 +98,8 @@ struct UserRow {
     unix_uid: Option<i64>,
     allocated_uid: Option<i64>,
     max_concurrent: i64,
+    disabled: bool,
+    session_epoch: i64,
 }
 
 impl TryFrom<UserRow> for UserRecord {
@@ -110,6 +115,8 @@ impl TryFrom<UserRow> for UserRecord {
             unix_uid: r.unix_uid,
             allocated_uid: r.allocated_uid,
             max_concurrent: r.max_concurrent,
+            disabled: r.disabled,
+            session_epoch: r.session_epoch,
         })
     }
 }
@@ -117,7 +124,8 @@ impl TryFrom<UserRow> for UserRecord {
 pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent,
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
         username
     )
@@ -131,7 +139,8 @@ pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Re
 pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent,
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch
            FROM users u JOIN labs l ON l.id = u.lab_id ORDER BY l.name, u.username"#
     )
     .fetch_all(&mut *conn)
@@ -149,7 +158,8 @@ pub async fn lab_names(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx:
 pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent,
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
         id
     )
@@ -190,9 +200,9 @@ pub async fn user_by_live_token(
 ) -> Result<Option<(i64, UserRecord)>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT t.id AS "token_id!", u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
-                  u.unix_uid, u.allocated_uid, u.max_concurrent
+                  u.unix_uid, u.allocated_uid, u.max_concurrent, u.session_epoch
            FROM api_tokens t JOIN users u ON u.id = t.user_id JOIN labs l ON l.id = u.lab_id
-           WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ?"#,
+           WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
         token_hash,
         now_ms
     )
@@ -211,6 +221,8 @@ pub async fn user_by_live_token(
         unix_uid: r.unix_uid,
         allocated_uid: r.allocated_uid,
         max_concurrent: r.max_concurrent,
+        disabled: false,
+        session_epoch: r.session_epoch,
     };
     Ok(Some((r.token_id, UserRecord::try_from(user)?)))
 }
@@ -323,4 +335,47 @@ pub async fn allocate_uids(conn: &mut SqliteConnection, first: i64, last: i64) -
         given.push((user.username, uid));
     }
     Ok(given)
+}
+
+/// Ends every console session of the user (by moving their epoch on) and
+/// revokes every live token but `keep`. Returns the new epoch, which the
+/// session that made the change takes on to stay signed in.
+pub async fn end_sessions_and_tokens(conn: &mut SqliteConnection, user_id: i64, keep: Option<i64>, now_ms: i64) -> Result<i64, sqlx::Error> {
+    let epoch = sqlx::query_scalar!(
+        r#"UPDATE users SET session_epoch = session_epoch + 1 WHERE id = ? RETURNING session_epoch AS "epoch!: i64""#,
+        user_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let keep = keep.unwrap_or(-1);
+    sqlx::query!(
+        "UPDATE api_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
+        now_ms,
+        user_id,
+        keep
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(epoch)
+}
+
+/// Disables (or enables again) a user.
+pub async fn set_disabled(conn: &mut SqliteConnection, user_id: i64, disabled: bool, now_ms: i64) -> Result<(), sqlx::Error> {
+    let at = disabled.then_some(now_ms);
+    sqlx::query!("UPDATE users SET disabled_at = ? WHERE id = ?", at, user_id).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// Whether token `id` is neither revoked nor expired, and its user not
+/// disabled.
+pub async fn token_live(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
+    let found = sqlx::query_scalar!(
+        r#"SELECT t.id AS "id!" FROM api_tokens t JOIN users u ON u.id = t.user_id
+           WHERE t.id = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
+        id,
+        now_ms
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(found.is_some())
 }

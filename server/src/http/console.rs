@@ -5,13 +5,14 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;
 use axum::{Form, Router};
-use leptos::prelude::provide_context;
+use leptos::prelude::{provide_context, use_context};
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use serde::Deserialize;
 use std::sync::Arc;
 use tower_sessions::Session;
 
-use super::middleware::SESSION_USER_KEY;
+use super::extract::ClientAddr;
+use super::middleware::{SESSION_EPOCH_KEY, SESSION_USER_KEY};
 use crate::auth::{self, AuthError};
 use crate::state::AppState;
 use app::backend::Backend;
@@ -34,7 +35,15 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .leptos_routes_with_context(
             state,
             generate_route_list(App),
-            move || provide_context(backend.clone()),
+            move || {
+                provide_context(backend.clone());
+                // the nonce the Content-Security-Policy header names
+                let nonce = use_context::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<super::middleware::CspNonce>().cloned());
+                if let Some(nonce) = nonce {
+                    provide_context(leptos::nonce::Nonce::from_value(nonce.0));
+                }
+            },
             move || shell(leptos_options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
@@ -46,15 +55,19 @@ struct LoginForm {
     password: String,
 }
 
-async fn login(State(state): State<AppState>, session: Session, Form(form): Form<LoginForm>) -> Response {
-    match auth::authenticate(&state.db, &state.throttle, form.username.trim(), &form.password).await {
+async fn login(State(state): State<AppState>, ClientAddr(client): ClientAddr, session: Session, Form(form): Form<LoginForm>) -> Response {
+    match auth::authenticate(&state.db, &state.throttle, form.username.trim(), &form.password, client).await {
         Ok(user) => {
             // a new session id at sign-in defeats session fixation
             if let Err(e) = session.cycle_id().await {
                 tracing::error!(error = %e, "cannot rotate session id");
                 return Redirect::to("/login?error=session").into_response();
             }
-            if let Err(e) = session.insert(SESSION_USER_KEY, user.id).await {
+            let stored = match session.insert(SESSION_USER_KEY, user.id).await {
+                Ok(()) => session.insert(SESSION_EPOCH_KEY, user.session_epoch).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = stored {
                 tracing::error!(error = %e, "cannot store session");
                 return Redirect::to("/login?error=session").into_response();
             }
@@ -62,6 +75,8 @@ async fn login(State(state): State<AppState>, session: Session, Form(form): Form
         }
         Err(AuthError::Throttled(_)) => Redirect::to("/login?error=throttled").into_response(),
         Err(AuthError::InvalidCredentials) => Redirect::to("/login?error=credentials").into_response(),
+        Err(AuthError::Disabled) => Redirect::to("/login?error=disabled").into_response(),
+        Err(AuthError::Password(auth::PasswordError::Busy)) => Redirect::to("/login?error=busy").into_response(),
         Err(e) => {
             tracing::error!(error = %e, "sign-in failed");
             Redirect::to("/login?error=internal").into_response()

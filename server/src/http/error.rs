@@ -105,6 +105,8 @@ impl From<crate::auth::AuthError> for ApiError {
         match e {
             AuthError::InvalidCredentials => ApiError::InvalidCredentials(e.to_string()),
             AuthError::Throttled(wait) => ApiError::TooManyAttempts(wait.as_secs().max(1)),
+            AuthError::Disabled => ApiError::Forbidden(e.to_string()),
+            AuthError::Password(crate::auth::PasswordError::Busy) => ApiError::TooManyAttempts(1),
             AuthError::Password(e) => ApiError::Internal(format!("password: {e}")),
             AuthError::Db(e) => e.into(),
         }

@@ -33,6 +33,40 @@ where
     }
 }
 
+/// The client's address: the peer's, or — when the peer is one of
+/// `server.trusted_proxies` — the last address in `X-Forwarded-For` that
+/// is not a trusted proxy (what a client sends itself there is never
+/// believed otherwise).
+pub struct ClientAddr(pub std::net::IpAddr);
+
+impl FromRequestParts<crate::state::AppState> for ClientAddr {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &crate::state::AppState) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.ip())
+            .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
+        Ok(ClientAddr(client_address(peer, &parts.headers, &state.settings.server.trusted_proxies)))
+    }
+}
+
+/// See [`ClientAddr`].
+pub fn client_address(peer: std::net::IpAddr, headers: &axum::http::HeaderMap, trusted: &[std::net::IpAddr]) -> std::net::IpAddr {
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let hops: Vec<std::net::IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|hop| hop.trim().parse().ok())
+        .collect();
+    hops.into_iter().rev().find(|hop| !trusted.contains(hop)).unwrap_or(peer)
+}
+
 /// A signed-in caller (bearer token or console session), else 401.
 pub struct AuthUser(pub Caller);
 

@@ -43,8 +43,10 @@ pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> 
         .merge(console::router(&state))
         .layer(axum::middleware::from_fn(middleware::console_gate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), middleware::resolve_caller))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), middleware::cross_site_guard))
         .layer(sessions)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(middleware::security_headers))
         .layer(axum::middleware::from_fn(middleware::observe))
         // brotli or gzip as the client accepts (the console's wasm shrinks
         // to a fraction); event streams and tiny bodies stay as they are

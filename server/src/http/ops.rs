@@ -30,7 +30,19 @@ pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     }
 }
 
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+/// Prometheus text, for an admin or the scraper's `metrics.token` (it
+/// names routes, users' activity and the scheduler's state).
+pub async fn metrics(
+    State(state): State<AppState>,
+    caller: Option<axum::Extension<crate::auth::Caller>>,
+    scraper: Option<axum::Extension<super::middleware::MetricsScraper>>,
+) -> Result<impl IntoResponse, super::error::ApiError> {
+    match (caller, scraper) {
+        (_, Some(_)) => {}
+        (Some(c), None) if c.user.role == app::model::Role::Admin => {}
+        (Some(_), None) => return Err(super::error::ApiError::Forbidden("metrics are for admins and the metrics.token".into())),
+        (None, None) => return Err(super::error::ApiError::Unauthenticated),
+    }
     state.metrics.run_upkeep();
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render())
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render()))
 }

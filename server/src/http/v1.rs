@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::error::ApiError;
-use super::extract::{AdminUser, ApiJson, ApiQuery, AuthUser};
+use super::extract::{AdminUser, ApiJson, ApiQuery, AuthUser, ClientAddr};
 use super::openapi::ErrorBody;
 use crate::auth;
 use crate::clock::{now_ms, rfc3339};
@@ -49,14 +49,16 @@ struct TokenResponse {
         (status = 201, description = "a new token", body = TokenResponse),
         (status = 400, description = "malformed JSON", body = ErrorBody),
         (status = 401, description = "wrong username or password", body = ErrorBody),
+        (status = 403, description = "the account is disabled", body = ErrorBody),
         (status = 422, description = "a field is missing or mistyped", body = ErrorBody),
-        (status = 429, description = "too many failed sign-ins (see Retry-After)", body = ErrorBody),
+        (status = 429, description = "too many failed sign-ins, or too many at once (see Retry-After)", body = ErrorBody),
     ))]
 async fn create_token(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     ApiJson(body): ApiJson<TokenRequest>,
 ) -> Result<(StatusCode, Json<TokenResponse>), ApiError> {
-    let user = auth::authenticate(&state.db, &state.throttle, &body.username, &body.password).await?;
+    let user = auth::authenticate(&state.db, &state.throttle, &body.username, &body.password, client).await?;
     let ttl = Duration::from_secs(u64::from(state.settings.auth.token_ttl_hours) * 3600);
     let issued = auth::issue_token(&state.db, user.id, ttl, now_ms()).await?;
     Ok((StatusCode::CREATED, Json(TokenResponse { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })))

@@ -206,6 +206,11 @@ async fn job_log_stream(
                 return Some((Ok(event), None));
             }
             tokio::time::sleep(STREAM_POLL).await;
+            // a revoked token, a password change or reset, a disabled user:
+            // the stream ends with the credentials it was opened with
+            if !matches!(crate::auth::still_valid(&state.db, &caller, crate::clock::now_ms()).await, Ok(true)) {
+                return Some((Ok(Event::default().event("error").data("your sign-in has ended")), None));
+            }
             match jobs::get(&state, &caller, job.id).await {
                 Ok(fresh) => job = fresh,
                 Err(e) => return Some((Ok(Event::default().event("error").data(e.to_string())), None)),

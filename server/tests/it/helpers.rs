@@ -331,8 +331,12 @@ impl TestApp {
         self.client.get(self.url("/healthz")).send().await.expect("request")
     }
 
+    /// `/metrics` as an admin (anonymous callers are refused).
     pub async fn metrics(&self) -> String {
-        self.client.get(self.url("/metrics")).send().await.expect("request").text().await.expect("text")
+        let admin = self.admin_token().await;
+        let resp = self.client.get(self.url("/metrics")).bearer_auth(admin).send().await.expect("request");
+        assert_eq!(resp.status(), StatusCode::OK, "metrics");
+        resp.text().await.expect("text")
     }
 
     // ---- console
@@ -344,6 +348,7 @@ impl TestApp {
     pub async fn console_login(&self, username: &str, password: &str) -> Response {
         self.client
             .post(self.url("/login"))
+            .header("origin", &self.base)
             .form(&[("username", username), ("password", password)])
             .send()
             .await
@@ -351,7 +356,7 @@ impl TestApp {
     }
 
     pub async fn console_logout(&self) -> Response {
-        self.client.post(self.url("/logout")).send().await.expect("request")
+        self.client.post(self.url("/logout")).header("origin", &self.base).send().await.expect("request")
     }
 }
 
