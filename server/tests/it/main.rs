@@ -8,6 +8,7 @@ mod authz;
 mod backfill;
 mod cli;
 mod console;
+mod edge;
 mod helpers;
 mod isolation;
 mod local_executor;

@@ -62,6 +62,11 @@ impl ServerProcess {
         ServerProcess { child, base }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("running")
+    }
+
     /// `kill -9`.
     pub async fn kill9(mut self) {
         self.child.start_kill().expect("kill");

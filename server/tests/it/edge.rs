@@ -1,0 +1,526 @@
+//! Sign-in, sessions and the web edge under attack (anonymous clients and
+//! researchers), against the real server. Clients bound to 127.0.0.x play
+//! different addresses.
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use reqwest::{Client, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, TestApp, ADMIN_PASSWORD, DEMO_PASSWORD};
+use crate::process::ServerProcess;
+
+/// A client whose requests come from 127.0.0.`x` / 127.0.`y`.`x`.
+fn from(y: u8, x: u8) -> Client {
+    Client::builder()
+        .local_address(IpAddr::from([127, 0, y, x]))
+        .redirect(reqwest::redirect::Policy::none())
+        .cookie_store(true)
+        .build()
+        .unwrap()
+}
+
+async fn sign_in(client: &Client, base: &str, user: &str, password: &str) -> reqwest::Response {
+    client
+        .post(format!("{base}/v1/auth/token"))
+        .json(&json!({"username": user, "password": password}))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn guesses_from_one_address_do_not_lock_the_user_out_elsewhere() {
+    let app = TestApp::spawn().await;
+    let attacker = from(0, 2);
+    for _ in 0..5 {
+        assert_eq!(
+            sign_in(&attacker, &app.base, "admin", "guess")
+                .await
+                .status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let refused = sign_in(&attacker, &app.base, "admin", ADMIN_PASSWORD).await;
+    assert_eq!(
+        refused.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "the attacker's address is slowed down"
+    );
+    assert!(refused.headers().contains_key("retry-after"));
+    // the admin, elsewhere, signs in at once
+    assert_eq!(
+        sign_in(&from(0, 3), &app.base, "admin", ADMIN_PASSWORD)
+            .await
+            .status(),
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test]
+async fn parallel_guesses_are_counted_before_any_is_checked() {
+    let app = TestApp::spawn().await;
+    let attacker = from(0, 4);
+    let guesses = (0..40).map(|i| {
+        let (attacker, base) = (&attacker, &app.base);
+        async move { sign_in(attacker, base, "demo", &format!("guess-{i}")).await }
+    });
+    let statuses: Vec<StatusCode> = futures_util::future::join_all(guesses)
+        .await
+        .into_iter()
+        .map(|r| r.status())
+        .collect();
+    let checked = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::UNAUTHORIZED)
+        .count();
+    let refused = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+        .count();
+    assert!(
+        checked <= 5,
+        "{checked} of 40 parallel guesses were checked"
+    );
+    assert_eq!(checked + refused, 40, "{statuses:?}");
+}
+
+#[tokio::test]
+async fn one_address_guessing_many_users_is_slowed_down_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = crate::helpers::test_settings(dir.path());
+    settings.auth.max_failed_logins_per_address = 10;
+    let app = TestApp::spawn_with(dir, settings).await;
+    let sprayer = from(0, 5);
+    for i in 0..10 {
+        assert_eq!(
+            sign_in(&sprayer, &app.base, &format!("user{i}"), "Winter2026!")
+                .await
+                .status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    assert_eq!(
+        sign_in(&sprayer, &app.base, "user-next", "Winter2026!")
+            .await
+            .status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(
+        sign_in(&from(0, 6), &app.base, "user-next", "Winter2026!")
+            .await
+            .status(),
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_forwarded_address_counts_and_otherwise_it_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = crate::helpers::test_settings(dir.path());
+    settings.server.trusted_proxies = vec![IpAddr::from([127, 0, 0, 7])];
+    let app = TestApp::spawn_with(dir, settings).await;
+    let forwarded = |client: Client, xff: &'static str, password: &'static str| {
+        let base = app.base.clone();
+        async move {
+            client
+                .post(format!("{base}/v1/auth/token"))
+                .header("x-forwarded-for", xff)
+                .json(&json!({"username": "admin", "password": password}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    // the proxy passes on an attacker's guesses: only the attacker is slowed
+    for _ in 0..5 {
+        assert_eq!(
+            forwarded(from(0, 7), "10.9.9.9", "guess").await,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    assert_eq!(
+        forwarded(from(0, 7), "10.9.9.9", ADMIN_PASSWORD).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(
+        forwarded(from(0, 7), "10.1.1.1", ADMIN_PASSWORD).await,
+        StatusCode::CREATED
+    );
+    // a client that is not the proxy cannot choose its address
+    for _ in 0..5 {
+        assert_eq!(
+            forwarded(from(0, 8), "10.2.2.2", "guess").await,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    assert_eq!(
+        forwarded(from(0, 8), "10.3.3.3", ADMIN_PASSWORD).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}
+
+/// Peak resident memory of a process, from /proc.
+fn peak_rss_mb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        / 1024
+}
+
+#[tokio::test]
+async fn three_hundred_concurrent_sign_ins_keep_the_server_small_and_healthy() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(dir.path(), &[]).await;
+    let base = server.base.clone();
+    // 300 clients, each from its own address and for a made-up user
+    let clients: Vec<Client> = (0..300)
+        .map(|i| from(1 + (i / 250) as u8, 1 + (i % 250) as u8))
+        .collect();
+    let burst = clients.iter().enumerate().map(|(i, c)| {
+        let base = base.clone();
+        async move {
+            sign_in(c, &base, &format!("nobody-{i}"), "password123")
+                .await
+                .status()
+        }
+    });
+    let health = async {
+        let mut slowest = Duration::ZERO;
+        for _ in 0..20 {
+            let asked = Instant::now();
+            let status = reqwest::get(format!("{base}/healthz"))
+                .await
+                .unwrap()
+                .status();
+            assert_eq!(status, StatusCode::OK);
+            slowest = slowest.max(asked.elapsed());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        slowest
+    };
+    let (statuses, slowest) = tokio::join!(futures_util::future::join_all(burst), health);
+    for s in &statuses {
+        assert!(
+            *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS,
+            "{s}"
+        );
+    }
+    assert!(
+        slowest < Duration::from_secs(1),
+        "/healthz took {slowest:?} during the burst"
+    );
+    let peak = peak_rss_mb(server.pid());
+    eprintln!("300 concurrent sign-ins: peak RSS {peak} MB, slowest /healthz {slowest:?}");
+    assert!(peak < 300, "peak RSS {peak} MB");
+    server.kill9().await;
+}
+
+#[tokio::test]
+async fn metrics_need_an_admin_or_the_scrape_token_and_keep_their_labels_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = crate::helpers::test_settings(dir.path());
+    settings.metrics.token = "scrape-secret-1234".into();
+    let app = TestApp::spawn_with(dir, settings).await;
+    assert_error(
+        app.get(None, "/metrics").await,
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+    )
+    .await;
+    let demo = app.demo_token().await;
+    assert_error(
+        app.get(Some(&demo), "/metrics").await,
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    )
+    .await;
+    assert_eq!(
+        app.get(Some("scrape-secret-1234"), "/metrics")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    let before = app.metrics().await.len();
+    for i in 0..300 {
+        let method = reqwest::Method::from_bytes(format!("MADEUP{i}").as_bytes()).unwrap();
+        app.client
+            .request(method, app.url(&format!("/made/up/{i}")))
+            .send()
+            .await
+            .unwrap();
+    }
+    let after = app.metrics().await;
+    assert!(
+        after.contains(r#"method="OTHER""#) && after.contains(r#"route="unmatched""#),
+        "{after}"
+    );
+    assert!(!after.contains("MADEUP"), "a made-up method became a label");
+    assert!(
+        after.len() < before + 8_000,
+        "{} bytes more",
+        after.len() - before
+    );
+}
+
+#[tokio::test]
+async fn a_password_reset_or_disabling_ends_every_session_and_token_at_once() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin_token().await;
+    let console = crate::helpers::client();
+    let login = |client: Client, password: &'static str| {
+        let base = app.base.clone();
+        async move {
+            client
+                .post(format!("{base}/login"))
+                .header("origin", &base)
+                .form(&[("username", "demo"), ("password", password)])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    login(console.clone(), DEMO_PASSWORD).await;
+    let me = |client: &Client| client.get(app.url("/v1/me")).send();
+    assert_eq!(me(&console).await.unwrap().status(), StatusCode::OK);
+    let token = app.demo_token().await;
+
+    let patch = |body: Value| {
+        app.client
+            .patch(app.url("/v1/admin/users/demo"))
+            .bearer_auth(&admin)
+            .json(&body)
+            .send()
+    };
+    assert_eq!(
+        patch(json!({"password": "a-new-password-1"}))
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        me(&console).await.unwrap().status(),
+        StatusCode::UNAUTHORIZED,
+        "the console session ended"
+    );
+    assert_eq!(
+        app.me(Some(&token)).await.status(),
+        StatusCode::UNAUTHORIZED,
+        "the token ended"
+    );
+
+    let token = app.token_for("demo", "a-new-password-1").await;
+    assert_eq!(
+        patch(json!({"disabled": true})).await.unwrap().status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.me(Some(&token)).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let message = assert_error(
+        app.create_token("demo", "a-new-password-1").await,
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    )
+    .await;
+    assert!(message.contains("disabled"), "{message}");
+    let wrong = app.create_token("demo", "not-it").await;
+    assert_eq!(
+        wrong.status(),
+        StatusCode::UNAUTHORIZED,
+        "a wrong password says nothing about the account"
+    );
+    assert_eq!(
+        patch(json!({"disabled": false})).await.unwrap().status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.create_token("demo", "a-new-password-1").await.status(),
+        StatusCode::CREATED
+    );
+    let audit: Value = app.audit(&admin).await.json().await.unwrap();
+    assert!(audit.to_string().contains(r#""disabled":true"#), "{audit}");
+}
+
+#[tokio::test]
+async fn a_password_change_keeps_this_session_and_ends_the_others() {
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn().await;
+    let (here, there) = (crate::helpers::client(), crate::helpers::client());
+    for client in [&here, &there] {
+        let resp = client
+            .post(app.url("/login"))
+            .header("origin", &app.base)
+            .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    }
+    let token = app.demo_token().await;
+    let resp = here
+        .post(app.url(app::api::ChangePassword::PATH))
+        .header("origin", &app.base)
+        .form(&[("current", DEMO_PASSWORD), ("new", "changed-password-9")])
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
+    assert_eq!(
+        here.get(app.url("/v1/me")).send().await.unwrap().status(),
+        StatusCode::OK,
+        "this session stays"
+    );
+    assert_eq!(
+        there.get(app.url("/v1/me")).send().await.unwrap().status(),
+        StatusCode::UNAUTHORIZED,
+        "the other ended"
+    );
+    assert_eq!(
+        app.me(Some(&token)).await.status(),
+        StatusCode::UNAUTHORIZED,
+        "tokens ended"
+    );
+}
+
+#[tokio::test]
+async fn a_log_stream_ends_when_its_token_is_revoked() {
+    let app = TestApp::spawn_scheduling().await;
+    let token = app.demo_token().await;
+    let body = json!({"name": "long", "command": "sleep 600", "num_gpus": 1, "env": {"JPU_SIM_SECONDS": "600"}});
+    let id = app.submit_ok(&token, body).await["id"].as_i64().unwrap();
+    let mut stream = app
+        .client
+        .get(app.url(&format!("/v1/jobs/{id}/logs/stream")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert_eq!(
+        app.revoke_token(&token).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut seen = String::new();
+        while let Some(chunk) = stream.chunk().await.unwrap() {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        seen
+    })
+    .await
+    .expect("the stream ended");
+    assert!(ended.contains("your sign-in has ended"), "{ended}");
+}
+
+#[tokio::test]
+async fn cookie_authenticated_changes_and_sign_ins_must_come_from_the_console() {
+    let app = TestApp::spawn().await;
+    let page = crate::helpers::client();
+    // login CSRF: a form on another site signing the victim in
+    let forged = page
+        .post(app.url("/login"))
+        .header("origin", "http://evil.example")
+        .form(&[("username", "demo"), ("password", DEMO_PASSWORD)]);
+    assert_error(
+        forged.send().await.unwrap(),
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    )
+    .await;
+    let resp = page
+        .post(app.url("/login"))
+        .header("origin", &app.base)
+        .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let job = json!({"name": "csrf", "command": "true", "num_gpus": 1});
+    let submit = |origin: Option<&str>| {
+        let req = page.post(app.url("/v1/jobs")).json(&job);
+        match origin {
+            Some(o) => req.header("origin", o.to_string()),
+            None => req,
+        }
+        .send()
+    };
+    assert_error(
+        submit(Some("http://evil.example")).await.unwrap(),
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    )
+    .await;
+    assert_error(
+        submit(Some("http://127.0.0.1.evil.example")).await.unwrap(),
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    )
+    .await;
+    assert_error(
+        submit(None).await.unwrap(),
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    )
+    .await;
+    assert_eq!(
+        submit(Some(&app.base)).await.unwrap().status(),
+        StatusCode::CREATED
+    );
+    // scripts with a token send no Origin, and need none
+    let token = app.demo_token().await;
+    assert_eq!(
+        app.submit(&token, job.clone()).await.status(),
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test]
+async fn console_pages_carry_a_nonce_csp_and_refuse_framing() {
+    let app = TestApp::spawn().await;
+    assert_eq!(
+        app.console_login("demo", DEMO_PASSWORD).await.status(),
+        StatusCode::SEE_OTHER
+    );
+    let resp = app.page("/").await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(header("x-frame-options"), "DENY");
+    assert_eq!(header("x-content-type-options"), "nosniff");
+    assert_eq!(header("referrer-policy"), "same-origin");
+    let csp = header("content-security-policy");
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("object-src 'none'"),
+        "{csp}"
+    );
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .expect("a nonce")
+        .to_string();
+    let html = resp.text().await.unwrap();
+    let scripts = html.matches("<script").count();
+    assert!(
+        scripts > 0 && html.matches(&format!("nonce=\"{nonce}\"")).count() >= scripts,
+        "every inline script carries the nonce:\n{html}"
+    );
+    let again = app.page("/").await;
+    assert_ne!(
+        again.headers()["content-security-policy"].to_str().unwrap(),
+        csp,
+        "a fresh nonce per response"
+    );
+}
