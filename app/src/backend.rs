@@ -77,6 +77,20 @@ pub async fn current_viewer() -> Result<Option<Viewer>, leptos::prelude::ServerF
     Ok(viewer)
 }
 
+/// The error a server function answers with, and its HTTP status: the
+/// user's mistakes are 4xx (a 500 would be logged as the server's fault),
+/// only `Internal` is 500.
 pub fn to_server_error(e: ConsoleError) -> leptos::prelude::ServerFnError {
+    use axum::http::StatusCode;
+    let status = match &e {
+        ConsoleError::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ConsoleError::Forbidden => StatusCode::FORBIDDEN,
+        ConsoleError::NotFound => StatusCode::NOT_FOUND,
+        ConsoleError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        ConsoleError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+        response.set_status(status);
+    }
     leptos::prelude::ServerFnError::new(e.to_string())
 }

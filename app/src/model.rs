@@ -288,3 +288,44 @@ mod tests {
         assert!(Completed.is_terminal() && Failed.is_terminal() && Cancelled.is_terminal());
     }
 }
+
+/// Characters left as they are in a URL path segment or an RFC 5987
+/// value: letters, digits and `-._~` (RFC 3986 unreserved).
+const UNRESERVED: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// The download URL of a job's output file: each path segment encoded, so
+/// a file the job named `a#b`, `x?y` or `%2e%2e` is the file it names.
+pub fn file_url(job: i64, path: &str) -> String {
+    let segments: Vec<String> = path.split('/').map(|s| percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()).collect();
+    format!("/v1/jobs/{job}/files/{}", segments.join("/"))
+}
+
+/// `Content-Disposition` for a download (RFC 6266): an ASCII `filename`
+/// for old clients (anything else becomes `_`) and the exact name as
+/// UTF-8 in `filename*` (RFC 5987), so no name — newline, quote or Hangul —
+/// can break the header or be shown wrong.
+pub fn content_disposition(name: &str) -> String {
+    let plain: String = name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' }).collect();
+    format!("attachment; filename=\"{plain}\"; filename*=UTF-8''{}", percent_encoding::utf8_percent_encode(name, UNRESERVED))
+}
+
+#[cfg(test)]
+mod download_tests {
+    use super::*;
+
+    #[test]
+    fn download_links_encode_each_segment() {
+        assert_eq!(file_url(7, "out/a b#1?.txt"), "/v1/jobs/7/files/out/a%20b%231%3F.txt");
+        assert_eq!(file_url(7, "%2e%2e/x"), "/v1/jobs/7/files/%252e%252e/x");
+        assert_eq!(file_url(7, "결과.csv"), "/v1/jobs/7/files/%EA%B2%B0%EA%B3%BC.csv");
+    }
+
+    #[test]
+    fn any_name_makes_a_valid_header() {
+        assert_eq!(content_disposition("model.pt"), "attachment; filename=\"model.pt\"; filename*=UTF-8''model.pt");
+        assert_eq!(content_disposition("결과.csv"), "attachment; filename=\"__.csv\"; filename*=UTF-8''%EA%B2%B0%EA%B3%BC.csv");
+        let evil = content_disposition("a\"b\nc.txt");
+        assert!(!evil.contains('\n') && evil.contains("filename=\"a_b_c.txt\""), "{evil}");
+    }
+}

@@ -268,7 +268,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
                 view! {
                     <ul class="files" data-testid="files">
                         {files.into_iter().map(|f| view! {
-                            <li><a href=format!("/v1/jobs/{id}/files/{}", f.path) download>{f.path.clone()}</a>
+                            <li><a href=crate::model::file_url(id, &f.path) download>{f.path.clone()}</a>
                                 " " <span class="muted">{format!("{} bytes", f.size)}</span></li>
                         }).collect_view()}
                     </ul>

@@ -134,7 +134,9 @@ pub async fn update(state: &AppState, admin: &Caller, patch: BackfillPatch) -> R
     check(&patch, &merged)?;
     db::backfill::set_overrides(&mut tx, &overrides, &admin.user.username, now).await?;
     let detail = serde_json::json!({
-        "enabled": patch.enabled, "command_changed": patch.command.is_some(),
+        // the command itself: what will run on every idle GPU is what an
+        // auditor needs to see
+        "enabled": patch.enabled, "command": patch.command,
         "min_idle_seconds": patch.min_idle_seconds, "gpus_per_instance": patch.gpus_per_instance,
     });
     db::audit::record(&mut tx, &admin.user.username, "backfill.update", None, &detail, now).await?;

@@ -262,7 +262,7 @@ async fn job_file(
     let download = tokio::task::spawn_blocking(move || output::open_file(&layout, id, &path))
         .await
         .map_err(|e| ApiError::Internal(format!("opening file: {e}")))??;
-    let (len, name) = (download.len, download.name.replace('"', ""));
+    let (len, name) = (download.len, download.name.clone());
     let mut file = tokio::fs::File::from_std(download.file);
     file.seek(std::io::SeekFrom::Start(download.start)).await.map_err(|e| ApiError::Internal(format!("reading file: {e}")))?;
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(file.take(len)));
@@ -270,7 +270,7 @@ async fn job_file(
         [
             (header::CONTENT_TYPE, "application/octet-stream".to_string()),
             (header::CONTENT_LENGTH, len.to_string()),
-            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
+            (header::CONTENT_DISPOSITION, app::model::content_disposition(&name)),
         ],
         body,
     )

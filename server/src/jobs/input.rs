@@ -46,11 +46,22 @@ impl JobName {
         if s.chars().any(char::is_control) {
             return Err(field_error("name", "must contain printable characters only"));
         }
+        if let Some(c) = s.chars().find(|c| is_invisible(*c)) {
+            return Err(field_error("name", format!("must not contain invisible or text-direction characters (U+{:04X})", u32::from(c))));
+        }
         Ok(JobName(s.to_string()))
     }
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// Characters that change how text around them reads without showing
+/// themselves: bidirectional overrides and isolates (a name shown as
+/// "train.py" that is "yp.niart"), zero-width joiners and spaces (two names
+/// that look the same), the byte-order mark.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -150,7 +161,10 @@ impl TryFrom<SubmitBody> for ValidSubmit {
         let time_limit_minutes = match b.time_limit_minutes {
             None => None,
             Some(m) if m >= 1 && m <= i64::from(u32::MAX) => Some(m as u32),
-            Some(m) => return Err(field_error("time_limit_minutes", format!("must be at least 1, got {m}"))),
+            Some(m) if m < 1 => return Err(field_error("time_limit_minutes", format!("must be at least 1, got {m}"))),
+            Some(m) => {
+                return Err(field_error("time_limit_minutes", format!("must be at most {} (and the tier's maximum), got {m}", u32::MAX)))
+            }
         };
         Ok(ValidSubmit {
             name: JobName::parse(&b.name)?,
@@ -182,6 +196,27 @@ mod tests {
         assert!(JobName::parse(&"x".repeat(128)).is_ok());
         assert!(JobName::parse(&"x".repeat(129)).is_err());
         assert!(JobName::parse("a\nb").is_err());
+        for sneaky in ["train\u{202E}yp.exe", "a\u{200B}b", "\u{FEFF}x", "x\u{2066}y\u{2069}"] {
+            let e = JobName::parse(sneaky).unwrap_err();
+            assert!(e.message.contains("invisible or text-direction"), "{sneaky:?}: {e}");
+        }
+        assert!(JobName::parse("학습 – ResNet").is_ok(), "ordinary non-ASCII is fine");
+    }
+
+    #[test]
+    fn time_limits_name_the_bound_they_break() {
+        let body = |m: i64| SubmitBody {
+            name: "x".into(),
+            command: "true".into(),
+            num_gpus: 1,
+            workspace: None,
+            time_limit_minutes: Some(m),
+            env: BTreeMap::new(),
+        };
+        assert!(ValidSubmit::try_from(body(1)).is_ok());
+        assert!(ValidSubmit::try_from(body(0)).unwrap_err().message.contains("at least 1"));
+        let too_big = ValidSubmit::try_from(body(1 << 32)).unwrap_err();
+        assert!(too_big.message.contains("at most 4294967295"), "{too_big}");
     }
 
     #[test]

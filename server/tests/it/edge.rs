@@ -524,3 +524,92 @@ async fn console_pages_carry_a_nonce_csp_and_refuse_framing() {
         "a fresh nonce per response"
     );
 }
+
+#[tokio::test]
+async fn a_server_functions_refusals_are_4xx_not_server_errors() {
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn().await;
+    let call = |client: &Client, path: &'static str| {
+        client
+            .post(app.url(path))
+            .header("origin", &app.base)
+            .form(&[("", "")])
+            .send()
+    };
+    let anonymous = crate::helpers::client();
+    let resp = call(&anonymous, app::api::QueueView::PATH).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert!(resp.text().await.unwrap().contains("please sign in"));
+    assert_eq!(
+        app.console_login("demo", DEMO_PASSWORD).await.status(),
+        StatusCode::SEE_OTHER
+    );
+    let resp = call(&app.client, app::api_admin::AdminCluster::PATH)
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert!(resp.text().await.unwrap().contains("for admins"));
+    assert_eq!(
+        call(&app.client, app::api::QueueView::PATH)
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn downloads_keep_any_file_name_intact() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let app = TestApp::spawn_local().await;
+    let token = app.demo_token().await;
+    let script = "cd \"$JOB_OUTPUT_DIR\"; printf a > \"$(printf 'new\\nline.txt')\"; printf b > '결과 #1?.csv'; mkdir '%2e%2e'; printf c > '%2e%2e/x'";
+    let id = app
+        .submit_ok(
+            &token,
+            json!({"name": "names", "command": script, "num_gpus": 1}),
+        )
+        .await["id"]
+        .as_i64()
+        .unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let files: Value = app
+        .get(Some(&token), &format!("/v1/jobs/{id}/files"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let mut fetched = Vec::new();
+    for f in files.as_array().unwrap() {
+        let path = f["path"].as_str().unwrap();
+        if path.starts_with("jpu-attempt-") {
+            continue;
+        }
+        let resp = app
+            .client
+            .get(app.url(&app::model::file_url(id, path)))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "{path:?}");
+        let disposition = resp.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(disposition.contains("filename*=UTF-8''"), "{disposition}");
+        fetched.push((path.to_string(), resp.text().await.unwrap()));
+    }
+    fetched.sort();
+    let expected = [
+        ("%2e%2e/x", "c"),
+        ("new\nline.txt", "a"),
+        ("결과 #1?.csv", "b"),
+    ];
+    assert_eq!(
+        fetched,
+        expected.map(|(p, c)| (p.to_string(), c.to_string()))
+    );
+}
