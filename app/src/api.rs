@@ -57,6 +57,14 @@ pub async fn job_log(id: i64, offset: u64) -> Result<crate::views::LogChunk, Ser
     backend()?.0.job_log(&viewer, id, offset).await.map_err(to_server_error)
 }
 
+/// The log's last 64 KiB before `end` (None: its end now).
+#[server]
+pub async fn job_log_tail(id: i64, end: Option<u64>) -> Result<crate::views::LogChunk, ServerFnError> {
+    use crate::backend::*;
+    let viewer = signed_in().await?;
+    backend()?.0.job_log_tail(&viewer, id, end).await.map_err(to_server_error)
+}
+
 /// Submits, then sends the browser to the new job's page.
 #[server]
 pub async fn submit_job(

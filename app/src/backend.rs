@@ -33,6 +33,8 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn jobs(&self, viewer: &Viewer, state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError>;
     async fn job(&self, viewer: &Viewer, id: i64) -> Result<JobDetail, ConsoleError>;
     async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError>;
+    /// The log's last 64 KiB before `end` (None = its end now).
+    async fn job_log_tail(&self, viewer: &Viewer, id: i64, end: Option<u64>) -> Result<LogChunk, ConsoleError>;
     async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError>;
     async fn cancel(&self, viewer: &Viewer, id: i64) -> Result<JobView, ConsoleError>;
     /// The viewer's lab's workspaces.

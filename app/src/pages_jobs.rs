@@ -2,7 +2,7 @@
 //! list, one job (timeline, attempts, live log, files, cancel) and the
 //! submit form.
 
-use crate::api::{job_detail, job_log, jobs_page, maintenance_status, my_workspaces, queue_view, CancelJob, SubmitJob};
+use crate::api::{job_detail, job_log, job_log_tail, jobs_page, maintenance_status, my_workspaces, queue_view, CancelJob, SubmitJob};
 use crate::components::{use_ticker, ErrorText, Layout};
 use crate::model::{JobView, MaintenancePhase};
 use crate::views::{reason_in_words, JobDetail, QueueEntry};
@@ -188,7 +188,33 @@ pub fn JobPage() -> impl IntoView {
 fn JobPageBody(id: i64) -> impl IntoView {
     let tick = use_ticker(1500);
     let detail = Resource::new(move || tick.get(), move |_| job_detail(id));
-    let log = Resource::new(move || tick.get(), move |_| job_log(id, 0));
+    // The log opens at its end (a long one showed only its first 256 KiB,
+    // never where the job is now) and grows from there; earlier output is
+    // loaded a page at a time on request.
+    let anchor = StoredValue::new(None::<u64>);
+    let earlier = RwSignal::new(Vec::<String>::new());
+    let earliest = RwSignal::new(None::<u64>);
+    let log = Resource::new(
+        move || tick.get(),
+        move |_| async move {
+            let chunk = match anchor.get_value() {
+                None => job_log_tail(id, None).await?,
+                Some(at) => job_log(id, at).await?,
+            };
+            if anchor.get_value().is_none() {
+                anchor.set_value(Some(chunk.offset));
+            }
+            Ok::<_, ServerFnError>(chunk)
+        },
+    );
+    let load_earlier = move |before: u64| {
+        leptos::task::spawn_local(async move {
+            if let Ok(chunk) = job_log_tail(id, Some(before)).await {
+                earliest.set(Some(chunk.offset));
+                earlier.update(|pages| pages.insert(0, chunk.data));
+            }
+        });
+    };
     view! {
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -203,8 +229,18 @@ fn JobPageBody(id: i64) -> impl IntoView {
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     match log.await {
-                        Ok(chunk) if chunk.data.is_empty() => view! { <p class="muted" data-testid="log">"No output yet."</p> }.into_any(),
-                        Ok(chunk) => view! { <pre class="log" data-testid="log">{chunk.data}</pre> }.into_any(),
+                        Ok(chunk) if chunk.data.is_empty() && chunk.offset == 0 => view! { <p class="muted" data-testid="log">"No output yet."</p> }.into_any(),
+                        Ok(chunk) => {
+                            let start = move || earliest.get().unwrap_or(chunk.offset);
+                            view! {
+                                {move || (start() > 0).then(|| view! {
+                                    <button type="button" class="link" data-testid="log-earlier" on:click=move |_| load_earlier(start())>
+                                        {format!("Show earlier output ({} KiB before this)", start().div_ceil(1024))}
+                                    </button>
+                                })}
+                                <pre class="log" data-testid="log">{move || earlier.get().concat()}{chunk.data}</pre>
+                            }.into_any()
+                        }
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
                     }
                 })}
@@ -227,6 +263,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
         view! { <p data-testid="reservation">{format!("Reserving {}/{} GPUs on {} ({})", r.gpus, job.num_gpus, r.node, r.tier)}</p> }
     });
     let files = detail.files.clone();
+    let more_files = detail.files_total.saturating_sub(files.len());
     view! {
         <h1>{format!("Job #{} {}", job.id, job.name)}</h1>
         <p>
@@ -272,6 +309,11 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
                                 " " <span class="muted">{format!("{} bytes", f.size)}</span></li>
                         }).collect_view()}
                     </ul>
+                    {(more_files > 0).then(|| view! {
+                        <p class="muted" data-testid="more-files">
+                            {format!("and {more_files} more files: list them all with GET /v1/jobs/{id}/files (a page at a time)")}
+                        </p>
+                    })}
                 }.into_any()
             }}
         })}

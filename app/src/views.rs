@@ -197,7 +197,10 @@ pub struct JobDetail {
     pub can_cancel: bool,
     /// Owner or admin: may read the log and files.
     pub can_read_output: bool,
+    /// The first files by path (the console shows a page of them) …
     pub files: Vec<FileEntry>,
+    /// … of this many.
+    pub files_total: usize,
 }
 
 /// The submit form as typed (validated on the server, errors per field).

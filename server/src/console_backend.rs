@@ -42,6 +42,9 @@ fn from_account(e: AccountError) -> ConsoleError {
     }
 }
 
+/// Files the console's job page lists (the rest: `GET /v1/jobs/{id}/files`).
+const CONSOLE_FILES: usize = 100;
+
 impl AppState {
     async fn caller(&self, viewer: &Viewer) -> Result<Caller, ConsoleError> {
         let mut conn = self.db.acquire().await.map_err(internal)?;
@@ -146,7 +149,8 @@ impl ConsoleBackend for AppState {
         let files = if mine {
             // a walk of the job's files: never on an async worker
             let layout = self.layout();
-            tokio::task::spawn_blocking(move || output::list_files(&layout, id))
+            // the first page only: the page refreshes while it is open
+            tokio::task::spawn_blocking(move || output::list_files_page(&layout, id, None, CONSOLE_FILES))
                 .await
                 .map_err(|e| {
                     tracing::error!(error = %e, "listing a job's files");
@@ -154,9 +158,10 @@ impl ConsoleBackend for AppState {
                 })?
                 .map_err(from_jobs)?
         } else {
-            Vec::new()
+            (Vec::new(), 0)
         };
-        Ok(JobDetail { can_cancel: mine && !job.state.is_terminal(), can_read_output: mine, job, files })
+        let (files, files_total) = files;
+        Ok(JobDetail { can_cancel: mine && !job.state.is_terminal(), can_read_output: mine, job, files, files_total })
     }
 
     async fn job_log(&self, viewer: &Viewer, id: i64, offset: u64) -> Result<LogChunk, ConsoleError> {
@@ -164,6 +169,13 @@ impl ConsoleBackend for AppState {
         let job = jobs::get(self, &caller, id).await.map_err(from_jobs)?;
         output::check_owner(&caller, &job).map_err(from_jobs)?;
         output::read_log(&self.layout(), &job, offset).map_err(from_jobs)
+    }
+
+    async fn job_log_tail(&self, viewer: &Viewer, id: i64, end: Option<u64>) -> Result<LogChunk, ConsoleError> {
+        let caller = self.caller(viewer).await?;
+        let job = jobs::get(self, &caller, id).await.map_err(from_jobs)?;
+        output::check_owner(&caller, &job).map_err(from_jobs)?;
+        output::read_log_tail(&self.layout(), &job, end).map_err(from_jobs)
     }
 
     async fn submit(&self, viewer: &Viewer, form: SubmitForm) -> Result<JobView, ConsoleError> {

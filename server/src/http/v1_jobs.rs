@@ -220,10 +220,20 @@ async fn job_log_stream(
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
-/// The files in the job's output directory.
-#[utoipa::path(get, path = "/jobs/{id}/files", tag = "jobs", params(("id" = i64, Path)), security(("bearer" = [])),
+#[derive(Debug, Default, Deserialize, IntoParams)]
+struct FilesQuery {
+    /// Files per page, 1 to 10,000 (default 1,000).
+    limit: Option<i64>,
+    /// The last path of the previous page: the page starts after it.
+    after: Option<String>,
+}
+
+/// The files in the job's output directory, by path, a page at a time
+/// (the `X-Total-Count` header says how many there are).
+#[utoipa::path(get, path = "/jobs/{id}/files", tag = "jobs", params(("id" = i64, Path), FilesQuery), security(("bearer" = [])),
     responses(
-        (status = 200, body = Vec<FileEntry>),
+        (status = 200, body = Vec<FileEntry>, headers(("x-total-count" = u64, description = "files listed in all pages"))),
+        (status = 422, description = "`limit` out of range", body = ErrorBody),
         (status = 403, description = "a colleague's job: output is the owner's", body = ErrorBody),
         (status = 401, description = "not signed in", body = ErrorBody),
         (status = 404, description = "no such job, or another lab's", body = ErrorBody),
@@ -232,13 +242,18 @@ async fn job_files(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
     ApiPath(id): ApiPath<i64>,
-) -> Result<Json<Vec<FileEntry>>, ApiError> {
+    ApiQuery(q): ApiQuery<FilesQuery>,
+) -> Result<Response, ApiError> {
+    let limit = q.limit.unwrap_or(output::DEFAULT_FILES_PAGE as i64);
+    if !(1..=output::MAX_FILES_PAGE as i64).contains(&limit) {
+        return Err(ApiError::Validation(format!("limit: must be between 1 and {}, got {limit}", output::MAX_FILES_PAGE)));
+    }
     readable_job(&state, &caller, id).await?;
     let layout = layout(&state);
-    let files = tokio::task::spawn_blocking(move || output::list_files(&layout, id))
+    let (files, total) = tokio::task::spawn_blocking(move || output::list_files_page(&layout, id, q.after.as_deref(), limit as usize))
         .await
         .map_err(|e| ApiError::Internal(format!("listing files: {e}")))??;
-    Ok(Json(files))
+    Ok(([("x-total-count", total.to_string())], Json(files)).into_response())
 }
 
 /// One output file's bytes; `..`, absolute paths and symlinks out of the directory are refused.

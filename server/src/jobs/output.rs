@@ -19,8 +19,21 @@ use crate::executor::layout::Layout;
 
 /// At most this much log per request.
 pub const MAX_CHUNK: u64 = 256 * 1024;
-/// A listing stops after this many files.
-const MAX_FILES: usize = 10_000;
+/// A listing looks at no more than this many entries of a job's
+/// directory tree (a job with 150,000 files made its console page 1.9 MB);
+/// what lies beyond is downloadable by path, not listed.
+const MAX_WALK: usize = 100_000;
+/// Files per page: the default and the most one request may ask for.
+pub const DEFAULT_FILES_PAGE: usize = 1_000;
+pub const MAX_FILES_PAGE: usize = 10_000;
+
+/// One page of a job's files, by path: `limit` files after `after`.
+pub fn list_files_page(layout: &Layout, job: i64, after: Option<&str>, limit: usize) -> Result<(Vec<FileEntry>, usize), JobsError> {
+    let all = list_files(layout, job)?;
+    let total = all.len();
+    let start = after.map_or(0, |a| all.partition_point(|f| f.path.as_str() <= a));
+    Ok((all.into_iter().skip(start).take(limit).collect(), total))
+}
 
 pub fn check_owner(caller: &Caller, job: &JobView) -> Result<(), JobsError> {
     if caller.user.role == Role::Admin || caller.user.username == job.user {
@@ -65,6 +78,32 @@ pub fn read_log(layout: &Layout, job: &JobView, offset: u64) -> Result<LogChunk,
     Ok(LogChunk { offset, data, next_offset, eof: ended && next_offset >= len })
 }
 
+/// The console's view of a log: at most this much is shown at once.
+pub const TAIL_CHUNK: u64 = 64 * 1024;
+
+/// The end of the job's log: the [`TAIL_CHUNK`] bytes before `end` (the
+/// log's current end when None), starting at a line's beginning where
+/// one is in reach. Its `offset` is where a reader pages back from.
+pub fn read_log_tail(layout: &Layout, job: &JobView, end: Option<u64>) -> Result<LogChunk, JobsError> {
+    let len = std::fs::metadata(layout.log(job.id)).map(|m| m.len()).unwrap_or(0);
+    let end = end.unwrap_or(len);
+    if end > len {
+        return Err(beyond(end, len));
+    }
+    let start = end.saturating_sub(TAIL_CHUNK);
+    if end == 0 {
+        return Ok(LogChunk { offset: 0, data: String::new(), next_offset: 0, eof: job.state.is_terminal() });
+    }
+    let mut file = File::open(layout.log(job.id)).map_err(JobsError::Io)?;
+    let mut bytes = Vec::with_capacity((end - start) as usize);
+    file.seek(SeekFrom::Start(start)).map_err(JobsError::Io)?;
+    file.take(end - start).read_to_end(&mut bytes).map_err(JobsError::Io)?;
+    // a window that begins mid-line begins at the next line instead
+    let skip = if start > 0 { bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1) } else { 0 };
+    let data = String::from_utf8_lossy(&bytes[skip..]).into_owned();
+    Ok(LogChunk { offset: start + skip as u64, data, next_offset: end, eof: job.state.is_terminal() && end == len })
+}
+
 fn beyond(offset: u64, len: u64) -> JobsError {
     FieldError { field: "offset", message: format!("{offset} is past the end of the log ({len} bytes)") }.into()
 }
@@ -75,6 +114,7 @@ pub fn list_files(layout: &Layout, job: i64) -> Result<Vec<FileEntry>, JobsError
     let root = layout.output_dir(job);
     let mut out = Vec::new();
     let mut stack = vec![root.clone()];
+    let mut seen = 0usize;
     while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
@@ -82,10 +122,14 @@ pub fn list_files(layout: &Layout, job: i64) -> Result<Vec<FileEntry>, JobsError
             Err(e) => return Err(JobsError::Io(e)),
         };
         for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_WALK {
+                break;
+            }
             let Ok(meta) = entry.path().symlink_metadata() else { continue };
             if meta.is_dir() {
                 stack.push(entry.path());
-            } else if meta.is_file() && out.len() < MAX_FILES {
+            } else if meta.is_file() {
                 let relative = entry.path().strip_prefix(&root).map(Path::to_path_buf).unwrap_or_default();
                 let modified = meta
                     .modified()
