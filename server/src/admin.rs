@@ -281,9 +281,11 @@ pub async fn update_user(state: &AppState, admin: &Caller, username: &str, patch
         db::accounts::set_disabled(&mut tx, user.id, disabled, now).await?;
     }
     // a reset password or a disabled account: whoever held the old
-    // credentials is out, everywhere, now
+    // credentials is out, everywhere, now (an admin resetting their own
+    // keeps the credential they are using, as a password change does)
     if hash.is_some() || patch.disabled == Some(true) {
-        db::accounts::end_sessions_and_tokens(&mut tx, user.id, None, now).await?;
+        let keep = admin.token_id.filter(|_| user.id == admin.user.id);
+        db::accounts::end_sessions_and_tokens(&mut tx, user.id, keep, now).await?;
     }
     let detail = serde_json::json!({
         "lab": patch.lab, "role": patch.role.map(|r| r.as_str()), "unix_uid": patch.unix_uid,

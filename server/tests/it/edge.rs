@@ -347,6 +347,17 @@ async fn a_password_reset_or_disabling_ends_every_session_and_token_at_once() {
     );
     let audit: Value = app.audit(&admin).await.json().await.unwrap();
     assert!(audit.to_string().contains(r#""disabled":true"#), "{audit}");
+    // an admin resetting their own password keeps the token they used
+    let own = app
+        .client
+        .patch(app.url("/v1/admin/users/admin"))
+        .bearer_auth(&admin)
+        .json(&json!({"password": "admin-new-password"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), StatusCode::OK);
+    assert_eq!(app.me(Some(&admin)).await.status(), StatusCode::OK);
 }
 
 #[tokio::test]
