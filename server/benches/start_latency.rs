@@ -71,6 +71,11 @@ async fn slurm() {
     let (app, base) = support::build_server_with(dir.path(), |s| s.executor.kind = jpu_share::config::ExecutorKind::Slurm).await;
     tokio::spawn(app.run_until(std::future::pending()));
     let client = reqwest::Client::new();
+    // Slurm runs jobs as their user's own uid: demo is the host account
+    // the test cluster makes (`jpu-test-a`, 3901)
+    let admin = support::token(&client, &base, "admin", support::ADMIN_PASSWORD).await;
+    let resp = client.patch(format!("{base}/v1/admin/users/demo")).bearer_auth(&admin).json(&json!({"unix_uid": 3901})).send().await.unwrap();
+    assert!(resp.status().is_success(), "set demo's uid: {}", resp.status());
     let token = support::demo_token(&client, &base).await;
     // the first cycles read Slurm's nodes in as placements
     wait_placements(&client, &base, &token).await;
