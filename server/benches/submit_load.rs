@@ -14,7 +14,6 @@
 //! of unfinished jobs (policy: 100) is raised for the load phase, which
 //! would otherwise refuse a client's 101st job with 429.
 
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,53 +25,9 @@ const LOAD_FOR: Duration = Duration::from_secs(10);
 const TOTAL_JOBS: i64 = 100_000;
 mod support;
 
+use support::process::Server;
+
 const ADMIN_PASSWORD: &str = support::ADMIN_PASSWORD;
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    /// Starts the binary on `dir`'s database and waits for /healthz.
-    async fn start(dir: &std::path::Path, client: &reqwest::Client) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(env!("CARGO_BIN_EXE_jpu-share"))
-            .arg("serve")
-            .env("JPU__SERVER__BIND", format!("127.0.0.1:{port}"))
-            .env("JPU__DATABASE__URL", format!("sqlite://{}", dir.join("jpu.db").display()))
-            .env("JPU__EXECUTOR__OUTPUT_ROOT", dir.join("jobs"))
-            .env("JPU__SERVER__SITE_ROOT", dir.join("site"))
-            .env("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")
-            .env("JPU__CANCEL__GRACE_SECONDS", "1")
-            .env("JPU_ADMIN_PASSWORD", ADMIN_PASSWORD)
-            .env("JPU_DEMO_PASSWORD", support::DEMO_PASSWORD)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("jpu-share starts");
-        let base = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while client.get(format!("{base}/healthz")).send().await.map(|r| !r.status().is_success()).unwrap_or(true) {
-            assert!(Instant::now() < deadline, "server did not come up");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Server { child, base }
-    }
-
-    fn rss_kb(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let field = |name: &str| {
-            status.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
-        };
-        (field("VmRSS:"), field("VmHWM:"))
-    }
-
-    fn stop(mut self) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), nix::sys::signal::Signal::SIGTERM);
-        let _ = self.child.wait();
-    }
-}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
@@ -81,24 +36,47 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().unwrap();
-    let server = Server::start(dir.path(), &client).await;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(CLIENTS)
+        .build()
+        .unwrap();
+    let server = Server::start(
+        dir.path(),
+        &client,
+        &[("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")],
+    )
+    .await;
     let base = server.base.clone();
     let admin = support::token(&client, &base, "admin", ADMIN_PASSWORD).await;
     for lab in 0..LABS {
-        client.post(format!("{base}/v1/admin/labs")).bearer_auth(&admin).json(&json!({"name": format!("lab-{lab}")})).send().await.unwrap();
+        client
+            .post(format!("{base}/v1/admin/labs"))
+            .bearer_auth(&admin)
+            .json(&json!({"name": format!("lab-{lab}")}))
+            .send()
+            .await
+            .unwrap();
     }
     let mut tokens = Vec::new();
     for user in 0..CLIENTS {
         let (name, password) = (format!("user-{user:02}"), format!("password-of-{user:02}"));
         let body = json!({"username": name, "password": password, "lab": format!("lab-{}", user % LABS), "role": "researcher"});
-        let resp = client.post(format!("{base}/v1/admin/users")).bearer_auth(&admin).json(&body).send().await.unwrap();
+        let resp = client
+            .post(format!("{base}/v1/admin/users"))
+            .bearer_auth(&admin)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 201);
         tokens.push(support::token(&client, &base, &name, &password).await);
     }
 
     // 1. submit load
-    println!("submit load: {CLIENTS} clients for {} s ...", LOAD_FOR.as_secs());
+    println!(
+        "submit load: {CLIENTS} clients for {} s ...",
+        LOAD_FOR.as_secs()
+    );
     let start = Instant::now();
     let stop_at = start + LOAD_FOR;
     let errors = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -143,9 +121,20 @@ async fn main() {
         errors
     );
     // what the server did meanwhile, from its own /metrics
-    let metrics = client.get(format!("{base}/metrics")).bearer_auth(&admin).send().await.unwrap().text().await.unwrap();
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let metric = |name: &str| -> f64 {
-        metrics.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok())).unwrap_or(0.0)
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or(0.0)
     };
     println!(
         "  {:.0} submit batches of {:.1} jobs on average; {:.0} scheduler cycles, busy {:.1} s of the {:.0} s",
@@ -155,10 +144,22 @@ async fn main() {
         metric("scheduler_cycle_seconds_sum"),
         elapsed.as_secs_f64()
     );
-    let phases: Vec<String> = ["ends", "inventory", "decide", "starts", "backfill", "cancels"]
-        .iter()
-        .map(|p| format!("{p} {:.2} s", metric(&format!("scheduler_phase_seconds_sum{{phase=\"{p}\"}}"))))
-        .collect();
+    let phases: Vec<String> = [
+        "ends",
+        "inventory",
+        "decide",
+        "starts",
+        "backfill",
+        "cancels",
+    ]
+    .iter()
+    .map(|p| {
+        format!(
+            "{p} {:.2} s",
+            metric(&format!("scheduler_phase_seconds_sum{{phase=\"{p}\"}}"))
+        )
+    })
+    .collect();
     println!(
         "  cycle phases: {}; submit batches busy {:.1} s",
         phases.join(", "),
@@ -169,9 +170,20 @@ async fn main() {
     server.stop();
 
     // 2. memory with 100,000 jobs in the database
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display())).await.unwrap();
-    let have: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&pool).await.unwrap();
-    let waiting: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')").fetch_one(&pool).await.unwrap();
+    let pool =
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display()))
+            .await
+            .unwrap();
+    let have: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let waiting: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     let add = (TOTAL_JOBS - have).max(0);
     let add_waiting = (TOTAL_JOBS / 10 - waiting).clamp(0, add);
     // copies of the last job: ended ones with a finished attempt's fields, and waiting ones
@@ -193,20 +205,45 @@ async fn main() {
             g = if ended { "'0'" } else { "NULL" },
         )
     };
-    sqlx::query(&copy("GLOBAL_QUEUE_WAIT", add_waiting)).execute(&pool).await.unwrap();
-    sqlx::query(&copy("COMPLETED", add - add_waiting)).execute(&pool).await.unwrap();
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&pool).await.unwrap();
-    let waiting: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')").fetch_one(&pool).await.unwrap();
+    sqlx::query(&copy("GLOBAL_QUEUE_WAIT", add_waiting))
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(&copy("COMPLETED", add - add_waiting))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let waiting: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     pool.close().await;
 
-    let server = Server::start(dir.path(), &client).await;
+    let server = Server::start(
+        dir.path(),
+        &client,
+        &[("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")],
+    )
+    .await;
     let base = server.base.clone();
     let (idle_rss, _) = server.rss_kb();
     let user = support::token(&client, &base, "user-00", "password-of-00").await;
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display())).await.unwrap();
+    let pool =
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display()))
+            .await
+            .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let ranked: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL").fetch_one(&pool).await.unwrap();
+        let ranked: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
         if ranked > 0 {
             break;
         }
@@ -214,10 +251,20 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     for _ in 0..5 {
-        let queue = client.get(format!("{base}/v1/queue")).bearer_auth(&user).send().await.unwrap();
+        let queue = client
+            .get(format!("{base}/v1/queue"))
+            .bearer_auth(&user)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(queue.status(), 200);
         let _ = queue.bytes().await.unwrap();
-        let jobs = client.get(format!("{base}/v1/jobs?limit=200")).bearer_auth(&user).send().await.unwrap();
+        let jobs = client
+            .get(format!("{base}/v1/jobs?limit=200"))
+            .bearer_auth(&user)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(jobs.status(), 200);
     }
     let (rss, peak) = server.rss_kb();

@@ -1,6 +1,9 @@
 //! What the HTTP benchmarks share: the real server built on port 0 over a
 //! temp SQLite file, and a token for the demo user.
 
+#[allow(dead_code)] // the benches that start the binary
+pub mod process;
+
 use jpu_share::config::Settings;
 use jpu_share::startup::{Application, BootstrapPasswords};
 use serde_json::{json, Value};
@@ -16,15 +19,23 @@ pub async fn build_server(dir: &std::path::Path) -> (Application, String) {
 }
 
 /// [`build_server`] with changed settings.
-pub async fn build_server_with(dir: &std::path::Path, change: impl FnOnce(&mut Settings)) -> (Application, String) {
+pub async fn build_server_with(
+    dir: &std::path::Path,
+    change: impl FnOnce(&mut Settings),
+) -> (Application, String) {
     let mut settings = Settings::default();
     settings.server.bind = "127.0.0.1:0".into();
     settings.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
     settings.executor.output_root = dir.join("jobs");
     settings.cancel.grace_seconds = 2;
     change(&mut settings);
-    let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
-    let app = Application::build(settings, bootstrap).await.expect("server builds");
+    let bootstrap = BootstrapPasswords {
+        admin: Some(ADMIN_PASSWORD.into()),
+        demo: Some(DEMO_PASSWORD.into()),
+    };
+    let app = Application::build(settings, bootstrap)
+        .await
+        .expect("server builds");
     let base = format!("http://{}", app.local_addr().expect("bound"));
     (app, base)
 }
@@ -45,5 +56,8 @@ pub async fn token(client: &reqwest::Client, base: &str, username: &str, passwor
         .json()
         .await
         .unwrap();
-    token["token"].as_str().unwrap_or_else(|| panic!("sign-in of {username}: {token}")).to_string()
+    token["token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("sign-in of {username}: {token}"))
+        .to_string()
 }

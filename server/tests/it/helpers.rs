@@ -45,6 +45,8 @@ pub fn client() -> Client {
     Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .cookie_store(true)
+        // a request that hangs fails its test instead of the whole run
+        .timeout(std::time::Duration::from_secs(60))
         .build()
         .expect("client builds")
 }
