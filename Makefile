@@ -1,6 +1,7 @@
 # The two commands of the README. Both install what they need first.
 #   make run    build and start JPU-Share on the embedded default
-#   make test   run every test: unit, integration (incl. a real Slurm
+#   make test   check formatting and clippy (warnings are errors), then
+#               run every test: unit, integration (incl. a real Slurm
 #               cluster started on this host), schemathesis against the
 #               OpenAPI document, end-to-end (Chromium), and the release
 #               bundle loaded in Chromium (its first-load size printed)
@@ -17,6 +18,8 @@ run:
 test: export CARGO_INCREMENTAL = 0
 test:
 	.ci/install-tools test
+	cargo fmt --all --check
+	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 	.ci/build-site
 	.ci/with-slurm cargo test --workspace --exclude frontend
 	.ci/schemathesis

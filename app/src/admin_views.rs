@@ -35,17 +35,63 @@ pub struct AdminClusterView {
 /// edits) or the default (for new things).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum AdminAction {
-    CreateTier { name: String, display_name: String, vram_gb: String, tflops: String, sort_order: String, max_gpus: String },
-    UpdateTier { name: String, vram_gb: String, tflops: String, sort_order: String, max_gpus: String },
-    SetTierActive { name: String, active: bool },
-    CreateNode { name: String, tier: String, count: String },
-    DrainNode { name: String },
-    DeleteNode { name: String },
-    CreateLab { name: String },
-    CreateUser { username: String, password: String, lab: String, role: String, unix_uid: String, max_concurrent: String },
+    CreateTier {
+        name: String,
+        display_name: String,
+        vram_gb: String,
+        tflops: String,
+        sort_order: String,
+        max_gpus: String,
+    },
+    UpdateTier {
+        name: String,
+        vram_gb: String,
+        tflops: String,
+        sort_order: String,
+        max_gpus: String,
+    },
+    SetTierActive {
+        name: String,
+        active: bool,
+    },
+    CreateNode {
+        name: String,
+        tier: String,
+        count: String,
+    },
+    DrainNode {
+        name: String,
+    },
+    DeleteNode {
+        name: String,
+    },
+    CreateLab {
+        name: String,
+    },
+    CreateUser {
+        username: String,
+        password: String,
+        lab: String,
+        role: String,
+        unix_uid: String,
+        max_concurrent: String,
+    },
     /// `unix_uid` "none" clears it.
     /// `access`: "" unchanged, "disable" (sign-in refused, sessions and
     /// tokens ended) or "enable".
-    UpdateUser { username: String, lab: String, role: String, unix_uid: String, max_concurrent: String, password: String, access: String },
-    SetBackfill { enabled: bool, command: String, min_idle_seconds: String, gpus_per_instance: String },
+    UpdateUser {
+        username: String,
+        lab: String,
+        role: String,
+        unix_uid: String,
+        max_concurrent: String,
+        password: String,
+        access: String,
+    },
+    SetBackfill {
+        enabled: bool,
+        command: String,
+        min_idle_seconds: String,
+        gpus_per_instance: String,
+    },
 }

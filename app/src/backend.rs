@@ -50,11 +50,20 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     /// Admins only (else `Forbidden`).
     async fn admin_view(&self, viewer: &Viewer) -> Result<AdminView, ConsoleError>;
     /// `start` (with a message) or `end`; admins only.
-    async fn set_maintenance(&self, viewer: &Viewer, action: String, message: String) -> Result<MaintenanceView, ConsoleError>;
+    async fn set_maintenance(
+        &self,
+        viewer: &Viewer,
+        action: String,
+        message: String,
+    ) -> Result<MaintenanceView, ConsoleError>;
     /// Tiers, nodes, labs, users and backfill; admins only.
     async fn admin_cluster(&self, viewer: &Viewer) -> Result<crate::admin_views::AdminClusterView, ConsoleError>;
     /// One admin change; admins only. Returns what was done, in words.
-    async fn admin_action(&self, viewer: &Viewer, action: crate::admin_views::AdminAction) -> Result<String, ConsoleError>;
+    async fn admin_action(
+        &self,
+        viewer: &Viewer,
+        action: crate::admin_views::AdminAction,
+    ) -> Result<String, ConsoleError>;
 }
 
 /// The backend as Leptos context.
@@ -74,8 +83,7 @@ pub fn backend() -> Result<Backend, leptos::prelude::ServerFnError> {
 
 /// The signed-in viewer of this request, if any.
 pub async fn current_viewer() -> Result<Option<Viewer>, leptos::prelude::ServerFnError> {
-    let axum::Extension(CurrentViewer(viewer)) =
-        leptos_axum::extract::<axum::Extension<CurrentViewer>>().await?;
+    let axum::Extension(CurrentViewer(viewer)) = leptos_axum::extract::<axum::Extension<CurrentViewer>>().await?;
     Ok(viewer)
 }
 

@@ -86,10 +86,7 @@ impl JobState {
 
     /// States that hold one of the user's concurrency slots (policy §3).
     pub fn holds_slot(self) -> bool {
-        matches!(
-            self,
-            JobState::GlobalQueueWait | JobState::Dispatching | JobState::Running | JobState::Cancelling
-        )
+        matches!(self, JobState::GlobalQueueWait | JobState::Dispatching | JobState::Running | JobState::Cancelling)
     }
 }
 
@@ -297,7 +294,8 @@ const UNRESERVED: &percent_encoding::AsciiSet =
 /// The download URL of a job's output file: each path segment encoded, so
 /// a file the job named `a#b`, `x?y` or `%2e%2e` is the file it names.
 pub fn file_url(job: i64, path: &str) -> String {
-    let segments: Vec<String> = path.split('/').map(|s| percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()).collect();
+    let segments: Vec<String> =
+        path.split('/').map(|s| percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()).collect();
     format!("/v1/jobs/{job}/files/{}", segments.join("/"))
 }
 
@@ -306,8 +304,12 @@ pub fn file_url(job: i64, path: &str) -> String {
 /// UTF-8 in `filename*` (RFC 5987), so no name — newline, quote or Hangul —
 /// can break the header or be shown wrong.
 pub fn content_disposition(name: &str) -> String {
-    let plain: String = name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' }).collect();
-    format!("attachment; filename=\"{plain}\"; filename*=UTF-8''{}", percent_encoding::utf8_percent_encode(name, UNRESERVED))
+    let plain: String =
+        name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' }).collect();
+    format!(
+        "attachment; filename=\"{plain}\"; filename*=UTF-8''{}",
+        percent_encoding::utf8_percent_encode(name, UNRESERVED)
+    )
 }
 
 #[cfg(test)]
@@ -324,7 +326,10 @@ mod download_tests {
     #[test]
     fn any_name_makes_a_valid_header() {
         assert_eq!(content_disposition("model.pt"), "attachment; filename=\"model.pt\"; filename*=UTF-8''model.pt");
-        assert_eq!(content_disposition("결과.csv"), "attachment; filename=\"__.csv\"; filename*=UTF-8''%EA%B2%B0%EA%B3%BC.csv");
+        assert_eq!(
+            content_disposition("결과.csv"),
+            "attachment; filename=\"__.csv\"; filename*=UTF-8''%EA%B2%B0%EA%B3%BC.csv"
+        );
         let evil = content_disposition("a\"b\nc.txt");
         assert!(!evil.contains('\n') && evil.contains("filename=\"a_b_c.txt\""), "{evil}");
     }

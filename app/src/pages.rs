@@ -3,6 +3,11 @@
 use crate::api::dashboard;
 use crate::components::Layout;
 use crate::model::{DashboardView, NodeView};
+use crate::pages_account::AccountPage;
+use crate::pages_admin::AdminPage;
+use crate::pages_admin_cluster::{AdminBackfillPage, AdminClusterPage, AdminPeoplePage};
+use crate::pages_jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
+use crate::pages_usage::UsagePageView;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
@@ -10,11 +15,6 @@ use leptos_router::{
     hooks::use_query_map,
     ParamSegment, StaticSegment,
 };
-use crate::pages_account::AccountPage;
-use crate::pages_admin::AdminPage;
-use crate::pages_admin_cluster::{AdminBackfillPage, AdminClusterPage, AdminPeoplePage};
-use crate::pages_usage::UsagePageView;
-use crate::pages_jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

@@ -66,8 +66,12 @@ fn AdminClusterPageBody() -> impl IntoView {
     let drain = ServerAction::<AdminDrainNode>::new();
     let delete = ServerAction::<AdminDeleteNode>::new();
     let versions = move || {
-        create_tier.version().get() + update_tier.version().get() + tier_active.version().get()
-            + create_node.version().get() + drain.version().get() + delete.version().get()
+        create_tier.version().get()
+            + update_tier.version().get()
+            + tier_active.version().get()
+            + create_node.version().get()
+            + drain.version().get()
+            + delete.version().get()
     };
     view! {
         <h1>"Tiers and nodes"</h1>

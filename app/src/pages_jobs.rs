@@ -2,7 +2,9 @@
 //! list, one job (timeline, attempts, live log, files, cancel) and the
 //! submit form.
 
-use crate::api::{job_detail, job_log, job_log_tail, jobs_page, maintenance_status, my_workspaces, queue_view, CancelJob, SubmitJob};
+use crate::api::{
+    job_detail, job_log, job_log_tail, jobs_page, maintenance_status, my_workspaces, queue_view, CancelJob, SubmitJob,
+};
 use crate::components::{use_ticker, ErrorText, Layout};
 use crate::model::{JobView, MaintenancePhase};
 use crate::views::{reason_in_words, JobDetail, QueueEntry};
@@ -49,7 +51,12 @@ fn QueuePageBody() -> impl IntoView {
 }
 
 #[component]
-fn QueueTable(entries: Vec<QueueEntry>, empty: &'static str, testid: &'static str, total: Option<u32>) -> impl IntoView {
+fn QueueTable(
+    entries: Vec<QueueEntry>,
+    empty: &'static str,
+    testid: &'static str,
+    total: Option<u32>,
+) -> impl IntoView {
     if entries.is_empty() {
         return view! { <p class="muted" data-testid=testid>{empty}</p> }.into_any();
     }
@@ -360,7 +367,11 @@ fn SubmitPageBody() -> impl IntoView {
         move || error().filter(|e| e.starts_with(&format!("{field}:")) || e.starts_with(&format!("{field} ")))
     };
     let general_error = move || {
-        error().filter(|e| !["name", "command", "num_gpus", "time_limit_minutes", "env", "workspace"].iter().any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} "))))
+        error().filter(|e| {
+            !["name", "command", "num_gpus", "time_limit_minutes", "env", "workspace"]
+                .iter()
+                .any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} ")))
+        })
     };
     view! {
         <h1>"Submit a job"</h1>
@@ -416,7 +427,9 @@ fn load_script_file(ev: leptos::ev::Event, script: NodeRef<leptos::html::Textare
     #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
     {
         use leptos::wasm_bindgen::JsCast;
-        let Some(input) = ev.target().and_then(|t| t.dyn_into::<leptos::web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<leptos::web_sys::HtmlInputElement>().ok()) else {
+            return;
+        };
         let Some(file) = input.files().and_then(|files| files.get(0)) else { return };
         leptos::task::spawn_local(async move {
             if let Ok(text) = wasm_bindgen_futures::JsFuture::from(file.text()).await {

@@ -95,7 +95,14 @@ fn Chart(series: LabUsageSeries) -> impl IntoView {
         for t in &day.by_tier {
             let h = if max > 0.0 { height * t.usage_tflop_s / max } else { 0.0 };
             y -= h;
-            rects.push((i as f64 * bar + 1.0, y, (bar - 2.0).max(1.0), h, colour(&t.tier), format!("{} {}: {:.0}", day.date, t.tier, t.usage_tflop_s)));
+            rects.push((
+                i as f64 * bar + 1.0,
+                y,
+                (bar - 2.0).max(1.0),
+                h,
+                colour(&t.tier),
+                format!("{} {}: {:.0}", day.date, t.tier, t.usage_tflop_s),
+            ));
         }
     }
     let total: f64 = series.days.iter().map(|d| d.usage_tflop_s).sum();

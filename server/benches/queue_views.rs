@@ -75,7 +75,8 @@ async fn main() {
     // wait for the first cycle to rank them
     let ranked = Instant::now();
     loop {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL").fetch_one(&pool).await.unwrap();
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL").fetch_one(&pool).await.unwrap();
         if n as usize >= JOBS {
             break;
         }
@@ -123,8 +124,15 @@ async fn main() {
     let ended = Instant::now();
     for id in &sleepers {
         loop {
-            let job: serde_json::Value =
-                client.get(format!("{base}/v1/jobs/{id}")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+            let job: serde_json::Value = client
+                .get(format!("{base}/v1/jobs/{id}"))
+                .bearer_auth(&admin)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             if job["state"] == "CANCELLED" {
                 break;
             }
@@ -134,7 +142,12 @@ async fn main() {
     }
     println!("GET /v1/queue, {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", api.0, api.1, api.2 / 1024);
     println!("GET /v1/queue right after a commit (fresh read): p50 {:.1} ms, p90 {:.1} ms", fresh.0, fresh.1);
-    println!("GET /queue (SSR page), {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)", page.0, page.1, page.2 / 1024);
+    println!(
+        "GET /queue (SSR page), {JOBS} waiting jobs: p50 {:.1} ms, p90 {:.1} ms ({} KB)",
+        page.0,
+        page.1,
+        page.2 / 1024
+    );
 }
 
 /// (p50 ms, p90 ms, last response size) over `n` sequential requests.

@@ -25,12 +25,7 @@ async fn main() {
     let clients: Vec<reqwest::Client> = (0..SIGN_INS)
         .map(|i| {
             reqwest::Client::builder()
-                .local_address(IpAddr::from([
-                    127,
-                    0,
-                    1 + (i / 250) as u8,
-                    1 + (i % 250) as u8,
-                ]))
+                .local_address(IpAddr::from([127, 0, 1 + (i / 250) as u8, 1 + (i % 250) as u8]))
                 .build()
                 .unwrap()
         })
@@ -40,23 +35,14 @@ async fn main() {
         let base = base.clone();
         async move {
             let body = json!({"username": format!("nobody-{i}"), "password": "password123"});
-            c.post(format!("{base}/v1/auth/token"))
-                .json(&body)
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-                .unwrap_or(0)
+            c.post(format!("{base}/v1/auth/token")).json(&body).send().await.map(|r| r.status().as_u16()).unwrap_or(0)
         }
     });
     let health = async {
         let mut times = Vec::new();
         for _ in 0..30 {
             let asked = Instant::now();
-            let ok = client
-                .get(format!("{base}/healthz"))
-                .send()
-                .await
-                .is_ok_and(|r| r.status().is_success());
+            let ok = client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success());
             assert!(ok, "/healthz failed during the burst");
             times.push(asked.elapsed());
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -68,13 +68,20 @@ async fn slurm() {
     }
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let (app, base) = support::build_server_with(dir.path(), |s| s.executor.kind = jpu_share::config::ExecutorKind::Slurm).await;
+    let (app, base) =
+        support::build_server_with(dir.path(), |s| s.executor.kind = jpu_share::config::ExecutorKind::Slurm).await;
     tokio::spawn(app.run_until(std::future::pending()));
     let client = reqwest::Client::new();
     // Slurm runs jobs as their user's own uid: demo is the host account
     // the test cluster makes (`jpu-test-a`, 3901)
     let admin = support::token(&client, &base, "admin", support::ADMIN_PASSWORD).await;
-    let resp = client.patch(format!("{base}/v1/admin/users/demo")).bearer_auth(&admin).json(&json!({"unix_uid": 3901})).send().await.unwrap();
+    let resp = client
+        .patch(format!("{base}/v1/admin/users/demo"))
+        .bearer_auth(&admin)
+        .json(&json!({"unix_uid": 3901}))
+        .send()
+        .await
+        .unwrap();
     assert!(resp.status().is_success(), "set demo's uid: {}", resp.status());
     let token = support::demo_token(&client, &base).await;
     // the first cycles read Slurm's nodes in as placements
@@ -82,7 +89,8 @@ async fn slurm() {
     let (mut running, mut ran) = (Vec::new(), Vec::new());
     for i in 0..SLURM_SAMPLES {
         let started = Instant::now();
-        let id = submit(&client, &base, &token, &format!("slurm-latency-{i}"), r#"touch "$JOB_OUTPUT_DIR/started""#).await;
+        let id =
+            submit(&client, &base, &token, &format!("slurm-latency-{i}"), r#"touch "$JOB_OUTPUT_DIR/started""#).await;
         let url = format!("{base}/v1/jobs/{id}");
         wait_state(&client, &url, &token, &["RUNNING", "COMPLETED"]).await;
         running.push(started.elapsed());
@@ -154,8 +162,11 @@ async fn wait_slurm_idle() {
 async fn wait_placements(client: &reqwest::Client, base: &str, token: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let p: Value = client.get(format!("{base}/v1/placements")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
-        if p.as_array().is_some_and(|a| a.iter().any(|x| x["node"].as_str().is_some_and(|n| n.starts_with("s4090")) && x["idle"].as_u64() > Some(0))) {
+        let p: Value =
+            client.get(format!("{base}/v1/placements")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+        if p.as_array().is_some_and(|a| {
+            a.iter().any(|x| x["node"].as_str().is_some_and(|n| n.starts_with("s4090")) && x["idle"].as_u64() > Some(0))
+        }) {
             return;
         }
         assert!(Instant::now() < deadline, "Slurm's nodes never became placements: {p}");

@@ -36,16 +36,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(CLIENTS)
-        .build()
-        .unwrap();
-    let server = Server::start(
-        dir.path(),
-        &client,
-        &[("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")],
-    )
-    .await;
+    let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().unwrap();
+    let server = Server::start(dir.path(), &client, &[("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")]).await;
     let base = server.base.clone();
     let admin = support::token(&client, &base, "admin", ADMIN_PASSWORD).await;
     for lab in 0..LABS {
@@ -61,22 +53,13 @@ async fn main() {
     for user in 0..CLIENTS {
         let (name, password) = (format!("user-{user:02}"), format!("password-of-{user:02}"));
         let body = json!({"username": name, "password": password, "lab": format!("lab-{}", user % LABS), "role": "researcher"});
-        let resp = client
-            .post(format!("{base}/v1/admin/users"))
-            .bearer_auth(&admin)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let resp = client.post(format!("{base}/v1/admin/users")).bearer_auth(&admin).json(&body).send().await.unwrap();
         assert_eq!(resp.status(), 201);
         tokens.push(support::token(&client, &base, &name, &password).await);
     }
 
     // 1. submit load
-    println!(
-        "submit load: {CLIENTS} clients for {} s ...",
-        LOAD_FOR.as_secs()
-    );
+    println!("submit load: {CLIENTS} clients for {} s ...", LOAD_FOR.as_secs());
     let start = Instant::now();
     let stop_at = start + LOAD_FOR;
     let errors = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -121,20 +104,9 @@ async fn main() {
         errors
     );
     // what the server did meanwhile, from its own /metrics
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = client.get(format!("{base}/metrics")).bearer_auth(&admin).send().await.unwrap().text().await.unwrap();
     let metric = |name: &str| -> f64 {
-        metrics
-            .lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
-            .unwrap_or(0.0)
+        metrics.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok())).unwrap_or(0.0)
     };
     println!(
         "  {:.0} submit batches of {:.1} jobs on average; {:.0} scheduler cycles, busy {:.1} s of the {:.0} s",
@@ -144,46 +116,23 @@ async fn main() {
         metric("scheduler_cycle_seconds_sum"),
         elapsed.as_secs_f64()
     );
-    let phases: Vec<String> = [
-        "ends",
-        "inventory",
-        "decide",
-        "starts",
-        "backfill",
-        "cancels",
-    ]
-    .iter()
-    .map(|p| {
-        format!(
-            "{p} {:.2} s",
-            metric(&format!("scheduler_phase_seconds_sum{{phase=\"{p}\"}}"))
-        )
-    })
-    .collect();
-    println!(
-        "  cycle phases: {}; submit batches busy {:.1} s",
-        phases.join(", "),
-        metric("submit_batch_seconds_sum")
-    );
+    let phases: Vec<String> = ["ends", "inventory", "decide", "starts", "backfill", "cancels"]
+        .iter()
+        .map(|p| format!("{p} {:.2} s", metric(&format!("scheduler_phase_seconds_sum{{phase=\"{p}\"}}"))))
+        .collect();
+    println!("  cycle phases: {}; submit batches busy {:.1} s", phases.join(", "), metric("submit_batch_seconds_sum"));
     let (rss, _) = server.rss_kb();
     println!("server RSS after the load: {:.0} MB", rss as f64 / 1024.0);
     server.stop();
 
     // 2. memory with 100,000 jobs in the database
-    let pool =
-        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display()))
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display())).await.unwrap();
+    let have: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&pool).await.unwrap();
+    let waiting: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')")
+            .fetch_one(&pool)
             .await
             .unwrap();
-    let have: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    let waiting: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
     let add = (TOTAL_JOBS - have).max(0);
     let add_waiting = (TOTAL_JOBS / 10 - waiting).clamp(0, add);
     // copies of the last job: ended ones with a finished attempt's fields, and waiting ones
@@ -205,45 +154,25 @@ async fn main() {
             g = if ended { "'0'" } else { "NULL" },
         )
     };
-    sqlx::query(&copy("GLOBAL_QUEUE_WAIT", add_waiting))
-        .execute(&pool)
-        .await
-        .unwrap();
-    sqlx::query(&copy("COMPLETED", add - add_waiting))
-        .execute(&pool)
-        .await
-        .unwrap();
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    let waiting: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    pool.close().await;
-
-    let server = Server::start(
-        dir.path(),
-        &client,
-        &[("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")],
-    )
-    .await;
-    let base = server.base.clone();
-    let (idle_rss, _) = server.rss_kb();
-    let user = support::token(&client, &base, "user-00", "password-of-00").await;
-    let pool =
-        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display()))
-            .await
-            .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let ranked: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL")
+    sqlx::query(&copy("GLOBAL_QUEUE_WAIT", add_waiting)).execute(&pool).await.unwrap();
+    sqlx::query(&copy("COMPLETED", add - add_waiting)).execute(&pool).await.unwrap();
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&pool).await.unwrap();
+    let waiting: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT','USER_QUEUE_WAIT')")
             .fetch_one(&pool)
             .await
             .unwrap();
+    pool.close().await;
+
+    let server = Server::start(dir.path(), &client, &[("JPU__SCHEDULER__MAX_UNFINISHED_PER_USER", "1000000")]).await;
+    let base = server.base.clone();
+    let (idle_rss, _) = server.rss_kb();
+    let user = support::token(&client, &base, "user-00", "password-of-00").await;
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("jpu.db").display())).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let ranked: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL").fetch_one(&pool).await.unwrap();
         if ranked > 0 {
             break;
         }
@@ -251,20 +180,10 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     for _ in 0..5 {
-        let queue = client
-            .get(format!("{base}/v1/queue"))
-            .bearer_auth(&user)
-            .send()
-            .await
-            .unwrap();
+        let queue = client.get(format!("{base}/v1/queue")).bearer_auth(&user).send().await.unwrap();
         assert_eq!(queue.status(), 200);
         let _ = queue.bytes().await.unwrap();
-        let jobs = client
-            .get(format!("{base}/v1/jobs?limit=200"))
-            .bearer_auth(&user)
-            .send()
-            .await
-            .unwrap();
+        let jobs = client.get(format!("{base}/v1/jobs?limit=200")).bearer_auth(&user).send().await.unwrap();
         assert_eq!(jobs.status(), 200);
     }
     let (rss, peak) = server.rss_kb();

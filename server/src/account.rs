@@ -59,10 +59,14 @@ pub async fn create_token(state: &AppState, caller: &Caller, label: &str) -> Res
         return Err(AccountError::Invalid("label: at most 64 characters".into()));
     }
     if label.chars().any(|c| c.is_control() || crate::jobs::input::is_invisible(c)) {
-        return Err(AccountError::Invalid("label: printable characters only, no invisible or text-direction ones".into()));
+        return Err(AccountError::Invalid(
+            "label: printable characters only, no invisible or text-direction ones".into(),
+        ));
     }
     let ttl = Duration::from_secs(u64::from(state.settings.auth.token_ttl_hours) * 3600);
-    let issued = auth::issue_labelled_token(&state.db, caller.user.id, Some(label).filter(|l| !l.is_empty()), ttl, now_ms()).await?;
+    let issued =
+        auth::issue_labelled_token(&state.db, caller.user.id, Some(label).filter(|l| !l.is_empty()), ttl, now_ms())
+            .await?;
     Ok(NewToken { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })
 }
 

@@ -41,7 +41,11 @@ pub enum MaintenanceAction {
 
 /// Starts maintenance (NORMAL → DRAINING; the scheduler advances it to
 /// BACKFILL_RECOVERY and ACTIVE by itself) or ends it (→ NORMAL).
-pub async fn maintenance(state: &AppState, admin: &Caller, action: MaintenanceAction) -> Result<MaintenanceView, AdminError> {
+pub async fn maintenance(
+    state: &AppState,
+    admin: &Caller,
+    action: MaintenanceAction,
+) -> Result<MaintenanceView, AdminError> {
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     let current = db::maintenance::get(&mut tx).await?;
@@ -52,7 +56,10 @@ pub async fn maintenance(state: &AppState, admin: &Caller, action: MaintenanceAc
             }
             let message = message.as_deref().map(str::trim).filter(|m| !m.is_empty());
             if message.is_some_and(|m| m.chars().count() > MAX_MESSAGE) {
-                return Err(AdminError::Field { field: "message", message: format!("must be at most {MAX_MESSAGE} characters") });
+                return Err(AdminError::Field {
+                    field: "message",
+                    message: format!("must be at most {MAX_MESSAGE} characters"),
+                });
             }
             (MaintenancePhase::Draining, message.map(str::to_string), "maintenance.start")
         }
@@ -104,8 +111,11 @@ pub async fn create_lab(state: &AppState, admin: &Caller, body: NewLabBody) -> R
     check_name("name", &body.name)?;
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
-    db::accounts::insert_lab(&mut tx, &body.name, now).await.map_err(|e| unique_violation(e, format!("lab `{}`", body.name)))?;
-    db::audit::record(&mut tx, &admin.user.username, "lab.create", Some(&body.name), &serde_json::json!({}), now).await?;
+    db::accounts::insert_lab(&mut tx, &body.name, now)
+        .await
+        .map_err(|e| unique_violation(e, format!("lab `{}`", body.name)))?;
+    db::audit::record(&mut tx, &admin.user.username, "lab.create", Some(&body.name), &serde_json::json!({}), now)
+        .await?;
     tx.commit().await?;
     Ok(LabCreated { name: body.name })
 }
@@ -128,10 +138,17 @@ pub struct NewUserBody {
 
 pub const MIN_PASSWORD: usize = 10;
 
-pub async fn create_user(state: &AppState, admin: &Caller, body: NewUserBody) -> Result<app::model::Viewer, AdminError> {
+pub async fn create_user(
+    state: &AppState,
+    admin: &Caller,
+    body: NewUserBody,
+) -> Result<app::model::Viewer, AdminError> {
     check_name("username", &body.username)?;
     if body.password.chars().count() < MIN_PASSWORD || body.password.len() > 1024 {
-        return Err(AdminError::Field { field: "password", message: format!("must be {MIN_PASSWORD} to 1024 characters") });
+        return Err(AdminError::Field {
+            field: "password",
+            message: format!("must be {MIN_PASSWORD} to 1024 characters"),
+        });
     }
     check_uid(body.unix_uid)?;
     let max_concurrent = body.max_concurrent.unwrap_or(2);
@@ -165,7 +182,10 @@ pub async fn create_user(state: &AppState, admin: &Caller, body: NewUserBody) ->
 
 fn check_uid(uid: Option<i64>) -> Result<(), AdminError> {
     if uid.is_some_and(|u| !(1000..=i64::from(u32::MAX >> 1)).contains(&u)) {
-        return Err(AdminError::Field { field: "unix_uid", message: "must be a regular user's uid (1000 or more)".into() });
+        return Err(AdminError::Field {
+            field: "unix_uid",
+            message: "must be a regular user's uid (1000 or more)".into(),
+        });
     }
     Ok(())
 }
@@ -175,7 +195,9 @@ fn check_uid(uid: Option<i64>) -> Result<(), AdminError> {
 async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, user_id: i64) -> Result<(), AdminError> {
     let Some(uid) = uid else { return Ok(()) };
     match db::accounts::user_with_uid(conn, uid, user_id).await? {
-        Some(other) => Err(AdminError::Conflict(format!("unix_uid {uid} is already {other}'s: no two users may share a uid"))),
+        Some(other) => {
+            Err(AdminError::Conflict(format!("unix_uid {uid} is already {other}'s: no two users may share a uid")))
+        }
         None => Ok(()),
     }
 }
@@ -183,7 +205,10 @@ async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, use
 /// Gives users without a configured uid one of their own from
 /// `executor.uid_range` (the local executor only: Slurm's nodes know users
 /// from the site's directory, so there a configured uid is required).
-pub async fn allocate_uids(settings: &crate::config::Settings, conn: &mut sqlx::SqliteConnection) -> Result<(), AdminError> {
+pub async fn allocate_uids(
+    settings: &crate::config::Settings,
+    conn: &mut sqlx::SqliteConnection,
+) -> Result<(), AdminError> {
     if settings.executor.kind != crate::config::ExecutorKind::Local {
         return Ok(());
     }
@@ -227,7 +252,12 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>
     Option::<i64>::deserialize(d).map(Some)
 }
 
-pub async fn update_user(state: &AppState, admin: &Caller, username: &str, patch: UserPatch) -> Result<app::model::Viewer, AdminError> {
+pub async fn update_user(
+    state: &AppState,
+    admin: &Caller,
+    username: &str,
+    patch: UserPatch,
+) -> Result<app::model::Viewer, AdminError> {
     if let Some(uid) = patch.unix_uid {
         check_uid(uid)?;
     }
@@ -236,7 +266,10 @@ pub async fn update_user(state: &AppState, admin: &Caller, username: &str, patch
     }
     let hash = match &patch.password {
         Some(p) if p.chars().count() < MIN_PASSWORD || p.len() > 1024 => {
-            return Err(AdminError::Field { field: "password", message: format!("must be {MIN_PASSWORD} to 1024 characters") });
+            return Err(AdminError::Field {
+                field: "password",
+                message: format!("must be {MIN_PASSWORD} to 1024 characters"),
+            });
         }
         Some(p) => Some(
             crate::auth::password::hash_password(p.clone())

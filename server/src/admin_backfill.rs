@@ -29,7 +29,12 @@ pub struct BackfillConfig {
 
 impl BackfillConfig {
     pub fn from_file(s: &BackfillSettings) -> Self {
-        Self { enabled: s.enabled, command: s.command.clone(), min_idle_seconds: s.min_idle_seconds, gpus_per_instance: s.gpus_per_instance.max(1) }
+        Self {
+            enabled: s.enabled,
+            command: s.command.clone(),
+            min_idle_seconds: s.min_idle_seconds,
+            gpus_per_instance: s.gpus_per_instance.max(1),
+        }
     }
 
     fn with(mut self, o: &db::backfill::Overrides) -> Self {
@@ -98,17 +103,26 @@ pub struct BackfillPatch {
 fn check(patch: &BackfillPatch, merged: &BackfillConfig) -> Result<(), AdminError> {
     if let Some(c) = &patch.command {
         if c.len() > MAX_COMMAND || c.contains('\0') {
-            return Err(AdminError::Field { field: "command", message: format!("must be at most {MAX_COMMAND} bytes without NUL") });
+            return Err(AdminError::Field {
+                field: "command",
+                message: format!("must be at most {MAX_COMMAND} bytes without NUL"),
+            });
         }
     }
     if patch.min_idle_seconds.is_some_and(|s| s > MAX_MIN_IDLE_SECONDS) {
-        return Err(AdminError::Field { field: "min_idle_seconds", message: format!("must be between 0 and {MAX_MIN_IDLE_SECONDS}") });
+        return Err(AdminError::Field {
+            field: "min_idle_seconds",
+            message: format!("must be between 0 and {MAX_MIN_IDLE_SECONDS}"),
+        });
     }
     if patch.gpus_per_instance.is_some_and(|g| !(1..=8).contains(&g)) {
         return Err(AdminError::Field { field: "gpus_per_instance", message: "must be between 1 and 8".into() });
     }
     if merged.enabled && merged.command.trim().is_empty() {
-        return Err(AdminError::Field { field: "command", message: "backfill needs a command to serve the model before it can be enabled".into() });
+        return Err(AdminError::Field {
+            field: "command",
+            message: "backfill needs a command to serve the model before it can be enabled".into(),
+        });
     }
     Ok(())
 }
@@ -156,9 +170,22 @@ mod tests {
 
     #[test]
     fn stored_changes_override_the_file_field_by_field() {
-        let o = db::backfill::Overrides { enabled: Some(true), command: Some("vllm serve m".into()), min_idle_seconds: None, gpus_per_instance: Some(2) };
+        let o = db::backfill::Overrides {
+            enabled: Some(true),
+            command: Some("vllm serve m".into()),
+            min_idle_seconds: None,
+            gpus_per_instance: Some(2),
+        };
         let c = BackfillConfig::from_file(&file()).with(&o);
-        assert_eq!(c, BackfillConfig { enabled: true, command: "vllm serve m".into(), min_idle_seconds: 60, gpus_per_instance: 2 });
+        assert_eq!(
+            c,
+            BackfillConfig {
+                enabled: true,
+                command: "vllm serve m".into(),
+                min_idle_seconds: 60,
+                gpus_per_instance: 2
+            }
+        );
         assert!(c.policy().enabled);
         assert_eq!(c.policy().min_idle_ms, 60_000);
     }
@@ -170,6 +197,9 @@ mod tests {
         let err = check(&BackfillPatch { enabled: Some(true), ..Default::default() }, &c).unwrap_err();
         assert!(matches!(err, AdminError::Field { field: "command", .. }));
         let bad = BackfillPatch { gpus_per_instance: Some(9), ..Default::default() };
-        assert!(matches!(check(&bad, &BackfillConfig::from_file(&file())), Err(AdminError::Field { field: "gpus_per_instance", .. })));
+        assert!(matches!(
+            check(&bad, &BackfillConfig::from_file(&file())),
+            Err(AdminError::Field { field: "gpus_per_instance", .. })
+        ));
     }
 }

@@ -169,16 +169,30 @@ pub async fn create_tier(state: &AppState, admin: &Caller, body: NewTierBody) ->
     db::cluster::insert_tier(&mut tx, new).await.map_err(|e| unique_violation(e, format!("tier `{}`", tier.name)))?;
     // the insert leaves the time limit at its default
     db::cluster::update_tier(&mut tx, &tier).await?;
-    db::audit::record(&mut tx, &admin.user.username, "tier.create", Some(&tier.name), &serde_json::to_value(&tier).unwrap_or_default(), now).await?;
+    db::audit::record(
+        &mut tx,
+        &admin.user.username,
+        "tier.create",
+        Some(&tier.name),
+        &serde_json::to_value(&tier).unwrap_or_default(),
+        now,
+    )
+    .await?;
     tx.commit().await?;
     state.wake_scheduler();
     Ok(tier)
 }
 
-pub async fn update_tier(state: &AppState, admin: &Caller, name: &str, patch: TierPatch) -> Result<TierView, AdminError> {
+pub async fn update_tier(
+    state: &AppState,
+    admin: &Caller,
+    name: &str,
+    patch: TierPatch,
+) -> Result<TierView, AdminError> {
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
-    let current = tier_by_name(&mut tx, name).await?.ok_or_else(|| AdminError::NotFound(format!("no tier named `{name}`")))?;
+    let current =
+        tier_by_name(&mut tx, name).await?.ok_or_else(|| AdminError::NotFound(format!("no tier named `{name}`")))?;
     let tier = patched(current.clone(), &patch)?;
     db::cluster::update_tier(&mut tx, &tier).await?;
     let detail = serde_json::json!({"from": current, "to": tier});
@@ -239,7 +253,8 @@ pub async fn create_node(state: &AppState, admin: &Caller, body: NewNodeBody) ->
         .map_err(|e| unique_violation(e, format!("node `{}`", body.name)))?;
     let detail = serde_json::json!({"gpus": body.gpus.iter().map(|g| serde_json::json!({"tier": g.tier, "count": g.count})).collect::<Vec<_>>()});
     db::audit::record(&mut tx, &admin.user.username, "node.create", Some(&body.name), &detail, now).await?;
-    let view = node_view(&mut tx, &body.name).await?.ok_or_else(|| AdminError::Internal("the new node is missing".into()))?;
+    let view =
+        node_view(&mut tx, &body.name).await?.ok_or_else(|| AdminError::Internal("the new node is missing".into()))?;
     tx.commit().await?;
     state.wake_scheduler();
     Ok(view)
@@ -249,7 +264,8 @@ pub async fn create_node(state: &AppState, admin: &Caller, body: NewNodeBody) ->
 pub async fn drain_node(state: &AppState, admin: &Caller, name: &str) -> Result<NodeView, AdminError> {
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
-    let node = node_view(&mut tx, name).await?.ok_or_else(|| AdminError::NotFound(format!("no node named `{name}`")))?;
+    let node =
+        node_view(&mut tx, name).await?.ok_or_else(|| AdminError::NotFound(format!("no node named `{name}`")))?;
     if node.state == NodeState::Draining {
         return Err(AdminError::Conflict(format!("node `{name}` is already draining")));
     }
@@ -270,7 +286,9 @@ pub async fn delete_node(state: &AppState, admin: &Caller, name: &str) -> Result
     }
     let busy = db::cluster::node_in_use(&mut tx, name).await?;
     if busy > 0 {
-        return Err(AdminError::Conflict(format!("node `{name}` still runs {busy} job(s) or backfill instance(s); drain it and wait")));
+        return Err(AdminError::Conflict(format!(
+            "node `{name}` still runs {busy} job(s) or backfill instance(s); drain it and wait"
+        )));
     }
     db::cluster::delete_node(&mut tx, name).await?;
     db::audit::record(&mut tx, &admin.user.username, "node.delete", Some(name), &serde_json::json!({}), now).await?;

@@ -15,11 +15,8 @@ pub fn now_ms() -> i64 {
 /// RFC 3339 in UTC with millisecond precision, e.g. `2026-12-02T11:34:48.123Z`.
 pub fn rfc3339(ms: i64) -> String {
     let nanos = i128::from(ms) * 1_000_000;
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    let fmt = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-    );
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let fmt = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
     t.format(&fmt).unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".to_string())
 }
 

@@ -195,7 +195,12 @@ pub struct AuthSettings {
 
 impl Default for AuthSettings {
     fn default() -> Self {
-        Self { token_ttl_hours: 30 * 24, max_failed_logins: 5, max_failed_logins_per_address: 30, max_lockout_seconds: 300 }
+        Self {
+            token_ttl_hours: 30 * 24,
+            max_failed_logins: 5,
+            max_failed_logins_per_address: 30,
+            max_lockout_seconds: 300,
+        }
     }
 }
 
@@ -308,6 +313,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // figment::Jail's closure returns figment's own (large) error
     fn file_overrides_defaults_and_env_overrides_file() {
         figment::Jail::expect_with(|jail| {
             jail.create_file(
@@ -327,6 +333,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // as above
     fn bad_values_and_unknown_keys_are_errors_not_panics() {
         figment::Jail::expect_with(|jail| {
             jail.create_file("bad.toml", "[executor]\nkind = \"kubernetes\"\n")?;

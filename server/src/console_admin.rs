@@ -22,7 +22,9 @@ fn required<T: std::str::FromStr>(field: &str, text: &str) -> Result<T, ConsoleE
 fn role(field: &str, text: &str) -> Result<Option<Role>, ConsoleError> {
     match text.trim() {
         "" => Ok(None),
-        other => other.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: must be researcher or admin"))),
+        other => {
+            other.parse().map(Some).map_err(|_| ConsoleError::Invalid(format!("{field}: must be researcher or admin")))
+        }
     }
 }
 
@@ -40,7 +42,15 @@ pub async fn view(state: &AppState) -> Result<AdminClusterView, ConsoleError> {
         .await
         .map_err(internal)?
         .into_iter()
-        .map(|u| UserView { username: u.username, lab: u.lab, role: u.role, unix_uid: u.unix_uid, allocated_uid: u.allocated_uid, max_concurrent: u.max_concurrent, disabled: u.disabled })
+        .map(|u| UserView {
+            username: u.username,
+            lab: u.lab,
+            role: u.role,
+            unix_uid: u.unix_uid,
+            allocated_uid: u.allocated_uid,
+            max_concurrent: u.max_concurrent,
+            disabled: u.disabled,
+        })
         .collect();
     drop(conn);
     let backfill = crate::views::backfill(state, true).await.map_err(internal)?;

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use app::backend::{ConsoleBackend, ConsoleError};
 use app::model::{DashboardView, JobView, MaintenanceView, Role, Viewer};
-use app::views::{AdminView, AuditEntryView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm, TokenView, UsagePage};
+use app::views::{
+    AdminView, AuditEntryView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm, TokenView, UsagePage,
+};
 
 use crate::account::{self, AccountError};
 use crate::admin;
@@ -121,7 +123,12 @@ impl ConsoleBackend for AppState {
         let labs = db::views::labs(&mut conn, crate::clock::now_ms()).await.map_err(internal)?;
         drop(conn);
         let open = "USER_QUEUE_WAIT,GLOBAL_QUEUE_WAIT,DISPATCHING,RUNNING,CANCELLING".to_string();
-        let query = ListQuery { state: Some(open), user: Some(caller.user.username.clone()), limit: Some(50), ..ListQuery::default() };
+        let query = ListQuery {
+            state: Some(open),
+            user: Some(caller.user.username.clone()),
+            limit: Some(50),
+            ..ListQuery::default()
+        };
         let my_jobs = jobs::list(self, &caller, &query).await.map_err(from_jobs)?.jobs;
         Ok(DashboardView { tiers, nodes, my_jobs, labs })
     }
@@ -200,7 +207,9 @@ impl ConsoleBackend for AppState {
     async fn workspaces(&self, viewer: &Viewer) -> Result<Vec<app::views::WorkspaceView>, ConsoleError> {
         let caller = self.caller(viewer).await?;
         // the lab's own, also for admins: a job runs in its own lab's workspace
-        let rows = db::workspaces::list(&mut *self.db.acquire().await.map_err(internal)?, Some(&caller.user.lab)).await.map_err(internal)?;
+        let rows = db::workspaces::list(&mut *self.db.acquire().await.map_err(internal)?, Some(&caller.user.lab))
+            .await
+            .map_err(internal)?;
         Ok(rows.into_iter().map(crate::workspaces::view_of).collect())
     }
 
@@ -247,15 +256,27 @@ impl ConsoleBackend for AppState {
     async fn admin_view(&self, viewer: &Viewer) -> Result<AdminView, ConsoleError> {
         self.admin(viewer).await?;
         let maintenance = self.maintenance_view().await.map_err(internal)?;
-        let rows = db::audit::list(&mut *self.db.acquire().await.map_err(internal)?, i64::MAX, 50).await.map_err(internal)?;
+        let rows =
+            db::audit::list(&mut *self.db.acquire().await.map_err(internal)?, i64::MAX, 50).await.map_err(internal)?;
         let audit = rows
             .into_iter()
-            .map(|r| AuditEntryView { at: crate::clock::rfc3339(r.at_ms), actor: r.actor, action: r.action, target: r.target, detail: r.detail })
+            .map(|r| AuditEntryView {
+                at: crate::clock::rfc3339(r.at_ms),
+                actor: r.actor,
+                action: r.action,
+                target: r.target,
+                detail: r.detail,
+            })
             .collect();
         Ok(AdminView { maintenance, audit })
     }
 
-    async fn set_maintenance(&self, viewer: &Viewer, action: String, message: String) -> Result<MaintenanceView, ConsoleError> {
+    async fn set_maintenance(
+        &self,
+        viewer: &Viewer,
+        action: String,
+        message: String,
+    ) -> Result<MaintenanceView, ConsoleError> {
         let caller = self.admin(viewer).await?;
         let action = match action.as_str() {
             "start" => admin::MaintenanceAction::Start { message: Some(message) },
@@ -270,7 +291,11 @@ impl ConsoleBackend for AppState {
         crate::console_admin::view(self).await
     }
 
-    async fn admin_action(&self, viewer: &Viewer, action: app::admin_views::AdminAction) -> Result<String, ConsoleError> {
+    async fn admin_action(
+        &self,
+        viewer: &Viewer,
+        action: app::admin_views::AdminAction,
+    ) -> Result<String, ConsoleError> {
         let caller = self.admin(viewer).await?;
         crate::console_admin::act(self, &caller, action).await
     }

@@ -1,6 +1,10 @@
 //! The `jpu-share` server: configuration, database, auth, HTTP (console,
 //! /v1, health, metrics) and, in later modules, the scheduler and executors.
 
+pub mod account;
+pub mod admin;
+pub mod admin_backfill;
+pub mod admin_cluster;
 pub mod auth;
 pub mod cli;
 pub mod clock;
@@ -17,8 +21,4 @@ pub mod startup;
 pub mod state;
 pub mod telemetry;
 pub mod views;
-pub mod admin;
-pub mod admin_cluster;
-pub mod account;
 pub mod workspaces;
-pub mod admin_backfill;

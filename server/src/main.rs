@@ -105,7 +105,12 @@ fn main() -> ExitCode {
                 cluster,
                 policies,
                 out,
-                options: jpu_share::sim::engine::Options { cycle_ms: cycle_ms.max(1), events_only, user_limit, backfill },
+                options: jpu_share::sim::engine::Options {
+                    cycle_ms: cycle_ms.max(1),
+                    events_only,
+                    user_limit,
+                    backfill,
+                },
                 live_charge: charge == "live",
                 overestimate,
             };

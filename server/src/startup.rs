@@ -56,7 +56,11 @@ impl Application {
         let pool = db::connect(&settings.database).await?;
         let seeded = seed::seed_if_empty(
             &pool,
-            seed::SeedInput { admin_password: bootstrap.admin, demo_password: bootstrap.demo, demo: settings.demo.seed },
+            seed::SeedInput {
+                admin_password: bootstrap.admin,
+                demo_password: bootstrap.demo,
+                demo: settings.demo.seed,
+            },
             now_ms(),
         )
         .await?;
@@ -71,7 +75,8 @@ impl Application {
             tracing::warn!(interrupted, "workspace builds the last run left unfinished are marked FAILED");
         }
 
-        let session_store = SqliteStore::new(pool.clone()).with_table_name("console_sessions").expect("static table name is valid");
+        let session_store =
+            SqliteStore::new(pool.clone()).with_table_name("console_sessions").expect("static table name is valid");
         session_store.migrate().await?;
         let key_bytes = db::secrets::get_or_create(&mut *pool.acquire().await?, "session_key", 64).await?;
         let session_key = Key::from(&key_bytes);
@@ -207,16 +212,20 @@ impl Application {
 /// nothing). A shared directory such as /tmp (sticky) is left as it is.
 fn protect_database(db_file: &std::path::Path, output_root: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let private = |path: &std::path::Path, mode: u32| match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    };
+    let private =
+        |path: &std::path::Path, mode: u32| match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        };
     for suffix in ["", "-wal", "-shm"] {
         let mut name = db_file.as_os_str().to_owned();
         name.push(suffix);
         private(std::path::Path::new(&name), 0o600)?;
     }
-    let dir = std::path::absolute(db_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")))?;
+    let dir = std::path::absolute(
+        db_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")),
+    )?;
     if std::fs::metadata(&dir)?.permissions().mode() & 0o1000 != 0 {
         tracing::warn!(dir = %dir.display(), "the database lies in a shared (sticky) directory: only the file itself is made private");
         return Ok(());

@@ -7,8 +7,8 @@ use tracing_subscriber::EnvFilter;
 /// Logs to stderr, filtered by `RUST_LOG` (default `info`). Safe to call
 /// more than once (tests start several servers in one process).
 pub fn init_tracing() {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_sessions=warn"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_sessions=warn"));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
 }
 

@@ -82,7 +82,10 @@ pub const MAX_DAYS: u32 = 366;
 pub async fn lab_usage(state: &AppState, lab: &str, days: Option<i64>) -> Result<LabUsageSeries, ViewError> {
     let days = days.unwrap_or(30);
     if !(1..=i64::from(MAX_DAYS)).contains(&days) {
-        return Err(ViewError::Field { field: "days", message: format!("must be between 1 and {MAX_DAYS}, got {days}") });
+        return Err(ViewError::Field {
+            field: "days",
+            message: format!("must be between 1 and {MAX_DAYS}, got {days}"),
+        });
     }
     let mut conn = state.db.acquire().await?;
     let id = db::views::lab_id(&mut conn, lab).await?.ok_or(ViewError::NoSuchLab)?;

@@ -19,23 +19,15 @@ pub async fn build_server(dir: &std::path::Path) -> (Application, String) {
 }
 
 /// [`build_server`] with changed settings.
-pub async fn build_server_with(
-    dir: &std::path::Path,
-    change: impl FnOnce(&mut Settings),
-) -> (Application, String) {
+pub async fn build_server_with(dir: &std::path::Path, change: impl FnOnce(&mut Settings)) -> (Application, String) {
     let mut settings = Settings::default();
     settings.server.bind = "127.0.0.1:0".into();
     settings.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
     settings.executor.output_root = dir.join("jobs");
     settings.cancel.grace_seconds = 2;
     change(&mut settings);
-    let bootstrap = BootstrapPasswords {
-        admin: Some(ADMIN_PASSWORD.into()),
-        demo: Some(DEMO_PASSWORD.into()),
-    };
-    let app = Application::build(settings, bootstrap)
-        .await
-        .expect("server builds");
+    let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
+    let app = Application::build(settings, bootstrap).await.expect("server builds");
     let base = format!("http://{}", app.local_addr().expect("bound"));
     (app, base)
 }
@@ -56,8 +48,5 @@ pub async fn token(client: &reqwest::Client, base: &str, username: &str, passwor
         .json()
         .await
         .unwrap();
-    token["token"]
-        .as_str()
-        .unwrap_or_else(|| panic!("sign-in of {username}: {token}"))
-        .to_string()
+    token["token"].as_str().unwrap_or_else(|| panic!("sign-in of {username}: {token}")).to_string()
 }

@@ -13,23 +13,12 @@ pub struct Server {
 impl Server {
     /// Starts the binary on `dir`'s database (with `env` besides) and
     /// waits for /healthz.
-    pub async fn start(
-        dir: &std::path::Path,
-        client: &reqwest::Client,
-        env: &[(&str, &str)],
-    ) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+    pub async fn start(dir: &std::path::Path, client: &reqwest::Client, env: &[(&str, &str)]) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(env!("CARGO_BIN_EXE_jpu-share"))
             .arg("serve")
             .env("JPU__SERVER__BIND", format!("127.0.0.1:{port}"))
-            .env(
-                "JPU__DATABASE__URL",
-                format!("sqlite://{}", dir.join("jpu.db").display()),
-            )
+            .env("JPU__DATABASE__URL", format!("sqlite://{}", dir.join("jpu.db").display()))
             .env("JPU__EXECUTOR__OUTPUT_ROOT", dir.join("jobs"))
             .env("JPU__SERVER__SITE_ROOT", dir.join("site"))
             .env("JPU__CANCEL__GRACE_SECONDS", "1")
@@ -42,13 +31,7 @@ impl Server {
             .expect("jpu-share starts");
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(60);
-        while client
-            .get(format!("{base}/healthz"))
-            .send()
-            .await
-            .map(|r| !r.status().is_success())
-            .unwrap_or(true)
-        {
+        while client.get(format!("{base}/healthz")).send().await.map(|r| !r.status().is_success()).unwrap_or(true) {
             assert!(Instant::now() < deadline, "server did not come up");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

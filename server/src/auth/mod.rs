@@ -78,7 +78,12 @@ pub struct IssuedToken {
     pub expires_at_ms: i64,
 }
 
-pub async fn issue_token(db: &SqlitePool, user_id: i64, ttl: Duration, now_ms: i64) -> Result<IssuedToken, sqlx::Error> {
+pub async fn issue_token(
+    db: &SqlitePool,
+    user_id: i64,
+    ttl: Duration,
+    now_ms: i64,
+) -> Result<IssuedToken, sqlx::Error> {
     issue_labelled_token(db, user_id, None, ttl, now_ms).await
 }
 

@@ -56,16 +56,26 @@ fn config_file() -> PathBuf {
 pub fn load() -> Result<Stored, CliError> {
     let text = std::fs::read_to_string(config_file())
         .map_err(|_| CliError::new(exit::AUTH, "not signed in: run `jpu login --server URL` first"))?;
-    serde_json::from_str(&text).map_err(|e| CliError::new(exit::AUTH, format!("cannot read {}: {e}; run `jpu login` again", config_file().display())))
+    serde_json::from_str(&text).map_err(|e| {
+        CliError::new(exit::AUTH, format!("cannot read {}: {e}; run `jpu login` again", config_file().display()))
+    })
 }
 
 /// Writes the token readable by the user only.
 pub fn save(stored: &Stored) -> Result<(), CliError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let io = |e: std::io::Error| CliError::new(exit::REFUSED, format!("cannot save the token in {}: {e}", config_dir().display()));
+    let io = |e: std::io::Error| {
+        CliError::new(exit::REFUSED, format!("cannot save the token in {}: {e}", config_dir().display()))
+    };
     std::fs::create_dir_all(config_dir()).map_err(io)?;
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(config_file()).map_err(io)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(config_file())
+        .map_err(io)?;
     file.write_all(serde_json::to_string_pretty(stored).unwrap_or_default().as_bytes()).map_err(io)?;
     Ok(())
 }
@@ -109,7 +119,8 @@ impl Client {
             .await
             .map_err(|e| CliError::new(exit::SERVER, format!("cannot reach {}: {e}", self.server)))?;
         let status = response.status();
-        let text = response.text().await.map_err(|e| CliError::new(exit::SERVER, format!("reading the answer: {e}")))?;
+        let text =
+            response.text().await.map_err(|e| CliError::new(exit::SERVER, format!("reading the answer: {e}")))?;
         let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
         if status.is_success() {
             return Ok(value);

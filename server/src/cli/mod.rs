@@ -120,7 +120,15 @@ fn job_rows(jobs: &[Value]) -> Vec<Vec<String>> {
                 (Some(n), Some(t)) => format!("{n} ({t})"),
                 _ => "-".into(),
             };
-            vec![text(&j["id"]), text(&j["name"]), text(&j["user"]), text(&j["state"]), text(&j["num_gpus"]), place, text(&j["pending_reason"])]
+            vec![
+                text(&j["id"]),
+                text(&j["name"]),
+                text(&j["user"]),
+                text(&j["state"]),
+                text(&j["num_gpus"]),
+                place,
+                text(&j["pending_reason"]),
+            ]
         })
         .collect()
 }
@@ -136,7 +144,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             };
             let client = Client::new(&server, None);
             let answer = client.post("/v1/auth/token", &json!({"username": username, "password": password})).await?;
-            let token = answer["token"].as_str().ok_or_else(|| CliError::new(exit::SERVER, "the server sent no token"))?;
+            let token =
+                answer["token"].as_str().ok_or_else(|| CliError::new(exit::SERVER, "the server sent no token"))?;
             client::save(&Stored { server: client.server.clone(), token: token.to_string() })?;
             print(json, &json!({"server": client.server, "expires_at": answer["expires_at"]}), |_| {
                 format!("signed in to {} as {username} (token expires {})", client.server, text(&answer["expires_at"]))
@@ -155,10 +164,14 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let client = Client::from_config()?;
             let command = std::fs::read_to_string(&script)
                 .map_err(|e| CliError::new(exit::USAGE, format!("cannot read {}: {e}", script.display())))?;
-            let name = name.unwrap_or_else(|| script.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into()));
+            let name = name.unwrap_or_else(|| {
+                script.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into())
+            });
             let mut vars = BTreeMap::new();
             for pair in env {
-                let (k, v) = pair.split_once('=').ok_or_else(|| CliError::new(exit::USAGE, format!("--env {pair}: write KEY=value")))?;
+                let (k, v) = pair
+                    .split_once('=')
+                    .ok_or_else(|| CliError::new(exit::USAGE, format!("--env {pair}: write KEY=value")))?;
                 vars.insert(k.to_string(), v.to_string());
             }
             let mut body = json!({"name": name, "command": command, "num_gpus": gpus, "env": vars});
@@ -169,7 +182,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 body["workspace"] = json!(workspace);
             }
             let job = client.post("/v1/jobs", &body).await?;
-            print(json, &job, |j| format!("submitted job {} ({}), {}", text(&j["id"]), text(&j["name"]), text(&j["state"])));
+            print(json, &job, |j| {
+                format!("submitted job {} ({}), {}", text(&j["id"]), text(&j["name"]), text(&j["state"]))
+            });
         }
         Command::Queue => {
             let client = Client::from_config()?;
@@ -180,14 +195,26 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                         .map(|a| {
                             a.iter()
                                 .map(|e| {
-                                    vec![text(&e["rank"]), text(&e["id"]), text(&e["name"]), text(&e["lab"]), text(&e["user"]), text(&e["num_gpus"]), text(&e["pending_reason"])]
+                                    vec![
+                                        text(&e["rank"]),
+                                        text(&e["id"]),
+                                        text(&e["name"]),
+                                        text(&e["lab"]),
+                                        text(&e["user"]),
+                                        text(&e["num_gpus"]),
+                                        text(&e["pending_reason"]),
+                                    ]
                                 })
                                 .collect()
                         })
                         .unwrap_or_default()
                 };
                 let headers = ["RANK", "ID", "NAME", "LAB", "USER", "GPUS", "WHY IT WAITS"];
-                format!("{}\n\nyour personal queue:\n{}", table(&headers, &rows(&q["jobs"])), table(&headers, &rows(&q["user_queue"])))
+                format!(
+                    "{}\n\nyour personal queue:\n{}",
+                    table(&headers, &rows(&q["jobs"])),
+                    table(&headers, &rows(&q["user_queue"]))
+                )
             });
         }
         Command::Jobs { state, limit } => {
@@ -206,11 +233,33 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let client = Client::from_config()?;
             let job = client.get(&format!("/v1/jobs/{id}")).await?;
             print(json, &job, |j| {
-                let mut out = table(&["ID", "NAME", "USER", "STATE", "GPUS", "WHERE", "WHY IT WAITS"], &job_rows(std::slice::from_ref(j)));
-                out.push_str(&format!("\nend reason: {}  exit code: {}  usage: {} TFLOP·s\n\nattempts:\n", text(&j["end_reason"]), text(&j["exit_code"]), text(&j["usage_tflop_s"])));
+                let mut out = table(
+                    &["ID", "NAME", "USER", "STATE", "GPUS", "WHERE", "WHY IT WAITS"],
+                    &job_rows(std::slice::from_ref(j)),
+                );
+                out.push_str(&format!(
+                    "\nend reason: {}  exit code: {}  usage: {} TFLOP·s\n\nattempts:\n",
+                    text(&j["end_reason"]),
+                    text(&j["exit_code"]),
+                    text(&j["usage_tflop_s"])
+                ));
                 let attempts: Vec<Vec<String>> = j["attempts"]
                     .as_array()
-                    .map(|a| a.iter().map(|a| vec![text(&a["attempt"]), text(&a["tier"]), text(&a["node"]), text(&a["started_at"]), text(&a["ended_at"]), text(&a["exit_code"]), text(&a["reason"])]).collect())
+                    .map(|a| {
+                        a.iter()
+                            .map(|a| {
+                                vec![
+                                    text(&a["attempt"]),
+                                    text(&a["tier"]),
+                                    text(&a["node"]),
+                                    text(&a["started_at"]),
+                                    text(&a["ended_at"]),
+                                    text(&a["exit_code"]),
+                                    text(&a["reason"]),
+                                ]
+                            })
+                            .collect()
+                    })
                     .unwrap_or_default();
                 out.push_str(&table(&["#", "TIER", "NODE", "STARTED", "ENDED", "EXIT", "REASON"], &attempts));
                 out
@@ -248,7 +297,18 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             print(json, &labs, |l| {
                 let rows: Vec<Vec<String>> = l
                     .as_array()
-                    .map(|a| a.iter().map(|l| vec![text(&l["name"]), text(&l["usage_tflop_s"]), text(&l["running_gpus"]), text(&l["queued_jobs"])]).collect())
+                    .map(|a| {
+                        a.iter()
+                            .map(|l| {
+                                vec![
+                                    text(&l["name"]),
+                                    text(&l["usage_tflop_s"]),
+                                    text(&l["running_gpus"]),
+                                    text(&l["queued_jobs"]),
+                                ]
+                            })
+                            .collect()
+                    })
                     .unwrap_or_default();
                 table(&["LAB", "USAGE (TFLOP·s)", "RUNNING GPUS", "WAITING JOBS"], &rows)
             });
@@ -257,7 +317,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let client = Client::from_config()?;
             let status = match action.as_str() {
                 "status" => client.get("/v1/maintenance/status").await?,
-                "start" => client.post("/v1/admin/maintenance", &json!({"action": "start", "message": message})).await?,
+                "start" => {
+                    client.post("/v1/admin/maintenance", &json!({"action": "start", "message": message})).await?
+                }
                 _ => client.post("/v1/admin/maintenance", &json!({"action": "end"})).await?,
             };
             print(json, &status, |s| match s["message"].as_str() {

@@ -84,7 +84,7 @@ pub async fn insert_user(conn: &mut SqliteConnection, user: NewUser<'_>, now_ms:
 }
 
 pub async fn count_users(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
-    Ok(sqlx::query_scalar!("SELECT COUNT(*) FROM users").fetch_one(&mut *conn).await?)
+    sqlx::query_scalar!("SELECT COUNT(*) FROM users").fetch_one(&mut *conn).await
 }
 
 /// The row behind [`UserRecord`], shared by the user look-ups.
@@ -228,18 +228,19 @@ pub async fn user_by_live_token(
 }
 
 pub async fn revoke_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query!(
-        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-        now_ms,
-        token_id
-    )
-    .execute(&mut *conn)
-    .await?;
+    let done =
+        sqlx::query!("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", now_ms, token_id)
+            .execute(&mut *conn)
+            .await?;
     Ok(done.rows_affected() == 1)
 }
 
 /// A user's tokens that are neither revoked nor expired, newest first.
-pub async fn live_tokens(conn: &mut SqliteConnection, user_id: i64, now_ms: i64) -> Result<Vec<app::views::TokenView>, sqlx::Error> {
+pub async fn live_tokens(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    now_ms: i64,
+) -> Result<Vec<app::views::TokenView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", label, created_at, expires_at, last_used_at FROM api_tokens
            WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id DESC"#,
@@ -262,7 +263,12 @@ pub async fn live_tokens(conn: &mut SqliteConnection, user_id: i64, now_ms: i64)
 }
 
 /// Revokes one of `user_id`'s tokens; false if it is not theirs or gone.
-pub async fn revoke_own_token(conn: &mut SqliteConnection, user_id: i64, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
+pub async fn revoke_own_token(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    token_id: i64,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
     let done = sqlx::query!(
         "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
         now_ms,
@@ -310,7 +316,11 @@ pub async fn user_with_uid(conn: &mut SqliteConnection, uid: i64, except: i64) -
 /// Gives every user who has neither a configured nor an allocated uid the
 /// lowest uid of `first..=last` that no user has. Returns who got which;
 /// users left without one mean the range ran out.
-pub async fn allocate_uids(conn: &mut SqliteConnection, first: i64, last: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
+pub async fn allocate_uids(
+    conn: &mut SqliteConnection,
+    first: i64,
+    last: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let waiting = sqlx::query!(
         r#"SELECT id AS "id!", username FROM users WHERE unix_uid IS NULL AND allocated_uid IS NULL ORDER BY id"#
     )
@@ -340,7 +350,12 @@ pub async fn allocate_uids(conn: &mut SqliteConnection, first: i64, last: i64) -
 /// Ends every console session of the user (by moving their epoch on) and
 /// revokes every live token but `keep`. Returns the new epoch, which the
 /// session that made the change takes on to stay signed in.
-pub async fn end_sessions_and_tokens(conn: &mut SqliteConnection, user_id: i64, keep: Option<i64>, now_ms: i64) -> Result<i64, sqlx::Error> {
+pub async fn end_sessions_and_tokens(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    keep: Option<i64>,
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
     let epoch = sqlx::query_scalar!(
         r#"UPDATE users SET session_epoch = session_epoch + 1 WHERE id = ? RETURNING session_epoch AS "epoch!: i64""#,
         user_id
@@ -360,7 +375,12 @@ pub async fn end_sessions_and_tokens(conn: &mut SqliteConnection, user_id: i64, 
 }
 
 /// Disables (or enables again) a user.
-pub async fn set_disabled(conn: &mut SqliteConnection, user_id: i64, disabled: bool, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn set_disabled(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    disabled: bool,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
     let at = disabled.then_some(now_ms);
     sqlx::query!("UPDATE users SET disabled_at = ? WHERE id = ?", at, user_id).execute(&mut *conn).await?;
     Ok(())

@@ -46,6 +46,13 @@ pub async fn list(conn: &mut SqliteConnection, before: i64, limit: i64) -> Resul
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| AuditRow { id: r.id, at_ms: r.at, actor: r.actor, action: r.action, target: r.target, detail: r.detail })
+        .map(|r| AuditRow {
+            id: r.id,
+            at_ms: r.at,
+            actor: r.actor,
+            action: r.action,
+            target: r.target,
+            detail: r.detail,
+        })
         .collect())
 }

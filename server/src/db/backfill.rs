@@ -17,11 +17,19 @@ pub async fn live(conn: &mut SqliteConnection) -> Result<Vec<(Instance, Option<S
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| (Instance { id: r.id, node: r.node, tier: r.tier, gpus: parse_gpus(Some(&r.gpu_indices)) }, r.executor_ref))
+        .map(|r| {
+            (Instance { id: r.id, node: r.node, tier: r.tier, gpus: parse_gpus(Some(&r.gpu_indices)) }, r.executor_ref)
+        })
         .collect())
 }
 
-pub async fn insert(conn: &mut SqliteConnection, node: &str, tier: &str, gpus: &[u32], now_ms: i64) -> Result<i64, sqlx::Error> {
+pub async fn insert(
+    conn: &mut SqliteConnection,
+    node: &str,
+    tier: &str,
+    gpus: &[u32],
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
     let gpus = format_gpus(gpus);
     let id = sqlx::query!(
         "INSERT INTO backfill_instances (node, tier, gpu_indices, started_at) VALUES (?, ?, ?, ?)",
@@ -36,10 +44,20 @@ pub async fn insert(conn: &mut SqliteConnection, node: &str, tier: &str, gpus: &
     Ok(id)
 }
 
-pub async fn set_started(conn: &mut SqliteConnection, id: i64, executor_ref: &str, endpoint: Option<&str>) -> Result<(), sqlx::Error> {
-    sqlx::query!("UPDATE backfill_instances SET executor_ref = ?, endpoint = ? WHERE id = ?", executor_ref, endpoint, id)
-        .execute(&mut *conn)
-        .await?;
+pub async fn set_started(
+    conn: &mut SqliteConnection,
+    id: i64,
+    executor_ref: &str,
+    endpoint: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE backfill_instances SET executor_ref = ?, endpoint = ? WHERE id = ?",
+        executor_ref,
+        endpoint,
+        id
+    )
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
@@ -76,7 +94,12 @@ pub async fn overrides(conn: &mut SqliteConnection) -> Result<Overrides, sqlx::E
         .unwrap_or_default())
 }
 
-pub async fn set_overrides(conn: &mut SqliteConnection, o: &Overrides, by: &str, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn set_overrides(
+    conn: &mut SqliteConnection,
+    o: &Overrides,
+    by: &str,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "INSERT INTO backfill_overrides (id, enabled, command, min_idle_seconds, gpus_per_instance, updated_at, updated_by)
          VALUES (1, ?, ?, ?, ?, ?, ?)

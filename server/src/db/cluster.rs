@@ -71,15 +71,10 @@ pub async fn insert_node(
     source: &str,
     now_ms: i64,
 ) -> Result<i64, sqlx::Error> {
-    let node_id = sqlx::query!(
-        "INSERT INTO nodes (name, source, created_at) VALUES (?, ?, ?)",
-        name,
-        source,
-        now_ms
-    )
-    .execute(&mut *conn)
-    .await?
-    .last_insert_rowid();
+    let node_id = sqlx::query!("INSERT INTO nodes (name, source, created_at) VALUES (?, ?, ?)", name, source, now_ms)
+        .execute(&mut *conn)
+        .await?
+        .last_insert_rowid();
     let mut index: i64 = 0;
     for &(tier_id, count) in gpus {
         for _ in 0..count {
@@ -126,10 +121,18 @@ pub async fn sync_inventory(
     inventory: &[crate::executor::NodeInventory],
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
-    let tiers: std::collections::HashMap<String, i64> =
-        sqlx::query!(r#"SELECT id AS "id!", name FROM tiers"#).fetch_all(&mut *conn).await?.into_iter().map(|t| (t.name, t.id)).collect();
-    let known: std::collections::HashMap<String, String> =
-        sqlx::query!("SELECT name, state FROM nodes").fetch_all(&mut *conn).await?.into_iter().map(|n| (n.name, n.state)).collect();
+    let tiers: std::collections::HashMap<String, i64> = sqlx::query!(r#"SELECT id AS "id!", name FROM tiers"#)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|t| (t.name, t.id))
+        .collect();
+    let known: std::collections::HashMap<String, String> = sqlx::query!("SELECT name, state FROM nodes")
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|n| (n.name, n.state))
+        .collect();
     for node in inventory {
         match known.get(&node.name) {
             None => {
@@ -137,7 +140,9 @@ pub async fn sync_inventory(
                 for (kind, count) in &node.gpus {
                     match tiers.get(kind) {
                         Some(id) => gpus.push((*id, *count)),
-                        None => tracing::warn!(node = %node.name, gpu_type = %kind, "GPU type is not a tier; add the tier to use these GPUs"),
+                        None => {
+                            tracing::warn!(node = %node.name, gpu_type = %kind, "GPU type is not a tier; add the tier to use these GPUs")
+                        }
                     }
                 }
                 if gpus.is_empty() {

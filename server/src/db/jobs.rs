@@ -31,7 +31,11 @@ pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> 
 
 /// Inserts jobs in one statement (a batch of submits costs one round trip
 /// to SQLite, not one per job) and returns their ids in the order given.
-pub async fn insert_many(conn: &mut SqliteConnection, jobs: &[NewJob<'_>], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
+pub async fn insert_many(
+    conn: &mut SqliteConnection,
+    jobs: &[NewJob<'_>],
+    now_ms: i64,
+) -> Result<Vec<i64>, sqlx::Error> {
     let rows: Vec<serde_json::Value> = jobs
         .iter()
         .map(|j| {
@@ -108,10 +112,11 @@ pub async fn start_request(
     let gpus = parse_gpus(r.gpu_indices.as_deref());
     let output_dir = layout.output_dir(r.id);
     let tier = r.tier.unwrap_or_default();
-    let mut env: Vec<(String, String)> = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&r.env_json)
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let mut env: Vec<(String, String)> =
+        serde_json::from_str::<std::collections::BTreeMap<String, String>>(&r.env_json)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
     env.extend([
         ("JOB_ID".to_string(), r.id.to_string()),
         ("JOB_ATTEMPT".to_string(), r.attempt.to_string()),
@@ -164,7 +169,12 @@ pub async fn confirm_start(conn: &mut SqliteConnection, job_id: i64, now_ms: i64
 /// The executor refused the attempt: back to the queue with its place
 /// (queue_entered_at untouched) and the error kept for the user. A job
 /// cancelled meanwhile ends CANCELLED, charged for any reservation time.
-pub async fn undo_dispatch(conn: &mut SqliteConnection, job_id: i64, error: &str, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn undo_dispatch(
+    conn: &mut SqliteConnection,
+    job_id: i64,
+    error: &str,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "DELETE FROM job_attempts WHERE job_id = ? AND phase = 'DISPATCHING' AND attempt = (SELECT attempt FROM jobs WHERE id = ?)",
         job_id,
@@ -236,7 +246,8 @@ pub async fn record_end(
     // an end seen after a restart is charged up to when it really happened
     let now_ms = end.ended_ms.map_or(now_ms, |ended| ended.max(a.started_at).min(now_ms));
     let gpus = parse_gpus(Some(&a.gpu_indices)).len() as u32;
-    let run = RunSpan { tier: &a.tier, tflops: a.tflops.unwrap_or(0.0), gpus, started_ms: a.started_at, ended_ms: now_ms };
+    let run =
+        RunSpan { tier: &a.tier, tflops: a.tflops.unwrap_or(0.0), gpus, started_ms: a.started_at, ended_ms: now_ms };
     let accrued = Accrued { gpu_seconds: a.reservation_gpu_seconds, cost: a.reservation_cost };
     let charges = usage::end_charges(a.lab_id, end.job, Some(run), accrued, &a.tier);
     let attempt_usage: f64 = charges.iter().map(|c| c.amount).sum();
@@ -256,7 +267,9 @@ pub async fn record_end(
         AttemptOutcome::OverLimit(limit) => (JobState::Failed, limit.reason(), None),
         AttemptOutcome::GpuOom => {
             match oom::escalate(&tiers, a.vram_gb.unwrap_or(0) as u32, a.num_gpus as u32, end.attempt) {
-                Escalation::Retry { min_vram_gb, attempt } => (JobState::GlobalQueueWait, "GPU_OOM", Some((min_vram_gb, attempt))),
+                Escalation::Retry { min_vram_gb, attempt } => {
+                    (JobState::GlobalQueueWait, "GPU_OOM", Some((min_vram_gb, attempt)))
+                }
                 Escalation::NoLargerTier => (JobState::Failed, "OOM_NO_LARGER_TIER", None),
             }
         }
@@ -387,7 +400,10 @@ pub async fn live_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32,
 
 /// Running attempts of jobs CANCELLING since `requested_before_ms` or
 /// earlier: (job, attempt, node).
-pub async fn unconfirmed_cancels(conn: &mut SqliteConnection, requested_before_ms: i64) -> Result<Vec<(i64, u32, String)>, sqlx::Error> {
+pub async fn unconfirmed_cancels(
+    conn: &mut SqliteConnection,
+    requested_before_ms: i64,
+) -> Result<Vec<(i64, u32, String)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT a.job_id, a.attempt, a.node FROM job_attempts a JOIN jobs j ON j.id = a.job_id
            WHERE j.state = 'CANCELLING' AND j.cancel_requested_at <= ? AND a.phase = 'RUNNING' AND a.attempt = j.attempt"#,

@@ -11,9 +11,7 @@ pub struct MaintenanceRow {
 }
 
 pub async fn get(conn: &mut SqliteConnection) -> Result<MaintenanceRow, sqlx::Error> {
-    let row = sqlx::query!("SELECT phase, message, since FROM maintenance WHERE id = 1")
-        .fetch_one(&mut *conn)
-        .await?;
+    let row = sqlx::query!("SELECT phase, message, since FROM maintenance WHERE id = 1").fetch_one(&mut *conn).await?;
     let phase = row.phase.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     Ok(MaintenanceRow { phase, message: row.message, since_ms: row.since })
 }

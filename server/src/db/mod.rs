@@ -92,7 +92,8 @@ async fn begin_write(pool: &SqlitePool, only_adds_jobs: bool) -> Result<WriteTx,
 const GATE_WAIT: Duration = Duration::from_secs(5);
 
 fn write_gate(pool: &SqlitePool) -> std::sync::Arc<tokio::sync::Mutex<()>> {
-    type Gates = std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<tokio::sync::Mutex<()>>>>;
+    type Gates =
+        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<tokio::sync::Mutex<()>>>>;
     static GATES: std::sync::OnceLock<Gates> = std::sync::OnceLock::new();
     let file = pool.connect_options().get_filename().to_path_buf();
     let mut gates = GATES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());

@@ -28,7 +28,6 @@ pub fn format_gpus(gpus: &[u32]) -> String {
     gpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
-
 /// A tier as the decision core sees it.
 pub fn tier_info(t: &app::model::TierView) -> TierInfo {
     TierInfo {
@@ -68,15 +67,13 @@ pub async fn load_placements(conn: &mut SqliteConnection) -> Result<Vec<Placemen
     )
     .fetch_all(&mut *conn)
     .await?;
-    let busy_rows = sqlx::query!(
-        "SELECT node, tier, gpu_indices FROM job_attempts WHERE phase IN ('DISPATCHING', 'RUNNING')"
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let backfill_rows =
-        sqlx::query!("SELECT node, tier, gpu_indices FROM backfill_instances WHERE ended_at IS NULL")
+    let busy_rows =
+        sqlx::query!("SELECT node, tier, gpu_indices FROM job_attempts WHERE phase IN ('DISPATCHING', 'RUNNING')")
             .fetch_all(&mut *conn)
             .await?;
+    let backfill_rows = sqlx::query!("SELECT node, tier, gpu_indices FROM backfill_instances WHERE ended_at IS NULL")
+        .fetch_all(&mut *conn)
+        .await?;
     let mut busy: HashMap<(String, String), Vec<u32>> = HashMap::new();
     for r in busy_rows {
         busy.entry((r.node, r.tier)).or_default().extend(parse_gpus(Some(&r.gpu_indices)));
@@ -200,7 +197,8 @@ pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<S
 /// jobs' usage totals.
 pub async fn record_charges(conn: &mut SqliteConnection, charges: &[Charge], now_ms: i64) -> Result<(), sqlx::Error> {
     for c in charges {
-        let lab = sqlx::query!("SELECT usage_value, usage_as_of FROM labs WHERE id = ?", c.lab).fetch_one(&mut *conn).await?;
+        let lab =
+            sqlx::query!("SELECT usage_value, usage_as_of FROM labs WHERE id = ?", c.lab).fetch_one(&mut *conn).await?;
         let mut u = LabUsage { lab: c.lab, value: lab.usage_value, as_of_ms: lab.usage_as_of };
         usage::add(&mut u, c.amount, now_ms);
         sqlx::query!("UPDATE labs SET usage_value = ?, usage_as_of = ? WHERE id = ?", u.value, u.as_of_ms, c.lab)
@@ -326,7 +324,9 @@ pub async fn apply_plan(
             continue;
         }
         let (node, tier, gpus, at) = match &w.reservation {
-            Some(r) => (Some(r.node.as_str()), Some(r.tier.as_str()), Some(format_gpus(&r.gpus)), Some(r.accrued_at_ms)),
+            Some(r) => {
+                (Some(r.node.as_str()), Some(r.tier.as_str()), Some(format_gpus(&r.gpus)), Some(r.accrued_at_ms))
+            }
             None => (None, None, None, None),
         };
         sqlx::query!(

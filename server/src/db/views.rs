@@ -115,7 +115,10 @@ pub async fn labs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<LabVie
         .into_iter()
         .map(|r| LabView {
             name: r.name,
-            usage_tflop_s: usage::decayed(&LabUsage { lab: r.id, value: r.usage_value, as_of_ms: r.usage_as_of }, now_ms),
+            usage_tflop_s: usage::decayed(
+                &LabUsage { lab: r.id, value: r.usage_value, as_of_ms: r.usage_as_of },
+                now_ms,
+            ),
             running_gpus: r.running.max(0) as u32,
             queued_jobs: r.queued.max(0) as u32,
         })
@@ -128,7 +131,12 @@ pub async fn lab_id(conn: &mut SqliteConnection, name: &str) -> Result<Option<i6
 
 /// The lab's charges per UTC day for the `days` days up to `now_ms`
 /// (oldest first, days without charges included as zero).
-pub async fn daily_usage(conn: &mut SqliteConnection, lab_id: i64, days: u32, now_ms: i64) -> Result<Vec<UsageDay>, sqlx::Error> {
+pub async fn daily_usage(
+    conn: &mut SqliteConnection,
+    lab_id: i64,
+    days: u32,
+    now_ms: i64,
+) -> Result<Vec<UsageDay>, sqlx::Error> {
     let today = now_ms.div_euclid(DAY_MS);
     let first = today - i64::from(days.max(1)) + 1;
     let since = first * DAY_MS;
@@ -218,7 +226,9 @@ pub async fn backfill_instances(conn: &mut SqliteConnection) -> Result<Vec<Backf
 }
 
 /// What each GPU does now, by `(node, tier, index)`; GPUs not listed are idle.
-pub async fn gpu_uses(conn: &mut SqliteConnection) -> Result<std::collections::HashMap<(String, String, u32), app::model::GpuUse>, sqlx::Error> {
+pub async fn gpu_uses(
+    conn: &mut SqliteConnection,
+) -> Result<std::collections::HashMap<(String, String, u32), app::model::GpuUse>, sqlx::Error> {
     use app::model::GpuUse;
     let mut uses = std::collections::HashMap::new();
     for p in super::scheduling::load_placements(conn).await? {
@@ -226,9 +236,10 @@ pub async fn gpu_uses(conn: &mut SqliteConnection) -> Result<std::collections::H
             uses.insert((p.node.clone(), p.tier.clone(), *g), GpuUse::Backfill);
         }
     }
-    let reserved = sqlx::query!("SELECT reserved_node, reserved_tier, reserved_gpus FROM jobs WHERE reserved_node IS NOT NULL")
-        .fetch_all(&mut *conn)
-        .await?;
+    let reserved =
+        sqlx::query!("SELECT reserved_node, reserved_tier, reserved_gpus FROM jobs WHERE reserved_node IS NOT NULL")
+            .fetch_all(&mut *conn)
+            .await?;
     for r in reserved {
         if let (Some(node), Some(tier)) = (r.reserved_node, r.reserved_tier) {
             for g in parse_gpus(r.reserved_gpus.as_deref()) {
@@ -236,9 +247,10 @@ pub async fn gpu_uses(conn: &mut SqliteConnection) -> Result<std::collections::H
             }
         }
     }
-    let running = sqlx::query!("SELECT node, tier, gpu_indices FROM job_attempts WHERE phase IN ('DISPATCHING', 'RUNNING')")
-        .fetch_all(&mut *conn)
-        .await?;
+    let running =
+        sqlx::query!("SELECT node, tier, gpu_indices FROM job_attempts WHERE phase IN ('DISPATCHING', 'RUNNING')")
+            .fetch_all(&mut *conn)
+            .await?;
     for r in running {
         for g in parse_gpus(Some(&r.gpu_indices)) {
             uses.insert((r.node.clone(), r.tier.clone(), g), GpuUse::Research);

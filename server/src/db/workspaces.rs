@@ -47,7 +47,11 @@ pub async fn upsert_building(
 
 /// What the workspace caps look at: `(the lab's workspaces other than
 /// `name`, the lab's building one if any, builds running on the server)`.
-pub async fn counts(conn: &mut SqliteConnection, lab_id: i64, name: &str) -> Result<(i64, Option<String>, i64), sqlx::Error> {
+pub async fn counts(
+    conn: &mut SqliteConnection,
+    lab_id: i64,
+    name: &str,
+) -> Result<(i64, Option<String>, i64), sqlx::Error> {
     let r = sqlx::query!(
         r#"SELECT (SELECT COUNT(*) FROM workspaces WHERE lab_id = ? AND name != ?) AS "others!: i64",
                   (SELECT name FROM workspaces WHERE lab_id = ? AND status = 'BUILDING' LIMIT 1) AS "building?: String",

@@ -48,7 +48,8 @@ impl LocalBackfill {
         let dir = self.layout.root().join(".backfill");
         fs::create_dir_all(&dir).map_err(refused)?;
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(refused)?.port();
-        let log = OpenOptions::new().create(true).append(true).open(dir.join(format!("{}.log", req.id))).map_err(refused)?;
+        let log =
+            OpenOptions::new().create(true).append(true).open(dir.join(format!("{}.log", req.id))).map_err(refused)?;
         let gpus: Vec<String> = req.gpus.iter().map(u32::to_string).collect();
         let child = tokio::process::Command::new(super::bash())
             .arg("-c")

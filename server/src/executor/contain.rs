@@ -71,10 +71,7 @@ impl Containment {
     /// Probes the host. Without root nothing can be contained.
     pub fn detect(as_root: bool) -> Self {
         if !as_root {
-            return Self {
-                layout: Layout::None("the server is not root".into()),
-                pid_namespace: false,
-            };
+            return Self { layout: Layout::None("the server is not root".into()), pid_namespace: false };
         }
         let layout = probe_layout(Path::new(ROOT));
         let pid_namespace = std::process::Command::new("unshare")
@@ -84,10 +81,7 @@ impl Containment {
             .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-        let me = Self {
-            layout,
-            pid_namespace,
-        };
+        let me = Self { layout, pid_namespace };
         tracing::info!(containment = %me.describe(), "local executor");
         me
     }
@@ -99,15 +93,11 @@ impl Containment {
     /// One line for the job's log and the server's: what holds the job.
     pub fn describe(&self) -> String {
         let cgroups = match &self.layout {
-            Layout::Unified(_) => {
-                "a cgroup v2 of its own (CPU, memory and process limits, cgroup.kill)".to_string()
-            }
+            Layout::Unified(_) => "a cgroup v2 of its own (CPU, memory and process limits, cgroup.kill)".to_string(),
             Layout::Split { kill: Some(_), .. } => {
                 "cgroups of its own (v1 CPU, memory and process limits; v2 cgroup.kill)".into()
             }
-            Layout::Split { kill: None, .. } => {
-                "cgroups of its own (v1 CPU, memory and process limits)".into()
-            }
+            Layout::Split { kill: None, .. } => "cgroups of its own (v1 CPU, memory and process limits)".into(),
             Layout::None(why) => format!("NO cgroup limits ({why})"),
         };
         let pids = if self.pid_namespace {
@@ -136,20 +126,11 @@ impl Containment {
                 cg.oom_events = Some(dir.join("memory.events"));
                 cg.kill = Some(dir.join("cgroup.kill"));
             }
-            Layout::Split {
-                memory,
-                pids: pids_root,
-                cpu,
-                kill,
-            } => {
+            Layout::Split { memory, pids: pids_root, cpu, kill } => {
                 let dir = make(memory, name, &mut cg)?;
                 write(&dir, "memory.limit_in_bytes", &limits.mem_bytes.to_string())?;
                 // swap counts too where the kernel accounts it
-                let _ = write(
-                    &dir,
-                    "memory.memsw.limit_in_bytes",
-                    &limits.mem_bytes.to_string(),
-                );
+                let _ = write(&dir, "memory.memsw.limit_in_bytes", &limits.mem_bytes.to_string());
                 cg.join.push(dir.join("cgroup.procs"));
                 cg.oom_events = Some(dir.join("memory.oom_control"));
                 let dir = make(pids_root, name, &mut cg)?;
@@ -177,27 +158,14 @@ impl Containment {
         let roots: Vec<&PathBuf> = match &self.layout {
             Layout::None(_) => Vec::new(),
             Layout::Unified(root) => vec![root],
-            Layout::Split {
-                memory,
-                pids,
-                cpu,
-                kill,
-            } => [Some(memory), Some(pids), cpu.as_ref(), kill.as_ref()]
-                .into_iter()
-                .flatten()
-                .collect(),
+            Layout::Split { memory, pids, cpu, kill } => {
+                [Some(memory), Some(pids), cpu.as_ref(), kill.as_ref()].into_iter().flatten().collect()
+            }
         };
-        let dirs: Vec<PathBuf> = roots
-            .iter()
-            .map(|r| r.join(PARENT).join(name))
-            .filter(|d| d.is_dir())
-            .collect();
+        let dirs: Vec<PathBuf> = roots.iter().map(|r| r.join(PARENT).join(name)).filter(|d| d.is_dir()).collect();
         AttemptCgroup {
             join: dirs.iter().map(|d| d.join("cgroup.procs")).collect(),
-            kill: dirs
-                .iter()
-                .map(|d| d.join("cgroup.kill"))
-                .find(|k| k.exists()),
+            kill: dirs.iter().map(|d| d.join("cgroup.kill")).find(|k| k.exists()),
             oom_events: None,
             dirs,
         }
@@ -213,22 +181,13 @@ impl AttemptCgroup {
         }
         for _ in 0..50 {
             for procs in &self.join {
-                for pid in fs::read_to_string(procs)
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .filter_map(|p| p.parse().ok())
+                for pid in
+                    fs::read_to_string(procs).unwrap_or_default().split_whitespace().filter_map(|p| p.parse().ok())
                 {
-                    let _ = nix::sys::signal::kill(
-                        nix::unistd::Pid::from_raw(pid),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
+                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
                 }
             }
-            if self
-                .dirs
-                .iter()
-                .all(|d| fs::remove_dir(d).is_ok() || !d.exists())
-            {
+            if self.dirs.iter().all(|d| fs::remove_dir(d).is_ok() || !d.exists()) {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -241,47 +200,26 @@ impl AttemptCgroup {
 fn probe_layout(root: &Path) -> Layout {
     // a hierarchy is there when its root has cgroup.procs
     let writable_parent = |dir: PathBuf| -> Option<PathBuf> {
-        (dir.join("cgroup.procs").exists() && fs::create_dir_all(dir.join(PARENT)).is_ok())
-            .then_some(dir)
+        (dir.join("cgroup.procs").exists() && fs::create_dir_all(dir.join(PARENT)).is_ok()).then_some(dir)
     };
     let controllers = fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
-    if ["memory", "pids", "cpu"]
-        .iter()
-        .all(|c| controllers.split_whitespace().any(|x| x == *c))
-    {
+    if ["memory", "pids", "cpu"].iter().all(|c| controllers.split_whitespace().any(|x| x == *c)) {
         // controllers must be handed down to our parent and from it
         let _ = fs::write(root.join("cgroup.subtree_control"), "+memory +pids +cpu");
         let Some(root) = writable_parent(root.to_path_buf()) else {
             return Layout::None(format!("{} is not writable", root.display()));
         };
-        return match fs::write(
-            root.join(PARENT).join("cgroup.subtree_control"),
-            "+memory +pids +cpu",
-        ) {
+        return match fs::write(root.join(PARENT).join("cgroup.subtree_control"), "+memory +pids +cpu") {
             Ok(()) => Layout::Unified(root),
-            Err(e) => Layout::None(format!(
-                "cannot enable the memory, pids and cpu controllers: {e}"
-            )),
+            Err(e) => Layout::None(format!("cannot enable the memory, pids and cpu controllers: {e}")),
         };
     }
-    let (Some(memory), Some(pids)) = (
-        writable_parent(root.join("memory")),
-        writable_parent(root.join("pids")),
-    ) else {
-        return Layout::None(format!(
-            "no writable memory and pids controllers under {}",
-            root.display()
-        ));
+    let (Some(memory), Some(pids)) = (writable_parent(root.join("memory")), writable_parent(root.join("pids"))) else {
+        return Layout::None(format!("no writable memory and pids controllers under {}", root.display()));
     };
     let cpu = writable_parent(root.join("cpu"));
-    let kill = writable_parent(root.join("unified"))
-        .filter(|u| u.join(PARENT).join("cgroup.procs").exists());
-    Layout::Split {
-        memory,
-        pids,
-        cpu,
-        kill,
-    }
+    let kill = writable_parent(root.join("unified")).filter(|u| u.join(PARENT).join("cgroup.procs").exists());
+    Layout::Split { memory, pids, cpu, kill }
 }
 
 fn make(root: &Path, name: &str, cg: &mut AttemptCgroup) -> std::io::Result<PathBuf> {
@@ -298,10 +236,7 @@ fn write(dir: &Path, file: &str, value: &str) -> std::io::Result<()> {
 
 /// Reads `oom_kill N` from a memory.events / memory.oom_control file.
 pub fn oom_kills(text: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix("oom_kill "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
+    text.lines().find_map(|l| l.strip_prefix("oom_kill ")).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -310,42 +245,16 @@ mod tests {
 
     #[test]
     fn oom_kill_counts_are_read_from_both_layouts() {
-        assert_eq!(
-            oom_kills("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"),
-            2,
-            "v1 memory.oom_control"
-        );
-        assert_eq!(
-            oom_kills("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n"),
-            1,
-            "v2 memory.events"
-        );
+        assert_eq!(oom_kills("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"), 2, "v1 memory.oom_control");
+        assert_eq!(oom_kills("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n"), 1, "v2 memory.events");
         assert_eq!(oom_kills(""), 0);
     }
 
     #[test]
     fn a_host_without_cgroups_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        let c = Containment {
-            layout: probe_layout(&dir.path().join("absent")),
-            pid_namespace: false,
-        };
-        assert!(
-            c.describe().contains("NO cgroup limits"),
-            "{}",
-            c.describe()
-        );
-        assert_eq!(
-            c.create(
-                "x",
-                Limits {
-                    cpus: 1,
-                    mem_bytes: 1 << 30,
-                    pids: 10
-                }
-            )
-            .unwrap(),
-            AttemptCgroup::default()
-        );
+        let c = Containment { layout: probe_layout(&dir.path().join("absent")), pid_namespace: false };
+        assert!(c.describe().contains("NO cgroup limits"), "{}", c.describe());
+        assert_eq!(c.create("x", Limits { cpus: 1, mem_bytes: 1 << 30, pids: 10 }).unwrap(), AttemptCgroup::default());
     }
 }

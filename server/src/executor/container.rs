@@ -100,7 +100,10 @@ mod tests {
         let env = vec![("JOB_ID".to_string(), "7".to_string()), ("LR".to_string(), "0.1".to_string())];
         assert_eq!(
             passed_env(&env),
-            vec![("APPTAINERENV_JOB_ID".to_string(), "7".to_string()), ("APPTAINERENV_LR".to_string(), "0.1".to_string())]
+            vec![
+                ("APPTAINERENV_JOB_ID".to_string(), "7".to_string()),
+                ("APPTAINERENV_LR".to_string(), "0.1".to_string())
+            ]
         );
     }
 

@@ -32,10 +32,7 @@ pub struct WriteLimits {
 
 impl Default for WriteLimits {
     fn default() -> Self {
-        Self {
-            max_log_bytes: 1 << 30,
-            max_output_bytes: 100 << 30,
-        }
+        Self { max_log_bytes: 1 << 30, max_output_bytes: 100 << 30 }
     }
 }
 
@@ -49,21 +46,10 @@ pub struct Overrun {
 
 /// Measures job `job` (blocking: a directory walk). `with_output` also
 /// walks its output directory.
-pub fn measure(
-    layout: &Layout,
-    job: JobId,
-    limits: WriteLimits,
-    with_output: bool,
-) -> Option<Overrun> {
-    let log = std::fs::metadata(layout.log(job))
-        .map(|m| m.len())
-        .unwrap_or(0);
+pub fn measure(layout: &Layout, job: JobId, limits: WriteLimits, with_output: bool) -> Option<Overrun> {
+    let log = std::fs::metadata(layout.log(job)).map(|m| m.len()).unwrap_or(0);
     if log > limits.max_log_bytes {
-        return Some(Overrun {
-            limit: OutputLimit::Log,
-            size: log,
-            max: limits.max_log_bytes,
-        });
+        return Some(Overrun { limit: OutputLimit::Log, size: log, max: limits.max_log_bytes });
     }
     if !with_output {
         return None;
@@ -105,20 +91,13 @@ fn disk_usage(dir: &Path, enough: u64) -> u64 {
 
 /// Marks the attempt as stopped for `overrun` and tells its log why; the
 /// caller then stops it.
-pub fn record(
-    layout: &Layout,
-    job: JobId,
-    attempt: &AttemptRecord,
-    overrun: Overrun,
-) -> std::io::Result<()> {
+pub fn record(layout: &Layout, job: JobId, attempt: &AttemptRecord, overrun: Overrun) -> std::io::Result<()> {
     attempt.write("over_limit", overrun.limit.reason())?;
     let (what, setting) = match overrun.limit {
         OutputLimit::Log => ("log", "executor.max_log_bytes"),
         OutputLimit::Output => ("output directory", "executor.max_output_bytes"),
     };
-    let mut log = std::fs::OpenOptions::new()
-        .append(true)
-        .open(layout.log(job))?;
+    let mut log = std::fs::OpenOptions::new().append(true).open(layout.log(job))?;
     writeln!(
         log,
         "\n[jpu-share] this job's {what} reached {} bytes, over the limit of {} ({setting}): the attempt is stopped",
@@ -128,10 +107,7 @@ pub fn record(
 
 /// The limit an attempt was stopped for, if it was.
 pub fn recorded(attempt: &AttemptRecord) -> Option<OutputLimit> {
-    match std::fs::read_to_string(attempt.dir().join("over_limit"))
-        .ok()?
-        .trim()
-    {
+    match std::fs::read_to_string(attempt.dir().join("over_limit")).ok()?.trim() {
         "LOG_LIMIT" => Some(OutputLimit::Log),
         "OUTPUT_LIMIT" => Some(OutputLimit::Output),
         _ => None,
@@ -150,24 +126,10 @@ mod tests {
         std::fs::create_dir_all(layout.log(1).parent().unwrap()).unwrap();
         std::fs::write(layout.log(1), vec![b'x'; 1000]).unwrap();
         std::fs::write(layout.output_dir(1).join("sub/big"), vec![1u8; 64 * 1024]).unwrap();
-        let at = |log, out| WriteLimits {
-            max_log_bytes: log,
-            max_output_bytes: out,
-        };
-        assert_eq!(
-            measure(&layout, 1, at(1000, 1 << 20), true),
-            None,
-            "exactly at the log limit is allowed"
-        );
-        assert_eq!(
-            measure(&layout, 1, at(999, 1 << 20), true).map(|o| o.limit),
-            Some(OutputLimit::Log)
-        );
-        assert_eq!(
-            measure(&layout, 1, at(1000, 32 * 1024), false),
-            None,
-            "output measured only when asked"
-        );
+        let at = |log, out| WriteLimits { max_log_bytes: log, max_output_bytes: out };
+        assert_eq!(measure(&layout, 1, at(1000, 1 << 20), true), None, "exactly at the log limit is allowed");
+        assert_eq!(measure(&layout, 1, at(999, 1 << 20), true).map(|o| o.limit), Some(OutputLimit::Log));
+        assert_eq!(measure(&layout, 1, at(1000, 32 * 1024), false), None, "output measured only when asked");
         let over = measure(&layout, 1, at(1000, 32 * 1024), true).unwrap();
         assert_eq!(over.limit, OutputLimit::Output);
         assert!(over.size >= 64 * 1024, "{over:?}");
@@ -182,22 +144,9 @@ mod tests {
         let attempt = AttemptRecord::new(layout.attempt_dir(1, 1));
         std::fs::create_dir_all(attempt.dir()).unwrap();
         assert_eq!(recorded(&attempt), None);
-        record(
-            &layout,
-            1,
-            &attempt,
-            Overrun {
-                limit: OutputLimit::Log,
-                size: 2000,
-                max: 1000,
-            },
-        )
-        .unwrap();
+        record(&layout, 1, &attempt, Overrun { limit: OutputLimit::Log, size: 2000, max: 1000 }).unwrap();
         assert_eq!(recorded(&attempt), Some(OutputLimit::Log));
         let log = std::fs::read_to_string(layout.log(1)).unwrap();
-        assert!(
-            log.contains("reached 2000 bytes, over the limit of 1000 (executor.max_log_bytes)"),
-            "{log}"
-        );
+        assert!(log.contains("reached 2000 bytes, over the limit of 1000 (executor.max_log_bytes)"), "{log}");
     }
 }

@@ -22,8 +22,8 @@ use tokio::process::Child;
 use tokio::sync::Notify;
 
 use super::contain::{self, Containment};
-use super::limits;
 use super::layout::Layout;
+use super::limits;
 use super::record::{AttemptRecord, RecordState};
 use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, Observed, StartRequest};
 use crate::scheduler::oom::EndSignal;
@@ -89,7 +89,13 @@ impl LocalExecutor {
         Self::with_options(output_root, grace, apptainer, wake, LocalOptions::default())
     }
 
-    pub fn with_options(output_root: &Path, grace: Duration, apptainer: &str, wake: Arc<Notify>, options: LocalOptions) -> Self {
+    pub fn with_options(
+        output_root: &Path,
+        grace: Duration,
+        apptainer: &str,
+        wake: Arc<Notify>,
+        options: LocalOptions,
+    ) -> Self {
         let as_root = nix::unistd::geteuid().is_root();
         let layout = Layout::new(output_root);
         let backfill = super::backfill_local::LocalBackfill::new(layout.clone(), wake.clone());
@@ -140,7 +146,9 @@ impl LocalExecutor {
             (false, _) => None,
             (true, Some(uid)) if uid != 0 => Some(uid),
             // never root, never a uid shared with someone else (nobody)
-            (true, _) => return Err(std::io::Error::other("the job's user has no unix uid of their own; an admin must set one")),
+            (true, _) => {
+                return Err(std::io::Error::other("the job's user has no unix uid of their own; an admin must set one"))
+            }
         };
         private_dir(&layout.root().join(".attempts"), 0o700)?;
         private_dir(record.dir(), 0o700)?;
@@ -168,7 +176,14 @@ impl LocalExecutor {
         record.write("log_offset", &offset.to_string())?;
         writeln!(log, "{}", header(req, uid))?;
         if uid.is_some() {
-            writeln!(log, "[jpu-share] contained by {}; limits: {} CPUs, {} GiB RAM, {} processes", shared.containment.describe(), limits.cpus, req.mem_gb, limits.pids)?;
+            writeln!(
+                log,
+                "[jpu-share] contained by {}; limits: {} CPUs, {} GiB RAM, {} processes",
+                shared.containment.describe(),
+                limits.cpus,
+                req.mem_gb,
+                limits.pids
+            )?;
             if !shared.net_namespace {
                 writeln!(log, "[jpu-share] no network namespace could be created here: this job HAS network access")?;
             }
@@ -176,7 +191,11 @@ impl LocalExecutor {
             writeln!(log, "[jpu-share] the server does not run as root: this job runs as the server's own user, NOT isolated, and HAS network access (executor.allow_unisolated)")?;
         }
         if let (Some(dir), Some(_)) = (&shared.unreachable, uid) {
-            writeln!(log, "[jpu-share] warning: {} is closed to other users, so this job cannot reach JOB_OUTPUT_DIR by its path", dir.display())?;
+            writeln!(
+                log,
+                "[jpu-share] warning: {} is closed to other users, so this job cannot reach JOB_OUTPUT_DIR by its path",
+                dir.display()
+            )?;
         }
 
         let join: Vec<String> = cgroup.join.iter().map(|p| p.display().to_string()).collect();
@@ -208,9 +227,11 @@ impl LocalExecutor {
             // its own group: a Ctrl-C or SIGTERM to the server does not reach jobs
             .process_group(0);
         if let Some(image) = &req.image {
-            command
-                .arg(super::container::missing_message("this host"))
-                .args(super::container::exec_prefix(&shared.apptainer, image, &req.output_dir));
+            command.arg(super::container::missing_message("this host")).args(super::container::exec_prefix(
+                &shared.apptainer,
+                image,
+                &req.output_dir,
+            ));
         }
         let child = command.spawn()?;
         if let Some(pid) = child.id() {
@@ -339,7 +360,11 @@ impl Executor for LocalExecutor {
             RecordState::Running { pgid, .. } => pgid,
             RecordState::NotStarted if !self.lock().watching.contains(&key) => {
                 // nothing of it exists here: it is over
-                self.report(key, &record, RecordState::Ended { started_ms: 0, ended_ms: crate::clock::now_ms(), end: EndSignal::Cancelled });
+                self.report(
+                    key,
+                    &record,
+                    RecordState::Ended { started_ms: 0, ended_ms: crate::clock::now_ms(), end: EndSignal::Cancelled },
+                );
                 return Ok(());
             }
             _ => return Ok(()), // its end is being reported

@@ -122,7 +122,11 @@ impl AttemptRecord {
         let started = self.started_ms();
         if let Some((code, ended_ms, oom_kills)) = self.exit() {
             let started_ms = started.unwrap_or(ended_ms);
-            return RecordState::Ended { started_ms, ended_ms, end: self.classify(code, ended_ms - started_ms, oom_kills) };
+            return RecordState::Ended {
+                started_ms,
+                ended_ms,
+                end: self.classify(code, ended_ms - started_ms, oom_kills),
+            };
         }
         match (self.pgid(), started) {
             (Some(pgid), Some(started_ms)) if process_alive(pgid) => RecordState::Running { started_ms, pgid },

@@ -24,7 +24,9 @@ use tokio::sync::Notify;
 use super::layout::Layout;
 use super::record::AttemptRecord;
 use super::slurm_cli::{parse_jobs, parse_nodes, shell_quote, SlurmCli, SlurmJob};
-use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, NodeInventory, Observed, StartRequest};
+use super::{
+    BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, NodeInventory, Observed, StartRequest,
+};
 use crate::clock::now_ms;
 use crate::scheduler::oom::EndSignal;
 use crate::scheduler::JobId;
@@ -63,7 +65,6 @@ struct Shared {
 pub struct SlurmExecutor {
     shared: Arc<Shared>,
 }
-
 
 impl SlurmExecutor {
     /// Starts a background poller that reports ends and wakes `wake`.
@@ -182,7 +183,8 @@ impl SlurmExecutor {
                 continue;
             }
             let (layout, max) = (self.shared.layout.clone(), self.shared.limits);
-            let measured = tokio::task::spawn_blocking(move || super::limits::measure(&layout, key.0, max, with_output)).await;
+            let measured =
+                tokio::task::spawn_blocking(move || super::limits::measure(&layout, key.0, max, with_output)).await;
             let Ok(Some(overrun)) = measured else { continue };
             let record = self.record(key.0, key.1);
             if super::limits::recorded(&record).is_some() {
@@ -192,7 +194,9 @@ impl SlurmExecutor {
                 tracing::warn!(job = key.0, error = %e, "cannot record an attempt's overrun");
                 continue;
             }
-            if let Err(e) = self.shared.cli.run("scancel", &["--signal=KILL".into(), "--full".into(), slurm_id.to_string()]).await {
+            if let Err(e) =
+                self.shared.cli.run("scancel", &["--signal=KILL".into(), "--full".into(), slurm_id.to_string()]).await
+            {
                 tracing::warn!(job = key.0, error = %e, "cannot stop an attempt over its limit");
             }
         }
@@ -219,11 +223,13 @@ impl SlurmExecutor {
             Some(uid) if req.uid_configured && uid != 0 => uid,
             _ => {
                 return Err(ExecutorError::Refused(
-                    "the job's user has no configured unix uid, and Slurm runs jobs only as their user's own uid".into(),
+                    "the job's user has no configured unix uid, and Slurm runs jobs only as their user's own uid"
+                        .into(),
                 ))
             }
         };
-        let gid = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten().map_or(uid, |u| u.gid.as_raw());
+        let gid =
+            nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten().map_or(uid, |u| u.gid.as_raw());
         private_dir(&layout.root().join(".attempts"), 0o700).map_err(files)?;
         private_dir(record.dir(), 0o700).map_err(files)?;
         // slurmstepd opens the log as the job's user: the directory is
@@ -244,7 +250,8 @@ impl SlurmExecutor {
         record.write("batch.sh", batch.trim_end_matches('\n')).map_err(files)?;
         record.write("limit_seconds", &req.time_limit.as_secs().to_string()).map_err(files)?;
 
-        let mut log = OpenOptions::new().create(true).append(true).mode(0o600).open(layout.log(req.job)).map_err(files)?;
+        let mut log =
+            OpenOptions::new().create(true).append(true).mode(0o600).open(layout.log(req.job)).map_err(files)?;
         if self.shared.as_root {
             std::os::unix::fs::fchown(&log, Some(uid), Some(gid)).map_err(files)?;
         }
@@ -360,7 +367,8 @@ impl Executor for SlurmExecutor {
             req.command
         );
         let path = dir.join(format!("{}.sh", req.id));
-        fs::write(&path, script).map_err(|e| ExecutorError::Refused(format!("cannot write the backfill script: {e}")))?;
+        fs::write(&path, script)
+            .map_err(|e| ExecutorError::Refused(format!("cannot write the backfill script: {e}")))?;
         let log = dir.join(format!("{}.log", req.id));
         let args = vec![
             "--parsable".to_string(),
@@ -376,7 +384,10 @@ impl Executor for SlurmExecutor {
         ];
         let slurm_id = self.shared.cli.sbatch(&args).await?;
         self.lock().backfill.insert(req.id, slurm_id);
-        Ok(BackfillStarted { executor_ref: slurm_id.to_string(), endpoint: Some(format!("http://{}:{port}", req.node)) })
+        Ok(BackfillStarted {
+            executor_ref: slurm_id.to_string(),
+            endpoint: Some(format!("http://{}:{port}", req.node)),
+        })
     }
 
     async fn reclaim_backfill(&self, id: i64, executor_ref: &str, grace: Duration) -> Result<(), ExecutorError> {
@@ -389,7 +400,9 @@ impl Executor for SlurmExecutor {
         let asked = std::time::Instant::now();
         while self.still_there(slurm_id).await? {
             if asked.elapsed() > grace + Duration::from_secs(10) {
-                return Err(ExecutorError::Unavailable(format!("Slurm job {slurm_id} (backfill) is still there after the grace")));
+                return Err(ExecutorError::Unavailable(format!(
+                    "Slurm job {slurm_id} (backfill) is still there after the grace"
+                )));
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -412,14 +425,10 @@ impl Executor for SlurmExecutor {
     async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {
         let text = self.shared.cli.run("scontrol", &["-d".into(), "show".into(), "node".into(), "-o".into()]).await?;
         Ok(Some(
-            parse_nodes(&text)
-                .into_iter()
-                .map(|n| NodeInventory { name: n.name, gpus: n.gpus, up: n.up })
-                .collect(),
+            parse_nodes(&text).into_iter().map(|n| NodeInventory { name: n.name, gpus: n.gpus, up: n.up }).collect(),
         ))
     }
 }
-
 
 fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
     fs::create_dir_all(dir)?;

@@ -22,7 +22,9 @@ impl SlurmCli {
         let mut command = tokio::process::Command::new(program);
         command.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
         let output = match tokio::time::timeout(self.timeout, command.output()).await {
-            Err(_) => return Err(ExecutorError::Unavailable(format!("`{program}` did not answer within {:?}", self.timeout))),
+            Err(_) => {
+                return Err(ExecutorError::Unavailable(format!("`{program}` did not answer within {:?}", self.timeout)))
+            }
             Ok(Err(e)) => return Err(ExecutorError::Unavailable(format!("cannot run `{program}`: {e}"))),
             Ok(Ok(output)) => output,
         };

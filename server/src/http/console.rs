@@ -55,7 +55,12 @@ struct LoginForm {
     password: String,
 }
 
-async fn login(State(state): State<AppState>, ClientAddr(client): ClientAddr, session: Session, Form(form): Form<LoginForm>) -> Response {
+async fn login(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    session: Session,
+    Form(form): Form<LoginForm>,
+) -> Response {
     match auth::authenticate(&state.db, &state.throttle, form.username.trim(), &form.password, client).await {
         Ok(user) => {
             // a new session id at sign-in defeats session fixation

@@ -53,7 +53,11 @@ impl FromRequestParts<crate::state::AppState> for ClientAddr {
 }
 
 /// See [`ClientAddr`].
-pub fn client_address(peer: std::net::IpAddr, headers: &axum::http::HeaderMap, trusted: &[std::net::IpAddr]) -> std::net::IpAddr {
+pub fn client_address(
+    peer: std::net::IpAddr,
+    headers: &axum::http::HeaderMap,
+    trusted: &[std::net::IpAddr],
+) -> std::net::IpAddr {
     if !trusted.contains(&peer) {
         return peer;
     }

@@ -55,7 +55,9 @@ impl Modify for BearerScheme {
         let components = doc.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("an API token")).build()),
+            SecurityScheme::Http(
+                HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("an API token")).build(),
+            ),
         );
     }
 }

@@ -40,7 +40,9 @@ pub async fn metrics(
     match (caller, scraper) {
         (_, Some(_)) => {}
         (Some(c), None) if c.user.role == app::model::Role::Admin => {}
-        (Some(_), None) => return Err(super::error::ApiError::Forbidden("metrics are for admins and the metrics.token".into())),
+        (Some(_), None) => {
+            return Err(super::error::ApiError::Forbidden("metrics are for admins and the metrics.token".into()))
+        }
         (None, None) => return Err(super::error::ApiError::Unauthenticated),
     }
     state.metrics.run_upkeep();

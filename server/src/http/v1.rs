@@ -17,7 +17,6 @@ use crate::clock::{now_ms, rfc3339};
 use crate::state::AppState;
 use app::model::{MaintenanceView, Viewer};
 
-
 pub fn router() -> Router<AppState> {
     let api = OpenApiRouter::new()
         .routes(routes!(create_token, revoke_token))
@@ -72,9 +71,8 @@ async fn create_token(
         (status = 401, description = "not signed in", body = ErrorBody),
     ))]
 async fn revoke_token(State(state): State<AppState>, AuthUser(caller): AuthUser) -> Result<StatusCode, ApiError> {
-    let token_id = caller
-        .token_id
-        .ok_or_else(|| ApiError::BadRequest("no bearer token in this request to revoke".into()))?;
+    let token_id =
+        caller.token_id.ok_or_else(|| ApiError::BadRequest("no bearer token in this request to revoke".into()))?;
     crate::db::accounts::revoke_token(&mut *state.db.acquire().await?, token_id, now_ms()).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -4,7 +4,6 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -14,6 +13,7 @@ use axum::routing::get;
 use axum::Json;
 use futures_util::Stream;
 use serde::Deserialize;
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -21,7 +21,11 @@ use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, AuthUser};
 use super::openapi::ErrorBody;
 use crate::executor::layout::Layout;
-use crate::jobs::{self, input::{SubmitBody, ValidSubmit}, output, ListQuery};
+use crate::jobs::{
+    self,
+    input::{SubmitBody, ValidSubmit},
+    output, ListQuery,
+};
 use crate::state::AppState;
 use app::model::JobView;
 use app::views::{FileEntry, JobPage, LogChunk};
@@ -246,13 +250,17 @@ async fn job_files(
 ) -> Result<Response, ApiError> {
     let limit = q.limit.unwrap_or(output::DEFAULT_FILES_PAGE as i64);
     if !(1..=output::MAX_FILES_PAGE as i64).contains(&limit) {
-        return Err(ApiError::Validation(format!("limit: must be between 1 and {}, got {limit}", output::MAX_FILES_PAGE)));
+        return Err(ApiError::Validation(format!(
+            "limit: must be between 1 and {}, got {limit}",
+            output::MAX_FILES_PAGE
+        )));
     }
     readable_job(&state, &caller, id).await?;
     let layout = layout(&state);
-    let (files, total) = tokio::task::spawn_blocking(move || output::list_files_page(&layout, id, q.after.as_deref(), limit as usize))
-        .await
-        .map_err(|e| ApiError::Internal(format!("listing files: {e}")))??;
+    let (files, total) =
+        tokio::task::spawn_blocking(move || output::list_files_page(&layout, id, q.after.as_deref(), limit as usize))
+            .await
+            .map_err(|e| ApiError::Internal(format!("listing files: {e}")))??;
     Ok(([("x-total-count", total.to_string())], Json(files)).into_response())
 }
 
@@ -279,7 +287,9 @@ async fn job_file(
         .map_err(|e| ApiError::Internal(format!("opening file: {e}")))??;
     let (len, name) = (download.len, download.name.clone());
     let mut file = tokio::fs::File::from_std(download.file);
-    file.seek(std::io::SeekFrom::Start(download.start)).await.map_err(|e| ApiError::Internal(format!("reading file: {e}")))?;
+    file.seek(std::io::SeekFrom::Start(download.start))
+        .await
+        .map_err(|e| ApiError::Internal(format!("reading file: {e}")))?;
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(file.take(len)));
     Ok((
         [

@@ -83,7 +83,10 @@ async fn tiers(State(state): State<AppState>, AuthUser(_caller): AuthUser) -> Re
 /// Every (node, tier) with its GPUs by use.
 #[utoipa::path(get, path = "/placements", tag = "cluster", security(("bearer" = [])),
     responses((status = 200, body = Vec<PlacementView>), (status = 401, description = "not signed in", body = ErrorBody)))]
-async fn placements(State(state): State<AppState>, AuthUser(_caller): AuthUser) -> Result<Json<Vec<PlacementView>>, ApiError> {
+async fn placements(
+    State(state): State<AppState>,
+    AuthUser(_caller): AuthUser,
+) -> Result<Json<Vec<PlacementView>>, ApiError> {
     Ok(Json(views::placements(&state).await?))
 }
 

@@ -20,7 +20,10 @@ pub fn api() -> OpenApiRouter<AppState> {
 /// The caller's lab's workspaces (admins see every lab's).
 #[utoipa::path(get, path = "/workspaces", tag = "workspaces", security(("bearer" = [])),
     responses((status = 200, body = Vec<WorkspaceView>), (status = 401, description = "not signed in", body = ErrorBody)))]
-async fn list_workspaces(State(state): State<AppState>, AuthUser(caller): AuthUser) -> Result<Json<Vec<WorkspaceView>>, ApiError> {
+async fn list_workspaces(
+    State(state): State<AppState>,
+    AuthUser(caller): AuthUser,
+) -> Result<Json<Vec<WorkspaceView>>, ApiError> {
     Ok(Json(workspaces::list(&state, &caller).await?))
 }
 

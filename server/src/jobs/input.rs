@@ -47,7 +47,10 @@ impl JobName {
             return Err(field_error("name", "must contain printable characters only"));
         }
         if let Some(c) = s.chars().find(|c| is_invisible(*c)) {
-            return Err(field_error("name", format!("must not contain invisible or text-direction characters (U+{:04X})", u32::from(c))));
+            return Err(field_error(
+                "name",
+                format!("must not contain invisible or text-direction characters (U+{:04X})", u32::from(c)),
+            ));
         }
         Ok(JobName(s.to_string()))
     }
@@ -163,7 +166,10 @@ impl TryFrom<SubmitBody> for ValidSubmit {
             Some(m) if m >= 1 && m <= i64::from(u32::MAX) => Some(m as u32),
             Some(m) if m < 1 => return Err(field_error("time_limit_minutes", format!("must be at least 1, got {m}"))),
             Some(m) => {
-                return Err(field_error("time_limit_minutes", format!("must be at most {} (and the tier's maximum), got {m}", u32::MAX)))
+                return Err(field_error(
+                    "time_limit_minutes",
+                    format!("must be at most {} (and the tier's maximum), got {m}", u32::MAX),
+                ))
             }
         };
         Ok(ValidSubmit {

@@ -137,13 +137,18 @@ pub const MAX_PAGE: i64 = 200;
 pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery) -> Result<app::views::JobPage, JobsError> {
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(FieldError { field: "limit", message: format!("must be between 1 and {MAX_PAGE}, got {limit}") }.into());
+        return Err(
+            FieldError { field: "limit", message: format!("must be between 1 and {MAX_PAGE}, got {limit}") }.into()
+        );
     }
     if let Some(states) = q.state.as_deref().filter(|s| !s.is_empty()) {
         for s in states.split(',') {
             s.parse::<JobState>().map_err(|_| FieldError {
                 field: "state",
-                message: format!("`{s}` is not a job state (one of {})", JobState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")),
+                message: format!(
+                    "`{s}` is not a job state (one of {})",
+                    JobState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ),
             })?;
         }
     }

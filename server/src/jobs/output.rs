@@ -28,7 +28,12 @@ pub const DEFAULT_FILES_PAGE: usize = 1_000;
 pub const MAX_FILES_PAGE: usize = 10_000;
 
 /// One page of a job's files, by path: `limit` files after `after`.
-pub fn list_files_page(layout: &Layout, job: i64, after: Option<&str>, limit: usize) -> Result<(Vec<FileEntry>, usize), JobsError> {
+pub fn list_files_page(
+    layout: &Layout,
+    job: i64,
+    after: Option<&str>,
+    limit: usize,
+) -> Result<(Vec<FileEntry>, usize), JobsError> {
     let all = list_files(layout, job)?;
     let total = all.len();
     let start = after.map_or(0, |a| all.partition_point(|f| f.path.as_str() <= a));
@@ -146,7 +151,8 @@ pub fn list_files(layout: &Layout, job: i64) -> Result<Vec<FileEntry>, JobsError
     }
     let log_modified = std::fs::metadata(layout.log(job)).ok().and_then(|m| m.modified().ok());
     for (n, start, end) in attempt_ranges(layout, job) {
-        let modified = log_modified.and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_millis() as i64);
+        let modified =
+            log_modified.and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_millis() as i64);
         out.retain(|f| f.path != attempt_log_name(n));
         out.push(FileEntry { path: attempt_log_name(n), size: end - start, modified: rfc3339(modified) });
     }
@@ -202,7 +208,9 @@ pub fn open_file(layout: &Layout, job: i64, relative: &str) -> Result<Download, 
     if clean.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
         return Err(refused("must not contain `..`"));
     }
-    if let Some((_, start, end)) = attempt_ranges(layout, job).into_iter().find(|(n, ..)| attempt_log_name(*n) == relative) {
+    if let Some((_, start, end)) =
+        attempt_ranges(layout, job).into_iter().find(|(n, ..)| attempt_log_name(*n) == relative)
+    {
         let file = File::open(layout.log(job)).map_err(JobsError::Io)?;
         return Ok(Download { file, name: relative.to_string(), start, len: end - start });
     }
@@ -255,7 +263,11 @@ mod tests {
     #[test]
     fn a_fifo_is_refused_at_once_not_waited_on() {
         let (_dir, layout) = layout_with_job();
-        assert!(std::process::Command::new("mkfifo").arg(layout.output_dir(1).join("pipe")).status().unwrap().success());
+        assert!(std::process::Command::new("mkfifo")
+            .arg(layout.output_dir(1).join("pipe"))
+            .status()
+            .unwrap()
+            .success());
         assert!(matches!(open_file(&layout, 1, "pipe"), Err(JobsError::FileNotFound)));
     }
 

@@ -107,6 +107,9 @@ mod tests {
         let err = admit(MaintenancePhase::Normal, &t, &shapes, 100, &req(5, 0, 0)).unwrap_err();
         assert!(err.to_string().contains("largest request any tier and node can take is 4"), "{err}");
         t[0].active = false;
-        assert!(admit(MaintenancePhase::Normal, &t, &shapes, 100, &req(1, 0, 0)).is_err(), "inactive tiers fit nothing");
+        assert!(
+            admit(MaintenancePhase::Normal, &t, &shapes, 100, &req(1, 0, 0)).is_err(),
+            "inactive tiers fit nothing"
+        );
     }
 }

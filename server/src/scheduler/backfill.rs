@@ -88,9 +88,10 @@ pub fn plan_backfill(
     //    takes, or a placement that can no longer be used
     for inst in instances {
         let usable = snap.placements.iter().any(|p| p.node == inst.node && p.tier == inst.tier && p.usable);
-        let wanted_by_research = plan.dispatches.iter().any(|d| {
-            d.node == inst.node && d.tier == inst.tier && d.gpus.iter().any(|g| inst.gpus.contains(g))
-        });
+        let wanted_by_research = plan
+            .dispatches
+            .iter()
+            .any(|d| d.node == inst.node && d.tier == inst.tier && d.gpus.iter().any(|g| inst.gpus.contains(g)));
         if !keep_all || !usable || wanted_by_research {
             out.reclaim.push(inst.id);
         }
@@ -130,7 +131,14 @@ mod tests {
             now_ms: now,
             phase,
             tiers: vec![],
-            placements: vec![PlacementState { node: "n".into(), tier: "t".into(), capacity: 4, usable: true, free, backfill }],
+            placements: vec![PlacementState {
+                node: "n".into(),
+                tier: "t".into(),
+                capacity: 4,
+                usable: true,
+                free,
+                backfill,
+            }],
             labs: vec![],
             queue: vec![],
             personal: vec![],
@@ -161,8 +169,9 @@ mod tests {
     #[test]
     fn research_reclaims_the_backfill_on_its_gpus_and_nothing_else() {
         let snap = snapshot(MaintenancePhase::Normal, vec![0, 1, 2, 3], vec![0, 1, 2, 3], 0);
-        let instances: Vec<Instance> =
-            (0..4).map(|g| Instance { id: i64::from(g) + 10, node: "n".into(), tier: "t".into(), gpus: vec![g] }).collect();
+        let instances: Vec<Instance> = (0..4)
+            .map(|g| Instance { id: i64::from(g) + 10, node: "n".into(), tier: "t".into(), gpus: vec![g] })
+            .collect();
         let plan = Plan {
             dispatches: vec![Dispatch {
                 job: 1,
@@ -190,7 +199,12 @@ mod tests {
                 job: 1,
                 rank: 1,
                 reason: PendingReason::NoIdleGpu,
-                reservation: Some(Reservation { node: "n".into(), tier: "t".into(), gpus: vec![0, 1], accrued_at_ms: 0 }),
+                reservation: Some(Reservation {
+                    node: "n".into(),
+                    tier: "t".into(),
+                    gpus: vec![0, 1],
+                    accrued_at_ms: 0,
+                }),
                 accrued: Accrued::default(),
             }],
             ..Plan::default()
@@ -214,7 +228,11 @@ mod tests {
             let p = BackfillPolicy { enabled, ..policy(0, 1) };
             let out = plan_backfill(&snap, &Plan::default(), &instances, &idle_for(&[1], 0), &p);
             assert_eq!(out.reclaim == vec![3], reclaimed, "{phase:?} enabled={enabled}");
-            assert_eq!(out.deploy.is_empty(), phase != MaintenancePhase::Normal || !enabled, "{phase:?} enabled={enabled}");
+            assert_eq!(
+                out.deploy.is_empty(),
+                phase != MaintenancePhase::Normal || !enabled,
+                "{phase:?} enabled={enabled}"
+            );
         }
     }
 

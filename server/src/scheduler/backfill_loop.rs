@@ -79,7 +79,9 @@ impl Scheduler {
             let result = self.executor.deploy_backfill(request).await;
             let mut tx = db::write_tx(&self.db).await?;
             match result {
-                Ok(started) => db::backfill::set_started(&mut tx, id, &started.executor_ref, started.endpoint.as_deref()).await?,
+                Ok(started) => {
+                    db::backfill::set_started(&mut tx, id, &started.executor_ref, started.endpoint.as_deref()).await?
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "backfill instance not started");
                     db::backfill::end(&mut tx, id, now_ms()).await?;

@@ -139,7 +139,12 @@ pub fn decide(snap: &Snapshot) -> Plan {
                 let gpus: Vec<u32> = places.slots[i].idle.iter().copied().take(job.num_gpus as usize).collect();
                 places.take(i, &gpus, true);
                 let slot = &places.slots[i];
-                let res = Reservation { node: slot.state.node.clone(), tier: slot.state.tier.clone(), gpus, accrued_at_ms: now };
+                let res = Reservation {
+                    node: slot.state.node.clone(),
+                    tier: slot.state.tier.clone(),
+                    gpus,
+                    accrued_at_ms: now,
+                };
                 let reason = reserving_reason(&res, job.num_gpus);
                 job.reservation = Some(res);
                 plan.waiting.push(waiting(job, rank, reason));

@@ -9,8 +9,8 @@ mod backfill_loop;
 pub mod cycle;
 pub mod model;
 pub mod oom;
-pub mod runner;
 mod placements;
+pub mod runner;
 pub mod usage;
 pub mod world;
 

@@ -38,7 +38,8 @@ pub(crate) fn tier_fits(tier: &TierInfo, job: &QueuedJob) -> bool {
 impl<'a> Placements<'a> {
     pub fn new(states: &'a [PlacementState], tiers: &'a [TierInfo]) -> Self {
         let tier_by_name: HashMap<&str, &TierInfo> = tiers.iter().map(|t| (t.name.as_str(), t)).collect();
-        let mut order: Vec<&PlacementState> = states.iter().filter(|p| tier_by_name.contains_key(p.tier.as_str())).collect();
+        let mut order: Vec<&PlacementState> =
+            states.iter().filter(|p| tier_by_name.contains_key(p.tier.as_str())).collect();
         order.sort_by(|a, b| (a.node.as_str(), a.tier.as_str()).cmp(&(b.node.as_str(), b.tier.as_str())));
 
         let mut used_tiers: Vec<&TierInfo> = Vec::new();
@@ -143,7 +144,10 @@ impl<'a> Placements<'a> {
                 if tier_fits(self.tiers[t], job) {
                     // capacity ≥ idle ≥ n, so the first entry ≥ (n, 0) fits
                     if let Some(&cand) = self.index[t].range((n, 0)..).next() {
-                        if best.is_none_or(|b| (cand.0, self.slots[cand.1].state.node.as_str()) < (b.0, self.slots[b.1].state.node.as_str())) {
+                        if best.is_none_or(|b| {
+                            (cand.0, self.slots[cand.1].state.node.as_str())
+                                < (b.0, self.slots[b.1].state.node.as_str())
+                        }) {
                             best = Some(cand);
                         }
                     }
@@ -175,9 +179,6 @@ impl<'a> Placements<'a> {
     /// taken this cycle and no reservation? Tells "waiting for higher
     /// rank" from "no idle GPU".
     pub fn could_fit_at_cycle_start(&self, job: &QueuedJob) -> bool {
-        self.tiers
-            .iter()
-            .enumerate()
-            .any(|(t, tier)| tier_fits(tier, job) && self.initial_max_free[t] >= job.num_gpus)
+        self.tiers.iter().enumerate().any(|(t, tier)| tier_fits(tier, job) && self.initial_max_free[t] >= job.num_gpus)
     }
 }

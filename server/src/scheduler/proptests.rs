@@ -103,8 +103,17 @@ fn check_plan(snap: &Snapshot, plan: &Plan, w: &World) -> Result<(), TestCaseErr
             let job = &w.jobs[&first.job];
             for p in &snap.placements {
                 let tier = w.tier(&p.tier);
-                let fits = p.usable && tier.active && job.num_gpus <= p.capacity && job.num_gpus <= tier.max_gpus && tier.vram_gb >= job.min_vram_gb;
-                prop_assert!(!(fits && p.free.len() as u32 >= job.num_gpus), "rank 1 waits while {}/{} is available", p.node, p.tier);
+                let fits = p.usable
+                    && tier.active
+                    && job.num_gpus <= p.capacity
+                    && job.num_gpus <= tier.max_gpus
+                    && tier.vram_gb >= job.min_vram_gb;
+                prop_assert!(
+                    !(fits && p.free.len() as u32 >= job.num_gpus),
+                    "rank 1 waits while {}/{} is available",
+                    p.node,
+                    p.tier
+                );
             }
         }
     }
@@ -115,7 +124,11 @@ fn check_plan(snap: &Snapshot, plan: &Plan, w: &World) -> Result<(), TestCaseErr
 fn check_exclusive(w: &World) -> Result<(), TestCaseError> {
     let mut held: HashSet<(&str, &str, u32)> = HashSet::new();
     for j in w.jobs.values() {
-        let spans = j.running.iter().map(|r| (&r.node, &r.tier, &r.gpus)).chain(j.reservation.iter().map(|r| (&r.node, &r.tier, &r.gpus)));
+        let spans = j
+            .running
+            .iter()
+            .map(|r| (&r.node, &r.tier, &r.gpus))
+            .chain(j.reservation.iter().map(|r| (&r.node, &r.tier, &r.gpus)));
         for (node, tier, gpus) in spans {
             for g in gpus {
                 prop_assert!(held.insert((node.as_str(), tier.as_str(), *g)), "GPU {node}/{tier}/{g} held twice");

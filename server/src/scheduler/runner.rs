@@ -104,7 +104,11 @@ impl Scheduler {
         let mut last_took = Duration::ZERO;
         loop {
             // with backfill on, idle time must be noticed without a wake-up
-            let tick = if self.backfill.get().policy().enabled { self.cycle.min(super::backfill_loop::BACKFILL_TICK) } else { self.cycle };
+            let tick = if self.backfill.get().policy().enabled {
+                self.cycle.min(super::backfill_loop::BACKFILL_TICK)
+            } else {
+                self.cycle
+            };
             tokio::select! {
                 _ = &mut shutdown => break,
                 _ = tokio::time::sleep(tick) => {}
@@ -167,7 +171,13 @@ impl Scheduler {
                     db::jobs::confirm_start(&mut tx, job, started_ms).await?;
                 }
                 (Observed::NotStarted, true) => {
-                    db::jobs::undo_dispatch(&mut tx, job, "the server restarted before this dispatch reached the executor", now_ms()).await?;
+                    db::jobs::undo_dispatch(
+                        &mut tx,
+                        job,
+                        "the server restarted before this dispatch reached the executor",
+                        now_ms(),
+                    )
+                    .await?;
                 }
                 (Observed::NotStarted, false) => {
                     let lost = Finished { job, attempt, end: EndSignal::Lost, log_tail: String::new(), ended_ms: None };
@@ -184,7 +194,8 @@ impl Scheduler {
         let mut report = CycleReport::default();
         let mut phase_began = std::time::Instant::now();
         let mut phase_done = |phase: &'static str| {
-            metrics::histogram!("scheduler_phase_seconds", "phase" => phase).record(phase_began.elapsed().as_secs_f64());
+            metrics::histogram!("scheduler_phase_seconds", "phase" => phase)
+                .record(phase_began.elapsed().as_secs_f64());
             phase_began = std::time::Instant::now();
         };
 

@@ -26,7 +26,14 @@ fn place(node: &str, tier: &str, capacity: u32) -> PlacementDef {
 
 /// A placement state with `capacity` GPUs of which `free` are not in use.
 fn state(node: &str, tier: &str, capacity: u32, free: &[u32]) -> PlacementState {
-    PlacementState { node: node.into(), tier: tier.into(), capacity, usable: true, free: free.to_vec(), backfill: vec![] }
+    PlacementState {
+        node: node.into(),
+        tier: tier.into(),
+        capacity,
+        usable: true,
+        free: free.to_vec(),
+        backfill: vec![],
+    }
 }
 
 fn job(id: JobId, lab: LabId, num_gpus: u32, entered: Millis) -> QueuedJob {
@@ -58,7 +65,8 @@ fn snapshot(placements: Vec<PlacementState>, labs: &[(LabId, f64)], queue: Vec<Q
 }
 
 fn ranks(plan: &Plan) -> Vec<(JobId, u32)> {
-    let mut r: Vec<_> = plan.waiting.iter().map(|w| (w.job, w.rank)).chain(plan.dispatches.iter().map(|d| (d.job, d.rank))).collect();
+    let mut r: Vec<_> =
+        plan.waiting.iter().map(|w| (w.job, w.rank)).chain(plan.dispatches.iter().map(|d| (d.job, d.rank))).collect();
     r.sort_by_key(|x| x.1);
     r
 }
@@ -240,7 +248,9 @@ fn a_single_gpu_job_behind_a_reservation_goes_elsewhere_never_onto_reserved_gpus
     w.submit(93, OSL, 903, 1);
     w.cycle();
     // now all four GPUs run OSL jobs; end one on each placement
-    let on = |w: &World, node: &str| w.jobs.values().find(|j| j.running.as_ref().is_some_and(|r| r.node == node)).unwrap().id;
+    let on = |w: &World, node: &str| {
+        w.jobs.values().find(|j| j.running.as_ref().is_some_and(|r| r.node == node)).unwrap().id
+    };
     let (a, b) = (on(&w, "a"), on(&w, "b"));
     w.now += MIN;
     w.end(a, JobState::Completed);
@@ -271,7 +281,12 @@ fn swap_dispatches_on_the_placement_that_frees_and_keeps_the_accrued_cost() {
         vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0, 1])],
         &[(BCG, 1.0)],
         vec![QueuedJob {
-            reservation: Some(Reservation { node: "a".into(), tier: "rtx4090".into(), gpus: vec![0], accrued_at_ms: 5 * MIN }),
+            reservation: Some(Reservation {
+                node: "a".into(),
+                tier: "rtx4090".into(),
+                gpus: vec![0],
+                accrued_at_ms: 5 * MIN,
+            }),
             ..job(1, BCG, 2, 0)
         }],
     );
@@ -342,7 +357,10 @@ fn the_r3_scenario_step_by_step() {
     assert!(w.lab_usage(BCG) > w.lab_usage(KDG));
     // next cycle: X is rank 2 → released, BCG charged 1 × 300 × 82.6
     let plan = w.cycle();
-    assert_eq!(plan.releases, vec![Release { job: 1, node: "node-4090".into(), tier: "rtx4090".into(), reason: ReleaseReason::Demoted }]);
+    assert_eq!(
+        plan.releases,
+        vec![Release { job: 1, node: "node-4090".into(), tier: "rtx4090".into(), reason: ReleaseReason::Demoted }]
+    );
     let x_charges: Vec<&Charge> = w.ledger.iter().filter(|c| c.job == 1).collect();
     assert_eq!(x_charges.len(), 1);
     assert!(close(x_charges[0].amount, 24_780.0), "{}", x_charges[0].amount);
@@ -396,7 +414,10 @@ fn personal_queue_promotes_into_free_slots_in_submission_order() {
         w.submit(id, BCG, 7, 1);
     }
     let states: Vec<JobState> = w.jobs.values().map(|j| j.state).collect();
-    assert_eq!(states, vec![JobState::GlobalQueueWait, JobState::GlobalQueueWait, JobState::UserQueueWait, JobState::UserQueueWait]);
+    assert_eq!(
+        states,
+        vec![JobState::GlobalQueueWait, JobState::GlobalQueueWait, JobState::UserQueueWait, JobState::UserQueueWait]
+    );
     w.cycle();
     w.now = 10_000;
     w.end(1, JobState::Completed);

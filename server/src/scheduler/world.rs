@@ -180,7 +180,11 @@ impl World {
             users: self
                 .max_concurrent
                 .iter()
-                .map(|(&user, &max)| UserSlots { user, max_concurrent: max, holding: users.get(&user).copied().unwrap_or(0) })
+                .map(|(&user, &max)| UserSlots {
+                    user,
+                    max_concurrent: max,
+                    holding: users.get(&user).copied().unwrap_or(0),
+                })
                 .collect(),
             research_active: self.jobs.values().filter(|j| j.running.is_some()).count() as u32,
             backfill_active: self.backfill.values().map(|b| b.len() as u32).sum(),
@@ -292,7 +296,13 @@ impl World {
         for job in self.jobs.values_mut() {
             if let Some(r) = job.running.as_mut() {
                 let tflops = self.tiers.iter().find(|t| t.name == r.tier).map_or(0.0, |t| t.tflops);
-                let span = RunSpan { tier: &r.tier, tflops, gpus: r.gpus.len() as u32, started_ms: r.charged_until_ms, ended_ms: now };
+                let span = RunSpan {
+                    tier: &r.tier,
+                    tflops,
+                    gpus: r.gpus.len() as u32,
+                    started_ms: r.charged_until_ms,
+                    ended_ms: now,
+                };
                 charges.extend(usage::end_charges(job.lab, job.id, Some(span), Accrued::default(), &r.tier));
                 r.charged_until_ms = r.charged_until_ms.max(now);
             }
@@ -313,7 +323,10 @@ impl World {
         }
         self.placements
             .iter()
-            .map(|p| (p.gpus.len() as u32).saturating_sub(busy.get(&(p.node.as_str(), p.tier.as_str())).copied().unwrap_or(0)))
+            .map(|p| {
+                (p.gpus.len() as u32)
+                    .saturating_sub(busy.get(&(p.node.as_str(), p.tier.as_str())).copied().unwrap_or(0))
+            })
             .collect()
     }
 

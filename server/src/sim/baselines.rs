@@ -5,6 +5,7 @@
 //!   its real duration × an over-estimate factor;
 //! - `fairshare-greedy`: fair-share order (decayed usage, charged at job end)
 //!   and any job that fits starts — no reservation.
+//!
 //! A job runs on one placement, chosen best-fit (fewest free that suffice).
 
 use std::collections::HashMap;

@@ -23,9 +23,13 @@ use crate::scheduler::{decide, TierInfo};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Policy {
     /// The product's policy; `live_charge` charges running jobs every pass.
-    Jpu { live_charge: bool },
+    Jpu {
+        live_charge: bool,
+    },
     Fifo,
-    Easy { overestimate: f64 },
+    Easy {
+        overestimate: f64,
+    },
     FairshareGreedy,
 }
 
@@ -157,13 +161,23 @@ impl BackfillState {
     /// Reclaims and deploys what the product's planner decides for this
     /// cycle; returns whether anything changed. In virtual time a reclaim
     /// is instant (a real instance takes up to the cancel grace).
-    fn step(&mut self, world: &mut World, snap: &crate::scheduler::model::Snapshot, plan: &crate::scheduler::model::Plan) -> bool {
+    fn step(
+        &mut self,
+        world: &mut World,
+        snap: &crate::scheduler::model::Snapshot,
+        plan: &crate::scheduler::model::Plan,
+    ) -> bool {
         backfill::track_idle(&mut self.idle_since, snap, plan);
         let decided = backfill::plan_backfill(snap, plan, &self.instances, &self.idle_since, &self.policy);
         self.instances.retain(|i| !decided.reclaim.contains(&i.id));
         for (node, tier, gpus) in &decided.deploy {
             self.next_id += 1;
-            self.instances.push(Instance { id: self.next_id, node: node.clone(), tier: tier.clone(), gpus: gpus.clone() });
+            self.instances.push(Instance {
+                id: self.next_id,
+                node: node.clone(),
+                tier: tier.clone(),
+                gpus: gpus.clone(),
+            });
         }
         world.backfill.clear();
         for i in &self.instances {
@@ -173,11 +187,8 @@ impl BackfillState {
     }
 
     fn next_deploy_after(&self, now: Millis) -> Option<Millis> {
-        let serving: std::collections::HashSet<GpuKey> = self
-            .instances
-            .iter()
-            .flat_map(|i| i.gpus.iter().map(|g| (i.node.clone(), i.tier.clone(), *g)))
-            .collect();
+        let serving: std::collections::HashSet<GpuKey> =
+            self.instances.iter().flat_map(|i| i.gpus.iter().map(|g| (i.node.clone(), i.tier.clone(), *g))).collect();
         self.idle_since
             .iter()
             .filter(|(k, _)| !serving.contains(*k))
@@ -303,7 +314,9 @@ pub fn replay(
             Box::new(JpuCluster { world, live_charge, backfill })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),
-        Policy::Easy { overestimate } => Box::new(Baseline::new(tiers, placements, BaselineKind::Easy { overestimate })),
+        Policy::Easy { overestimate } => {
+            Box::new(Baseline::new(tiers, placements, BaselineKind::Easy { overestimate }))
+        }
         Policy::FairshareGreedy => Box::new(Baseline::new(tiers, placements, BaselineKind::FairshareGreedy)),
     };
     // ids: lab and user numbers in order of first appearance
@@ -313,7 +326,14 @@ pub fn replay(
     order.sort_by_key(|&i| (trace[i].submit_ms, i)); // stable: file order within a timestamp
     let mut outcomes: Vec<Outcome> = trace
         .iter()
-        .map(|j| Outcome { lab: j.lab.clone(), num_gpus: j.num_gpus, submit_ms: j.submit_ms, run_ms: j.duration_ms, start_ms: None, rejected: false })
+        .map(|j| Outcome {
+            lab: j.lab.clone(),
+            num_gpus: j.num_gpus,
+            submit_ms: j.submit_ms,
+            run_ms: j.duration_ms,
+            start_ms: None,
+            rejected: false,
+        })
         .collect();
 
     let mut ends: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
@@ -399,7 +419,6 @@ pub fn replay(
     Replay { policy: policy.name(), outcomes, intervals, total_gpus, pass_nanos }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,8 +492,19 @@ mod tests {
         assert_eq!(served(0, 1_000_000), 940_000);
         assert_eq!(served(1_000_000, 1_100_000), 0, "both GPUs are research's while job 2 runs");
         // after job 2 ends (1100 s) both GPUs idle; instances come 60 s later
-        assert!(r.intervals.iter().any(|iv| iv.from_ms == 1_160_000 && iv.backfill_gpus == 2), "{:?}", r.intervals.last());
-        let off = replay(&trace, &tiers, &places, Policy::Jpu { live_charge: false }, Options { backfill: None, ..opts_plain() }, |_| {});
+        assert!(
+            r.intervals.iter().any(|iv| iv.from_ms == 1_160_000 && iv.backfill_gpus == 2),
+            "{:?}",
+            r.intervals.last()
+        );
+        let off = replay(
+            &trace,
+            &tiers,
+            &places,
+            Policy::Jpu { live_charge: false },
+            Options { backfill: None, ..opts_plain() },
+            |_| {},
+        );
         assert!(off.intervals.iter().all(|iv| iv.backfill_gpus == 0));
         assert_eq!(off.outcomes.iter().map(|o| o.start_ms).collect::<Vec<_>>(), [Some(0), Some(1_000_000)]);
     }

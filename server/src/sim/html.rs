@@ -27,9 +27,17 @@ fn utilisation_chart(reports: &[PolicyReport]) -> String {
     let mut svg = format!("<svg viewBox=\"0 0 {w} {}\" role=img aria-label=\"Utilisation over time\">", h + 20.0);
     let _ = write!(svg, "<line x1=0 y1={h} x2={w} y2={h} stroke=#999 /><text x=0 y={} font-size=11>0 h</text><text x={} y={} font-size=11 text-anchor=end>{:.0} h</text><text x=2 y=12 font-size=11>100 %</text>", h + 14.0, w, h + 14.0, max_x);
     for (i, r) in reports.iter().enumerate() {
-        let points: Vec<String> =
-            r.utilisation_series.iter().map(|(x, u)| format!("{:.1},{:.1}", x / max_x * w, h - u.clamp(0.0, 1.0) * h)).collect();
-        let _ = write!(svg, "<polyline fill=none stroke-width=1.5 stroke=\"{}\" points=\"{}\" />", COLOURS[i % COLOURS.len()], points.join(" "));
+        let points: Vec<String> = r
+            .utilisation_series
+            .iter()
+            .map(|(x, u)| format!("{:.1},{:.1}", x / max_x * w, h - u.clamp(0.0, 1.0) * h))
+            .collect();
+        let _ = write!(
+            svg,
+            "<polyline fill=none stroke-width=1.5 stroke=\"{}\" points=\"{}\" />",
+            COLOURS[i % COLOURS.len()],
+            points.join(" ")
+        );
     }
     svg + "</svg>"
 }
@@ -45,8 +53,17 @@ fn cdf_charts(reports: &[PolicyReport]) -> String {
     let mut out = String::from("<div class=cdfs>");
     for class in classes {
         let label = if class == "all" { "all jobs".to_string() } else { format!("{class}-GPU jobs") };
-        let _ = write!(out, "<figure><svg viewBox=\"0 0 {w} {}\" role=img aria-label=\"Wait CDF, {}\">", h + 34.0, esc(&label));
-        let _ = write!(out, "<line x1=30 y1={h} x2={} y2={h} stroke=#999 /><line x1=30 y1=0 x2=30 y2={h} stroke=#999 />", w - 10.0);
+        let _ = write!(
+            out,
+            "<figure><svg viewBox=\"0 0 {w} {}\" role=img aria-label=\"Wait CDF, {}\">",
+            h + 34.0,
+            esc(&label)
+        );
+        let _ = write!(
+            out,
+            "<line x1=30 y1={h} x2={} y2={h} stroke=#999 /><line x1=30 y1=0 x2=30 y2={h} stroke=#999 />",
+            w - 10.0
+        );
         for d in 0..=decades as i32 {
             let x = x_of(10f64.powi(d));
             let _ = write!(out, "<text x={x:.0} y={} font-size=9 text-anchor=middle>1e{d}</text>", h + 12.0);
@@ -54,8 +71,14 @@ fn cdf_charts(reports: &[PolicyReport]) -> String {
         let _ = write!(out, "<text x=0 y=10 font-size=9>100%</text><text x=0 y={h} font-size=9>0%</text><text x={} y={} font-size=10 text-anchor=middle>wait (s, log)</text>", w / 2.0, h + 28.0);
         for (i, r) in reports.iter().enumerate() {
             let Some(points) = r.wait_cdf_s.get(class) else { continue };
-            let pts: Vec<String> = points.iter().map(|(q, wait)| format!("{:.1},{:.1}", x_of(*wait), h - q * h)).collect();
-            let _ = write!(out, "<polyline fill=none stroke-width=1.5 stroke=\"{}\" points=\"{}\" />", COLOURS[i % COLOURS.len()], pts.join(" "));
+            let pts: Vec<String> =
+                points.iter().map(|(q, wait)| format!("{:.1},{:.1}", x_of(*wait), h - q * h)).collect();
+            let _ = write!(
+                out,
+                "<polyline fill=none stroke-width=1.5 stroke=\"{}\" points=\"{}\" />",
+                COLOURS[i % COLOURS.len()],
+                pts.join(" ")
+            );
         }
         let _ = write!(out, "</svg><figcaption>{}</figcaption></figure>", esc(&label));
     }
@@ -67,7 +90,10 @@ fn lab_chart(reports: &[PolicyReport]) -> String {
     let labs: Vec<&String> = reports.first().map(|r| r.by_lab.keys().collect()).unwrap_or_default();
     let max = reports.iter().flat_map(|r| r.by_lab.values().map(|g| g.wait_s.mean)).fold(1.0, f64::max);
     let row = 14.0 * reports.len() as f64 + 8.0;
-    let mut svg = format!("<svg viewBox=\"0 0 720 {}\" role=img aria-label=\"Mean wait per lab\">", row * labs.len() as f64 + 4.0);
+    let mut svg = format!(
+        "<svg viewBox=\"0 0 720 {}\" role=img aria-label=\"Mean wait per lab\">",
+        row * labs.len() as f64 + 4.0
+    );
     for (l, lab) in labs.iter().enumerate() {
         let y0 = l as f64 * row;
         let _ = write!(svg, "<text x=0 y={:.0} font-size=11>{}</text>", y0 + 12.0, esc(lab));
@@ -107,13 +133,30 @@ pub fn render(title: &str, reports: &[PolicyReport], timings: &[Timing]) -> Stri
     let mut sizes = String::new();
     for r in reports {
         for (size, g) in &r.by_size {
-            let _ = write!(sizes, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td></tr>",
-                esc(&r.policy), esc(size), g.jobs, g.wait_s.p50, g.wait_s.p95, g.wait_s.p99, g.bounded_slowdown.mean);
+            let _ = write!(
+                sizes,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.2}</td></tr>",
+                esc(&r.policy),
+                esc(size),
+                g.jobs,
+                g.wait_s.p50,
+                g.wait_s.p95,
+                g.wait_s.p99,
+                g.bounded_slowdown.mean
+            );
         }
     }
     let mut passes = String::new();
     for t in timings {
-        let _ = write!(passes, "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1}</td></tr>", esc(&t.policy), t.passes, t.pass_p50_us, t.pass_p99_us, t.wall_s);
+        let _ = write!(
+            passes,
+            "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1}</td></tr>",
+            esc(&t.policy),
+            t.passes,
+            t.pass_p50_us,
+            t.pass_p99_us,
+            t.wall_s
+        );
     }
     format!(
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{t}</title><style>

@@ -140,7 +140,8 @@ pub fn report(r: &Replay) -> PolicyReport {
     let mut busy_in_window = 0.0;
     let mut series = vec![0.0; SERIES_POINTS];
     let bucket = window / SERIES_POINTS as f64;
-    let mut idle = IdleWhileWaiting { held_by_reservations_gpu_h: 0.0, fragmentation_gpu_h: 0.0, nothing_fit_gpu_h: 0.0 };
+    let mut idle =
+        IdleWhileWaiting { held_by_reservations_gpu_h: 0.0, fragmentation_gpu_h: 0.0, nothing_fit_gpu_h: 0.0 };
     let mut reserved_h = 0.0;
     let mut backfill_h = 0.0;
     let mut unfair_in_window = 0.0;
@@ -216,6 +217,12 @@ fn round(x: f64) -> f64 {
 }
 
 fn rounded(g: Group) -> Group {
-    let r = |s: Spread| Spread { mean: round(s.mean), p50: round(s.p50), p95: round(s.p95), p99: round(s.p99), max: round(s.max) };
+    let r = |s: Spread| Spread {
+        mean: round(s.mean),
+        p50: round(s.p50),
+        p95: round(s.p95),
+        p99: round(s.p99),
+        max: round(s.max),
+    };
     Group { jobs: g.jobs, wait_s: r(g.wait_s), bounded_slowdown: r(g.bounded_slowdown) }
 }

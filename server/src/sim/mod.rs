@@ -84,7 +84,8 @@ fn write(path: &Path, text: &str) -> Result<(), SimError> {
 
 /// Runs every requested policy; returns the reports (also written to `out`).
 pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
-    let file = std::fs::File::open(&args.trace).map_err(|source| SimError::Open { path: args.trace.clone(), source })?;
+    let file =
+        std::fs::File::open(&args.trace).map_err(|source| SimError::Open { path: args.trace.clone(), source })?;
     let jobs = trace::read(std::io::BufReader::new(file))?;
     let (tiers, placements) = cluster::parse(&args.cluster)?;
     let policies: Vec<Policy> = args.policies.iter().map(|p| parse_policy(p, args)).collect::<Result<_, _>>()?;
@@ -95,33 +96,48 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
     for policy in policies {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{prefix:>18} [{bar:40}] {pos}/{len} jobs {elapsed_precise} (eta {eta})")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{prefix:>18} [{bar:40}] {pos}/{len} jobs {elapsed_precise} (eta {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         bar.set_prefix(policy.name());
         let started = Instant::now();
-        let replay = engine::replay(&jobs, &tiers, &placements, policy, args.options.clone(), |done| bar.set_position(done as u64));
+        let replay = engine::replay(&jobs, &tiers, &placements, policy, args.options.clone(), |done| {
+            bar.set_position(done as u64)
+        });
         let wall_s = started.elapsed().as_secs_f64();
         bar.finish();
         let mut nanos = replay.pass_nanos.clone();
         nanos.sort_unstable();
-        let pick = |q: f64| nanos.get(((q * nanos.len() as f64) as usize).min(nanos.len().saturating_sub(1))).copied().unwrap_or(0) as f64 / 1e3;
-        timings.push(Timing { policy: replay.policy.clone(), passes: nanos.len(), pass_p50_us: pick(0.5), pass_p99_us: pick(0.99), wall_s });
+        let pick = |q: f64| {
+            nanos.get(((q * nanos.len() as f64) as usize).min(nanos.len().saturating_sub(1))).copied().unwrap_or(0)
+                as f64
+                / 1e3
+        };
+        timings.push(Timing {
+            policy: replay.policy.clone(),
+            passes: nanos.len(),
+            pass_p50_us: pick(0.5),
+            pass_p99_us: pick(0.99),
+            wall_s,
+        });
         reports.push(metrics::report(&replay));
     }
-    let report = Report {
-        trace: args.trace.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
-        cluster: &args.cluster,
-        cycle_ms: args.options.cycle_ms,
-        events_only: args.options.events_only,
-        user_limit: args.options.user_limit,
-        easy_overestimate: args.overestimate,
-        backfill: args.options.backfill.as_ref().map(|b| {
-            serde_json::json!({"min_idle_s": b.min_idle_ms / 1000, "gpus_per_instance": b.gpus_per_instance})
-        }),
-        policies: reports.clone(),
-    };
+    let report =
+        Report {
+            trace: args.trace.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+            cluster: &args.cluster,
+            cycle_ms: args.options.cycle_ms,
+            events_only: args.options.events_only,
+            user_limit: args.options.user_limit,
+            easy_overestimate: args.overestimate,
+            backfill: args.options.backfill.as_ref().map(
+                |b| serde_json::json!({"min_idle_s": b.min_idle_ms / 1000, "gpus_per_instance": b.gpus_per_instance}),
+            ),
+            policies: reports.clone(),
+        };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     write(&args.out.join("report.json"), &json)?;
     write(&args.out.join("timing.json"), &serde_json::to_string_pretty(&timings).unwrap_or_default())?;
@@ -172,7 +188,10 @@ mod tests {
             assert_eq!(waits[20], policy["overall"]["wait_s"]["max"].as_f64().unwrap());
         }
         let html = std::fs::read_to_string(dir.path().join("a").join("report.html")).unwrap();
-        assert!(html.contains("Wait CDF, 8-GPU jobs") && html.contains("Decision time"), "the CDF charts and pass times are in the page");
+        assert!(
+            html.contains("Wait CDF, 8-GPU jobs") && html.contains("Decision time"),
+            "the CDF charts and pass times are in the page"
+        );
     }
 
     #[test]

@@ -40,7 +40,8 @@ struct Row {
 }
 
 fn number_of(id: &str) -> Option<i64> {
-    let digits: String = id.chars().rev().take_while(char::is_ascii_digit).collect::<Vec<_>>().into_iter().rev().collect();
+    let digits: String =
+        id.chars().rev().take_while(char::is_ascii_digit).collect::<Vec<_>>().into_iter().rev().collect();
     digits.parse().ok()
 }
 

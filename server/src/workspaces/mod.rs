@@ -45,7 +45,9 @@ pub fn check_base_image(image: &str) -> Result<String, AdminError> {
     if !ok {
         return Err(AdminError::Field {
             field: "base_image",
-            message: "must be an image reference of 1 to 256 letters, digits and `._-/:@` (e.g. docker://python:3.11-slim)".into(),
+            message:
+                "must be an image reference of 1 to 256 letters, digits and `._-/:@` (e.g. docker://python:3.11-slim)"
+                    .into(),
         });
     }
     let full = if image.contains("://") { image.to_string() } else { format!("docker://{image}") };
@@ -75,7 +77,9 @@ pub fn check_packages(packages: &[String]) -> Result<Vec<String>, AdminError> {
             } else {
                 Err(AdminError::Field {
                     field: "packages",
-                    message: format!("`{p}` is not a pip requirement (a name, optional [extras] and version bounds like ==2.4.0)"),
+                    message: format!(
+                        "`{p}` is not a pip requirement (a name, optional [extras] and version bounds like ==2.4.0)"
+                    ),
                 })
             }
         })
@@ -109,9 +113,14 @@ pub async fn create(state: &AppState, caller: &Caller, body: NewWorkspaceBody) -
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     check_caps(&state.settings.workspaces, &mut tx, caller, &body.name).await?;
-    let fresh = db::workspaces::upsert_building(&mut tx, caller.user.lab_id, &body.name, &base_image, &packages_json, now).await?;
+    let fresh =
+        db::workspaces::upsert_building(&mut tx, caller.user.lab_id, &body.name, &base_image, &packages_json, now)
+            .await?;
     if !fresh {
-        return Err(AdminError::Conflict(format!("workspace `{}` already exists in lab {}", body.name, caller.user.lab)));
+        return Err(AdminError::Conflict(format!(
+            "workspace `{}` already exists in lab {}",
+            body.name, caller.user.lab
+        )));
     }
     let row = db::workspaces::get(&mut tx, &caller.user.lab, &body.name)
         .await?
@@ -166,7 +175,8 @@ pub async fn get(state: &AppState, caller: &Caller, name: &str) -> Result<Worksp
     if row.is_none() && caller.user.role == Role::Admin {
         row = db::workspaces::list(&mut conn, None).await?.into_iter().find(|w| w.name == name);
     }
-    let row = row.ok_or_else(|| AdminError::NotFound(format!("no workspace named `{name}` in lab {}", caller.user.lab)))?;
+    let row =
+        row.ok_or_else(|| AdminError::NotFound(format!("no workspace named `{name}` in lab {}", caller.user.lab)))?;
     let log = if row.status == "BUILDING" {
         build::live_log(&state.settings.executor.output_root, &row.lab, &row.name)
     } else {
@@ -182,7 +192,10 @@ mod tests {
     #[test]
     fn base_images_are_plain_references() {
         assert_eq!(check_base_image("python:3.11-slim").unwrap(), "docker://python:3.11-slim");
-        assert_eq!(check_base_image("docker://nvcr.io/nvidia/pytorch:24.01-py3").unwrap(), "docker://nvcr.io/nvidia/pytorch:24.01-py3");
+        assert_eq!(
+            check_base_image("docker://nvcr.io/nvidia/pytorch:24.01-py3").unwrap(),
+            "docker://nvcr.io/nvidia/pytorch:24.01-py3"
+        );
         assert_eq!(check_base_image("library://alpine@sha256:abc").unwrap(), "library://alpine@sha256:abc");
         for bad in ["", "http://x/y", "ubuntu\nFrom: evil", "a b", "-rf", "$(id)", &"x".repeat(257)] {
             assert!(check_base_image(bad).is_err(), "{bad:?} accepted");

@@ -45,18 +45,33 @@ async fn tiers_are_created_and_edited_with_their_limits_checked() {
         (json!({"name": "x", "vram_gb": 8, "tflops": 1.0, "sort_order": 1, "max_gpus": 9}), "max_gpus"),
         (json!({"name": "bad name", "vram_gb": 8, "tflops": 1.0, "sort_order": 1, "max_gpus": 1}), "name"),
     ] {
-        let message = assert_error(app.post(Some(&admin), "/v1/admin/tiers", bad).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+        let message = assert_error(
+            app.post(Some(&admin), "/v1/admin/tiers", bad).await,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION",
+        )
+        .await;
         assert!(message.starts_with(field), "{field}: {message}");
     }
 
     // deactivated tiers take no jobs; the limits of the active ones apply to
     // submissions at once
     for tier in ["h100", "rtx4090"] {
-        let off = ok(app.send(Method::PATCH, &admin, &format!("/v1/admin/tiers/{tier}"), Some(json!({"active": false}))).await, StatusCode::OK).await;
+        let off = ok(
+            app.send(Method::PATCH, &admin, &format!("/v1/admin/tiers/{tier}"), Some(json!({"active": false}))).await,
+            StatusCode::OK,
+        )
+        .await;
         assert_eq!(off["active"], false);
     }
     let edited = ok(
-        app.send(Method::PATCH, &admin, "/v1/admin/tiers/rtx3080ti", Some(json!({"tflops": 40.0, "max_time_limit_minutes": 60}))).await,
+        app.send(
+            Method::PATCH,
+            &admin,
+            "/v1/admin/tiers/rtx3080ti",
+            Some(json!({"tflops": 40.0, "max_time_limit_minutes": 60})),
+        )
+        .await,
         StatusCode::OK,
     )
     .await;
@@ -69,7 +84,12 @@ async fn tiers_are_created_and_edited_with_their_limits_checked() {
     let short = json!({"name": "short", "command": "true", "num_gpus": 1, "time_limit_minutes": 30});
     assert_eq!(app.submit(&demo, short).await.status(), StatusCode::CREATED);
 
-    assert_error(app.send(Method::PATCH, &admin, "/v1/admin/tiers/nope", Some(json!({"tflops": 1.0}))).await, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    assert_error(
+        app.send(Method::PATCH, &admin, "/v1/admin/tiers/nope", Some(json!({"tflops": 1.0}))).await,
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+    )
+    .await;
     let message = assert_error(
         app.send(Method::PATCH, &admin, "/v1/admin/tiers/h100", Some(json!({"max_gpus": 0}))).await,
         StatusCode::UNPROCESSABLE_ENTITY,
@@ -90,15 +110,23 @@ async fn a_drained_node_takes_no_jobs_and_a_new_node_does() {
     let admin = app.admin_token().await;
     let demo = app.demo_token().await;
     for node in ["node-4090", "node-3080"] {
-        let drained = ok(app.post(Some(&admin), &format!("/v1/admin/nodes/{node}/drain"), json!({})).await, StatusCode::OK).await;
+        let drained =
+            ok(app.post(Some(&admin), &format!("/v1/admin/nodes/{node}/drain"), json!({})).await, StatusCode::OK).await;
         assert_eq!(drained["state"], "DRAINING");
     }
-    assert_error(app.post(Some(&admin), "/v1/admin/nodes/node-3080/drain", json!({})).await, StatusCode::CONFLICT, "CONFLICT").await;
-    let id = app.submit_ok(&demo, json!({"name": "held", "command": HOLD, "num_gpus": 1})).await["id"].as_i64().unwrap();
+    assert_error(
+        app.post(Some(&admin), "/v1/admin/nodes/node-3080/drain", json!({})).await,
+        StatusCode::CONFLICT,
+        "CONFLICT",
+    )
+    .await;
+    let id =
+        app.submit_ok(&demo, json!({"name": "held", "command": HOLD, "num_gpus": 1})).await["id"].as_i64().unwrap();
     let waiting = app.wait_job(&demo, id, "a pending reason", |j| !j["pending_reason"].is_null()).await;
     assert_eq!(waiting["state"], "GLOBAL_QUEUE_WAIT", "no dispatch to drained nodes: {waiting}");
 
-    let body = json!({"name": "node-new", "gpus": [{"tier": "rtx4090", "count": 1}, {"tier": "rtx3080ti", "count": 1}]});
+    let body =
+        json!({"name": "node-new", "gpus": [{"tier": "rtx4090", "count": 1}, {"tier": "rtx3080ti", "count": 1}]});
     let node = ok(app.post(Some(&admin), "/v1/admin/nodes", body.clone()).await, StatusCode::CREATED).await;
     assert_eq!(node["state"], "UP");
     assert_eq!(node["gpus"].as_array().unwrap().len(), 2);
@@ -112,19 +140,34 @@ async fn a_drained_node_takes_no_jobs_and_a_new_node_does() {
         (json!({"name": "n2", "gpus": [{"tier": "tpu", "count": 1}]}), "gpus.tier"),
         (json!({"name": "n2", "gpus": [{"tier": "rtx4090", "count": 0}]}), "gpus.count"),
     ] {
-        let message = assert_error(app.post(Some(&admin), "/v1/admin/nodes", bad).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+        let message = assert_error(
+            app.post(Some(&admin), "/v1/admin/nodes", bad).await,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION",
+        )
+        .await;
         assert!(message.starts_with(field), "{field}: {message}");
     }
 
     // a node cannot be removed under a running job
-    let message = assert_error(app.send(Method::DELETE, &admin, "/v1/admin/nodes/node-new", None).await, StatusCode::CONFLICT, "CONFLICT").await;
+    let message = assert_error(
+        app.send(Method::DELETE, &admin, "/v1/admin/nodes/node-new", None).await,
+        StatusCode::CONFLICT,
+        "CONFLICT",
+    )
+    .await;
     assert!(message.contains("drain"), "{message}");
     std::fs::write(app.output_dir(id).join("release"), "").unwrap();
     app.wait_state(&demo, id, "COMPLETED").await;
     ok(app.send(Method::DELETE, &admin, "/v1/admin/nodes/node-new", None).await, StatusCode::NO_CONTENT).await;
     let placements = ok(app.get(Some(&admin), "/v1/placements").await, StatusCode::OK).await;
     assert!(!placements.to_string().contains("node-new"), "{placements}");
-    assert_error(app.send(Method::DELETE, &admin, "/v1/admin/nodes/node-new", None).await, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    assert_error(
+        app.send(Method::DELETE, &admin, "/v1/admin/nodes/node-new", None).await,
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+    )
+    .await;
 
     let audit = ok(app.audit(&admin).await, StatusCode::OK).await.to_string();
     for action in ["node.drain", "node.create", "node.delete"] {
@@ -152,7 +195,8 @@ async fn users_are_edited_and_their_passwords_reset_by_admins() {
     assert_eq!(app.create_token("rita", "a-brand-new-password").await.status(), StatusCode::CREATED);
 
     // promoted to admin, rita reaches the admin endpoints
-    ok(app.send(Method::PATCH, &admin, "/v1/admin/users/rita", Some(json!({"role": "admin"}))).await, StatusCode::OK).await;
+    ok(app.send(Method::PATCH, &admin, "/v1/admin/users/rita", Some(json!({"role": "admin"}))).await, StatusCode::OK)
+        .await;
     let rita = app.token_for("rita", "a-brand-new-password").await;
     assert_eq!(app.audit(&rita).await.status(), StatusCode::OK);
 
@@ -162,16 +206,21 @@ async fn users_are_edited_and_their_passwords_reset_by_admins() {
         (json!({"password": "short"}), "password"),
         (json!({"lab": "no-such-lab"}), "lab"),
     ] {
-        let message =
-            assert_error(app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(bad)).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION")
-                .await;
+        let message = assert_error(
+            app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(bad)).await,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION",
+        )
+        .await;
         assert!(message.starts_with(field), "{field}: {message}");
     }
     let unknown = app.send(Method::PATCH, &admin, "/v1/admin/users/nobody", Some(json!({"max_concurrent": 1}))).await;
     assert_error(unknown, StatusCode::NOT_FOUND, "NOT_FOUND").await;
-    let demote_self = app.send(Method::PATCH, &admin, "/v1/admin/users/admin", Some(json!({"role": "researcher"}))).await;
+    let demote_self =
+        app.send(Method::PATCH, &admin, "/v1/admin/users/admin", Some(json!({"role": "researcher"}))).await;
     assert_error(demote_self, StatusCode::CONFLICT, "CONFLICT").await;
-    let by_researcher = app.send(Method::PATCH, &demo, "/v1/admin/users/demo", Some(json!({"max_concurrent": 64}))).await;
+    let by_researcher =
+        app.send(Method::PATCH, &demo, "/v1/admin/users/demo", Some(json!({"max_concurrent": 64}))).await;
     assert_error(by_researcher, StatusCode::FORBIDDEN, "FORBIDDEN").await;
 
     // clearing the uid is an explicit null

@@ -92,11 +92,18 @@ async fn bad_request_bodies_get_api_errors() {
     assert_error(not_json, StatusCode::BAD_REQUEST, "BAD_REQUEST").await;
     let no_type = app.client.post(app.url("/v1/auth/token")).body("{}").send().await.unwrap();
     assert_error(no_type, StatusCode::BAD_REQUEST, "BAD_REQUEST").await;
-    let missing = app.client.post(app.url("/v1/auth/token")).json(&serde_json::json!({"username": "demo"})).send().await.unwrap();
+    let missing =
+        app.client.post(app.url("/v1/auth/token")).json(&serde_json::json!({"username": "demo"})).send().await.unwrap();
     let msg = assert_error(missing, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert!(msg.contains("password"), "names the field: {msg}");
     let huge = "x".repeat(300 * 1024);
-    let too_big = app.client.post(app.url("/v1/auth/token")).json(&serde_json::json!({"username": huge, "password": "x"})).send().await.unwrap();
+    let too_big = app
+        .client
+        .post(app.url("/v1/auth/token"))
+        .json(&serde_json::json!({"username": huge, "password": "x"}))
+        .send()
+        .await
+        .unwrap();
     assert_error(too_big, StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE").await;
     let admin = app.admin_token().await;
     let bad_limit = app.client.get(app.url("/v1/admin/audit?limit=abc")).bearer_auth(&admin).send().await.unwrap();

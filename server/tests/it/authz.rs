@@ -15,7 +15,8 @@ async fn every_endpoint_answers_each_role_as_documented() {
     let colleague = app.researcher(&admin, "colleague", "demo-lab").await;
     let stranger = app.researcher(&admin, "stranger", "other-lab").await;
     let script = r#"echo out > "$JOB_OUTPUT_DIR/out.txt""#;
-    let id = app.submit_ok(&owner, json!({"name": "owned", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
+    let id =
+        app.submit_ok(&owner, json!({"name": "owned", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
     app.wait_state(&owner, id, "COMPLETED").await;
     let ws = app.post(Some(&owner), "/v1/workspaces", json!({"name": "owned-ws", "base_image": "python:3.11"})).await;
     assert_eq!(ws.status(), 201);
@@ -52,14 +53,24 @@ async fn every_endpoint_answers_each_role_as_documented() {
             Some(json!({"username": "user-x", "password": "long-enough-pw", "lab": "demo-lab", "role": "researcher"})),
             [401, 403, 403, 403, 201],
         ),
-        (Method::PATCH, "/v1/admin/users/colleague".into(), Some(json!({"max_concurrent": 3})), [401, 403, 403, 403, 200]),
+        (
+            Method::PATCH,
+            "/v1/admin/users/colleague".into(),
+            Some(json!({"max_concurrent": 3})),
+            [401, 403, 403, 403, 200],
+        ),
         (
             Method::POST,
             "/v1/admin/tiers".into(),
             Some(json!({"name": "h100", "vram_gb": 80, "tflops": 989.0, "sort_order": 30, "max_gpus": 8})),
             [401, 403, 403, 403, 201],
         ),
-        (Method::PATCH, "/v1/admin/tiers/h100".into(), Some(json!({"display_name": "H100 SXM"})), [401, 403, 403, 403, 200]),
+        (
+            Method::PATCH,
+            "/v1/admin/tiers/h100".into(),
+            Some(json!({"display_name": "H100 SXM"})),
+            [401, 403, 403, 403, 200],
+        ),
         (
             Method::POST,
             "/v1/admin/nodes".into(),
@@ -68,11 +79,21 @@ async fn every_endpoint_answers_each_role_as_documented() {
         ),
         (Method::POST, "/v1/admin/nodes/node-x/drain".into(), None, [401, 403, 403, 403, 200]),
         (Method::DELETE, "/v1/admin/nodes/node-x".into(), None, [401, 403, 403, 403, 204]),
-        (Method::POST, "/v1/jobs".into(), Some(json!({"name": "n", "command": "true", "num_gpus": 9})), [401, 422, 422, 422, 422]),
+        (
+            Method::POST,
+            "/v1/jobs".into(),
+            Some(json!({"name": "n", "command": "true", "num_gpus": 9})),
+            [401, 422, 422, 422, 422],
+        ),
         (Method::PATCH, "/v1/admin/backfill".into(), Some(json!({"min_idle_seconds": 30})), [401, 403, 403, 403, 200]),
         (Method::GET, "/v1/workspaces".into(), None, signed_in),
         (Method::GET, "/v1/workspaces/owned-ws".into(), None, [401, 200, 200, 404, 200]),
-        (Method::POST, "/v1/workspaces".into(), Some(json!({"name": "bad name", "base_image": "x"})), [401, 422, 422, 422, 422]),
+        (
+            Method::POST,
+            "/v1/workspaces".into(),
+            Some(json!({"name": "bad name", "base_image": "x"})),
+            [401, 422, 422, 422, 422],
+        ),
     ];
     let mut wrong = Vec::new();
     for (method, path, body, expected) in &rows {

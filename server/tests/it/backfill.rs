@@ -64,7 +64,9 @@ async fn idle_gpus_serve_backfill_until_research_needs_them() {
 
     // research takes two of them back within the grace (2 s) + 5 s
     let asked = Instant::now();
-    let id = app.submit_ok(&token, json!({"name": "research", "command": HOLD, "num_gpus": 2})).await["id"].as_i64().unwrap();
+    let id = app.submit_ok(&token, json!({"name": "research", "command": HOLD, "num_gpus": 2})).await["id"]
+        .as_i64()
+        .unwrap();
     let running = app.wait_state(&token, id, "RUNNING").await;
     assert!(asked.elapsed() < Duration::from_secs(7), "took {:?}", asked.elapsed());
     let view = backfill(&app, &token).await;
@@ -108,7 +110,11 @@ async fn admins_switch_backfill_at_runtime_and_the_change_outlives_a_restart() {
     let admin = app.admin_token().await;
     let demo = app.demo_token().await;
     let view = backfill(&app, &admin).await;
-    assert_eq!((view["enabled"].as_bool(), view["min_idle_seconds"].as_u64()), (Some(false), Some(60)), "the file's defaults: {view}");
+    assert_eq!(
+        (view["enabled"].as_bool(), view["min_idle_seconds"].as_u64()),
+        (Some(false), Some(60)),
+        "the file's defaults: {view}"
+    );
 
     // on without a command is refused, naming the field
     let resp = app.send(Method::PATCH, &admin, "/v1/admin/backfill", Some(json!({"enabled": true}))).await;
@@ -122,7 +128,10 @@ async fn admins_switch_backfill_at_runtime_and_the_change_outlives_a_restart() {
     let resp = app.send(Method::PATCH, &admin, "/v1/admin/backfill", Some(change)).await;
     assert_eq!(resp.status(), StatusCode::OK);
     let view = wait_instances(&app, &demo, 2).await;
-    assert!(view["instances"].as_array().unwrap().iter().all(|i| i["gpu_indices"].as_array().unwrap().len() == 2), "{view}");
+    assert!(
+        view["instances"].as_array().unwrap().iter().all(|i| i["gpu_indices"].as_array().unwrap().len() == 2),
+        "{view}"
+    );
     assert!(view.get("command").is_none(), "researchers do not see the command: {view}");
     assert_eq!(backfill(&app, &admin).await["command"], SERVE);
 

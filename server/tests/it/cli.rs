@@ -49,7 +49,12 @@ async fn a_researcher_drives_a_job_from_the_command_line() {
 
     let script = cfg.join("train.sh");
     std::fs::write(&script, "echo \"lr=$LR\"\nsleep 1\necho epoch-done\n").unwrap();
-    let submitted = jpu(cfg, &["--json", "submit", script.to_str().unwrap(), "--gpus", "1", "--env", "LR=0.1", "--time", "10"], None).await;
+    let submitted = jpu(
+        cfg,
+        &["--json", "submit", script.to_str().unwrap(), "--gpus", "1", "--env", "LR=0.1", "--time", "10"],
+        None,
+    )
+    .await;
     assert_eq!(submitted.code, 0, "{}", submitted.stderr);
     let job: Value = serde_json::from_str(&submitted.stdout).unwrap();
     let id = job["id"].as_i64().unwrap();
@@ -74,7 +79,11 @@ async fn a_researcher_drives_a_job_from_the_command_line() {
     assert!(too_big.stderr.contains("VALIDATION") && too_big.stderr.contains("num_gpus"), "{}", too_big.stderr);
     let no_ws = jpu(cfg, &["submit", script.to_str().unwrap(), "--workspace", "missing"], None).await;
     assert_eq!(no_ws.code, 1);
-    assert!(no_ws.stderr.contains("workspace") && no_ws.stderr.contains("missing"), "the workspace reaches the API: {}", no_ws.stderr);
+    assert!(
+        no_ws.stderr.contains("workspace") && no_ws.stderr.contains("missing"),
+        "the workspace reaches the API: {}",
+        no_ws.stderr
+    );
     assert_eq!(jpu(cfg, &["queue"], None).await.code, 0);
     let usage = jpu(cfg, &["usage"], None).await;
     assert!(usage.stdout.contains("demo-lab"), "{}", usage.stdout);

@@ -35,27 +35,13 @@ async fn guesses_from_one_address_do_not_lock_the_user_out_elsewhere() {
     let app = TestApp::spawn().await;
     let attacker = from(0, 2);
     for _ in 0..5 {
-        assert_eq!(
-            sign_in(&attacker, &app.base, "admin", "guess")
-                .await
-                .status(),
-            StatusCode::UNAUTHORIZED
-        );
+        assert_eq!(sign_in(&attacker, &app.base, "admin", "guess").await.status(), StatusCode::UNAUTHORIZED);
     }
     let refused = sign_in(&attacker, &app.base, "admin", ADMIN_PASSWORD).await;
-    assert_eq!(
-        refused.status(),
-        StatusCode::TOO_MANY_REQUESTS,
-        "the attacker's address is slowed down"
-    );
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS, "the attacker's address is slowed down");
     assert!(refused.headers().contains_key("retry-after"));
     // the admin, elsewhere, signs in at once
-    assert_eq!(
-        sign_in(&from(0, 3), &app.base, "admin", ADMIN_PASSWORD)
-            .await
-            .status(),
-        StatusCode::CREATED
-    );
+    assert_eq!(sign_in(&from(0, 3), &app.base, "admin", ADMIN_PASSWORD).await.status(), StatusCode::CREATED);
 }
 
 #[tokio::test]
@@ -66,23 +52,11 @@ async fn parallel_guesses_are_counted_before_any_is_checked() {
         let (attacker, base) = (&attacker, &app.base);
         async move { sign_in(attacker, base, "demo", &format!("guess-{i}")).await }
     });
-    let statuses: Vec<StatusCode> = futures_util::future::join_all(guesses)
-        .await
-        .into_iter()
-        .map(|r| r.status())
-        .collect();
-    let checked = statuses
-        .iter()
-        .filter(|s| **s == StatusCode::UNAUTHORIZED)
-        .count();
-    let refused = statuses
-        .iter()
-        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
-        .count();
-    assert!(
-        checked <= 5,
-        "{checked} of 40 parallel guesses were checked"
-    );
+    let statuses: Vec<StatusCode> =
+        futures_util::future::join_all(guesses).await.into_iter().map(|r| r.status()).collect();
+    let checked = statuses.iter().filter(|s| **s == StatusCode::UNAUTHORIZED).count();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert!(checked <= 5, "{checked} of 40 parallel guesses were checked");
     assert_eq!(checked + refused, 40, "{statuses:?}");
 }
 
@@ -95,24 +69,12 @@ async fn one_address_guessing_many_users_is_slowed_down_alone() {
     let sprayer = from(0, 5);
     for i in 0..10 {
         assert_eq!(
-            sign_in(&sprayer, &app.base, &format!("user{i}"), "Winter2026!")
-                .await
-                .status(),
+            sign_in(&sprayer, &app.base, &format!("user{i}"), "Winter2026!").await.status(),
             StatusCode::UNAUTHORIZED
         );
     }
-    assert_eq!(
-        sign_in(&sprayer, &app.base, "user-next", "Winter2026!")
-            .await
-            .status(),
-        StatusCode::TOO_MANY_REQUESTS
-    );
-    assert_eq!(
-        sign_in(&from(0, 6), &app.base, "user-next", "Winter2026!")
-            .await
-            .status(),
-        StatusCode::UNAUTHORIZED
-    );
+    assert_eq!(sign_in(&sprayer, &app.base, "user-next", "Winter2026!").await.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(sign_in(&from(0, 6), &app.base, "user-next", "Winter2026!").await.status(), StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]
@@ -136,30 +98,15 @@ async fn behind_a_trusted_proxy_the_forwarded_address_counts_and_otherwise_it_is
     };
     // the proxy passes on an attacker's guesses: only the attacker is slowed
     for _ in 0..5 {
-        assert_eq!(
-            forwarded(from(0, 7), "10.9.9.9", "guess").await,
-            StatusCode::UNAUTHORIZED
-        );
+        assert_eq!(forwarded(from(0, 7), "10.9.9.9", "guess").await, StatusCode::UNAUTHORIZED);
     }
-    assert_eq!(
-        forwarded(from(0, 7), "10.9.9.9", ADMIN_PASSWORD).await,
-        StatusCode::TOO_MANY_REQUESTS
-    );
-    assert_eq!(
-        forwarded(from(0, 7), "10.1.1.1", ADMIN_PASSWORD).await,
-        StatusCode::CREATED
-    );
+    assert_eq!(forwarded(from(0, 7), "10.9.9.9", ADMIN_PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(forwarded(from(0, 7), "10.1.1.1", ADMIN_PASSWORD).await, StatusCode::CREATED);
     // a client that is not the proxy cannot choose its address
     for _ in 0..5 {
-        assert_eq!(
-            forwarded(from(0, 8), "10.2.2.2", "guess").await,
-            StatusCode::UNAUTHORIZED
-        );
+        assert_eq!(forwarded(from(0, 8), "10.2.2.2", "guess").await, StatusCode::UNAUTHORIZED);
     }
-    assert_eq!(
-        forwarded(from(0, 8), "10.3.3.3", ADMIN_PASSWORD).await,
-        StatusCode::TOO_MANY_REQUESTS
-    );
+    assert_eq!(forwarded(from(0, 8), "10.3.3.3", ADMIN_PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
 }
 
 /// Peak resident memory of a process, from /proc.
@@ -179,25 +126,16 @@ async fn three_hundred_concurrent_sign_ins_keep_the_server_small_and_answering()
     let server = ServerProcess::start(dir.path(), &[]).await;
     let base = server.base.clone();
     // 300 clients, each from its own address and for a made-up user
-    let clients: Vec<Client> = (0..300)
-        .map(|i| from(1 + (i / 250) as u8, 1 + (i % 250) as u8))
-        .collect();
+    let clients: Vec<Client> = (0..300).map(|i| from(1 + (i / 250) as u8, 1 + (i % 250) as u8)).collect();
     let burst = clients.iter().enumerate().map(|(i, c)| {
         let base = base.clone();
-        async move {
-            sign_in(c, &base, &format!("nobody-{i}"), "password123")
-                .await
-                .status()
-        }
+        async move { sign_in(c, &base, &format!("nobody-{i}"), "password123").await.status() }
     });
     let health = async {
         let mut slowest = Duration::ZERO;
         for _ in 0..20 {
             let asked = Instant::now();
-            let status = reqwest::get(format!("{base}/healthz"))
-                .await
-                .unwrap()
-                .status();
+            let status = reqwest::get(format!("{base}/healthz")).await.unwrap().status();
             assert_eq!(status, StatusCode::OK);
             slowest = slowest.max(asked.elapsed());
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -206,10 +144,7 @@ async fn three_hundred_concurrent_sign_ins_keep_the_server_small_and_answering()
     };
     let (statuses, slowest) = tokio::join!(futures_util::future::join_all(burst), health);
     for s in &statuses {
-        assert!(
-            *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS,
-            "{s}"
-        );
+        assert!(*s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS, "{s}");
     }
     // how fast it answers is measured by `cargo bench --bench
     // sign_in_burst` (a timing assertion here would fail under the other
@@ -226,45 +161,19 @@ async fn metrics_need_an_admin_or_the_scrape_token_and_keep_their_labels_bounded
     let mut settings = crate::helpers::test_settings(dir.path());
     settings.metrics.token = "scrape-secret-1234".into();
     let app = TestApp::spawn_with(dir, settings).await;
-    assert_error(
-        app.get(None, "/metrics").await,
-        StatusCode::UNAUTHORIZED,
-        "UNAUTHENTICATED",
-    )
-    .await;
+    assert_error(app.get(None, "/metrics").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED").await;
     let demo = app.demo_token().await;
-    assert_error(
-        app.get(Some(&demo), "/metrics").await,
-        StatusCode::FORBIDDEN,
-        "FORBIDDEN",
-    )
-    .await;
-    assert_eq!(
-        app.get(Some("scrape-secret-1234"), "/metrics")
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_error(app.get(Some(&demo), "/metrics").await, StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    assert_eq!(app.get(Some("scrape-secret-1234"), "/metrics").await.status(), StatusCode::OK);
     let before = app.metrics().await.len();
     for i in 0..300 {
         let method = reqwest::Method::from_bytes(format!("MADEUP{i}").as_bytes()).unwrap();
-        app.client
-            .request(method, app.url(&format!("/made/up/{i}")))
-            .send()
-            .await
-            .unwrap();
+        app.client.request(method, app.url(&format!("/made/up/{i}"))).send().await.unwrap();
     }
     let after = app.metrics().await;
-    assert!(
-        after.contains(r#"method="OTHER""#) && after.contains(r#"route="unmatched""#),
-        "{after}"
-    );
+    assert!(after.contains(r#"method="OTHER""#) && after.contains(r#"route="unmatched""#), "{after}");
     assert!(!after.contains("MADEUP"), "a made-up method became a label");
-    assert!(
-        after.len() < before + 8_000,
-        "{} bytes more",
-        after.len() - before
-    );
+    assert!(after.len() < before + 8_000, "{} bytes more", after.len() - before);
 }
 
 #[tokio::test]
@@ -289,61 +198,21 @@ async fn a_password_reset_or_disabling_ends_every_session_and_token_at_once() {
     assert_eq!(me(&console).await.unwrap().status(), StatusCode::OK);
     let token = app.demo_token().await;
 
-    let patch = |body: Value| {
-        app.client
-            .patch(app.url("/v1/admin/users/demo"))
-            .bearer_auth(&admin)
-            .json(&body)
-            .send()
-    };
-    assert_eq!(
-        patch(json!({"password": "a-new-password-1"}))
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::OK
-    );
-    assert_eq!(
-        me(&console).await.unwrap().status(),
-        StatusCode::UNAUTHORIZED,
-        "the console session ended"
-    );
-    assert_eq!(
-        app.me(Some(&token)).await.status(),
-        StatusCode::UNAUTHORIZED,
-        "the token ended"
-    );
+    let patch = |body: Value| app.client.patch(app.url("/v1/admin/users/demo")).bearer_auth(&admin).json(&body).send();
+    assert_eq!(patch(json!({"password": "a-new-password-1"})).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(me(&console).await.unwrap().status(), StatusCode::UNAUTHORIZED, "the console session ended");
+    assert_eq!(app.me(Some(&token)).await.status(), StatusCode::UNAUTHORIZED, "the token ended");
 
     let token = app.token_for("demo", "a-new-password-1").await;
-    assert_eq!(
-        patch(json!({"disabled": true})).await.unwrap().status(),
-        StatusCode::OK
-    );
-    assert_eq!(
-        app.me(Some(&token)).await.status(),
-        StatusCode::UNAUTHORIZED
-    );
-    let message = assert_error(
-        app.create_token("demo", "a-new-password-1").await,
-        StatusCode::FORBIDDEN,
-        "FORBIDDEN",
-    )
-    .await;
+    assert_eq!(patch(json!({"disabled": true})).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(app.me(Some(&token)).await.status(), StatusCode::UNAUTHORIZED);
+    let message =
+        assert_error(app.create_token("demo", "a-new-password-1").await, StatusCode::FORBIDDEN, "FORBIDDEN").await;
     assert!(message.contains("disabled"), "{message}");
     let wrong = app.create_token("demo", "not-it").await;
-    assert_eq!(
-        wrong.status(),
-        StatusCode::UNAUTHORIZED,
-        "a wrong password says nothing about the account"
-    );
-    assert_eq!(
-        patch(json!({"disabled": false})).await.unwrap().status(),
-        StatusCode::OK
-    );
-    assert_eq!(
-        app.create_token("demo", "a-new-password-1").await.status(),
-        StatusCode::CREATED
-    );
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "a wrong password says nothing about the account");
+    assert_eq!(patch(json!({"disabled": false})).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(app.create_token("demo", "a-new-password-1").await.status(), StatusCode::CREATED);
     let audit: Value = app.audit(&admin).await.json().await.unwrap();
     assert!(audit.to_string().contains(r#""disabled":true"#), "{audit}");
     // an admin resetting their own password keeps the token they used
@@ -383,21 +252,13 @@ async fn a_password_change_keeps_this_session_and_ends_the_others() {
         .await
         .unwrap();
     assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
-    assert_eq!(
-        here.get(app.url("/v1/me")).send().await.unwrap().status(),
-        StatusCode::OK,
-        "this session stays"
-    );
+    assert_eq!(here.get(app.url("/v1/me")).send().await.unwrap().status(), StatusCode::OK, "this session stays");
     assert_eq!(
         there.get(app.url("/v1/me")).send().await.unwrap().status(),
         StatusCode::UNAUTHORIZED,
         "the other ended"
     );
-    assert_eq!(
-        app.me(Some(&token)).await.status(),
-        StatusCode::UNAUTHORIZED,
-        "tokens ended"
-    );
+    assert_eq!(app.me(Some(&token)).await.status(), StatusCode::UNAUTHORIZED, "tokens ended");
 }
 
 #[tokio::test]
@@ -406,18 +267,10 @@ async fn a_log_stream_ends_when_its_token_is_revoked() {
     let token = app.demo_token().await;
     let body = json!({"name": "long", "command": "sleep 600", "num_gpus": 1, "env": {"JPU_SIM_SECONDS": "600"}});
     let id = app.submit_ok(&token, body).await["id"].as_i64().unwrap();
-    let mut stream = app
-        .client
-        .get(app.url(&format!("/v1/jobs/{id}/logs/stream")))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let mut stream =
+        app.client.get(app.url(&format!("/v1/jobs/{id}/logs/stream"))).bearer_auth(&token).send().await.unwrap();
     assert_eq!(stream.status(), StatusCode::OK);
-    assert_eq!(
-        app.revoke_token(&token).await.status(),
-        StatusCode::NO_CONTENT
-    );
+    assert_eq!(app.revoke_token(&token).await.status(), StatusCode::NO_CONTENT);
     let ended = tokio::time::timeout(Duration::from_secs(5), async {
         let mut seen = String::new();
         while let Some(chunk) = stream.chunk().await.unwrap() {
@@ -439,12 +292,7 @@ async fn cookie_authenticated_changes_and_sign_ins_must_come_from_the_console() 
         .post(app.url("/login"))
         .header("origin", "http://evil.example")
         .form(&[("username", "demo"), ("password", DEMO_PASSWORD)]);
-    assert_error(
-        forged.send().await.unwrap(),
-        StatusCode::FORBIDDEN,
-        "FORBIDDEN",
-    )
-    .await;
+    assert_error(forged.send().await.unwrap(), StatusCode::FORBIDDEN, "FORBIDDEN").await;
     let resp = page
         .post(app.url("/login"))
         .header("origin", &app.base)
@@ -462,65 +310,29 @@ async fn cookie_authenticated_changes_and_sign_ins_must_come_from_the_console() 
         }
         .send()
     };
-    assert_error(
-        submit(Some("http://evil.example")).await.unwrap(),
-        StatusCode::FORBIDDEN,
-        "FORBIDDEN",
-    )
-    .await;
-    assert_error(
-        submit(Some("http://127.0.0.1.evil.example")).await.unwrap(),
-        StatusCode::FORBIDDEN,
-        "FORBIDDEN",
-    )
-    .await;
-    assert_error(
-        submit(None).await.unwrap(),
-        StatusCode::FORBIDDEN,
-        "FORBIDDEN",
-    )
-    .await;
-    assert_eq!(
-        submit(Some(&app.base)).await.unwrap().status(),
-        StatusCode::CREATED
-    );
+    assert_error(submit(Some("http://evil.example")).await.unwrap(), StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    assert_error(submit(Some("http://127.0.0.1.evil.example")).await.unwrap(), StatusCode::FORBIDDEN, "FORBIDDEN")
+        .await;
+    assert_error(submit(None).await.unwrap(), StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    assert_eq!(submit(Some(&app.base)).await.unwrap().status(), StatusCode::CREATED);
     // scripts with a token send no Origin, and need none
     let token = app.demo_token().await;
-    assert_eq!(
-        app.submit(&token, job.clone()).await.status(),
-        StatusCode::CREATED
-    );
+    assert_eq!(app.submit(&token, job.clone()).await.status(), StatusCode::CREATED);
 }
 
 #[tokio::test]
 async fn console_pages_carry_a_nonce_csp_and_refuse_framing() {
     let app = TestApp::spawn().await;
-    assert_eq!(
-        app.console_login("demo", DEMO_PASSWORD).await.status(),
-        StatusCode::SEE_OTHER
-    );
+    assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
     let resp = app.page("/").await;
     assert_eq!(resp.status(), StatusCode::OK);
-    let header = |name: &str| {
-        resp.headers()
-            .get(name)
-            .map(|v| v.to_str().unwrap().to_string())
-            .unwrap_or_default()
-    };
+    let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     assert_eq!(header("x-frame-options"), "DENY");
     assert_eq!(header("x-content-type-options"), "nosniff");
     assert_eq!(header("referrer-policy"), "same-origin");
     let csp = header("content-security-policy");
-    assert!(
-        csp.contains("frame-ancestors 'none'") && csp.contains("object-src 'none'"),
-        "{csp}"
-    );
-    let nonce = csp
-        .split("'nonce-")
-        .nth(1)
-        .and_then(|r| r.split('\'').next())
-        .expect("a nonce")
-        .to_string();
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("object-src 'none'"), "{csp}");
+    let nonce = csp.split("'nonce-").nth(1).and_then(|r| r.split('\'').next()).expect("a nonce").to_string();
     let html = resp.text().await.unwrap();
     let scripts = html.matches("<script").count();
     assert!(
@@ -528,11 +340,7 @@ async fn console_pages_carry_a_nonce_csp_and_refuse_framing() {
         "every inline script carries the nonce:\n{html}"
     );
     let again = app.page("/").await;
-    assert_ne!(
-        again.headers()["content-security-policy"].to_str().unwrap(),
-        csp,
-        "a fresh nonce per response"
-    );
+    assert_ne!(again.headers()["content-security-policy"].to_str().unwrap(), csp, "a fresh nonce per response");
 }
 
 #[tokio::test]
@@ -540,32 +348,17 @@ async fn a_server_functions_refusals_are_4xx_not_server_errors() {
     use leptos::server_fn::ServerFn;
     let app = TestApp::spawn().await;
     let call = |client: &Client, path: &'static str| {
-        client
-            .post(app.url(path))
-            .header("origin", &app.base)
-            .form(&[("", "")])
-            .send()
+        client.post(app.url(path)).header("origin", &app.base).form(&[("", "")]).send()
     };
     let anonymous = crate::helpers::client();
     let resp = call(&anonymous, app::api::QueueView::PATH).await.unwrap();
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     assert!(resp.text().await.unwrap().contains("please sign in"));
-    assert_eq!(
-        app.console_login("demo", DEMO_PASSWORD).await.status(),
-        StatusCode::SEE_OTHER
-    );
-    let resp = call(&app.client, app::api_admin::AdminCluster::PATH)
-        .await
-        .unwrap();
+    assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let resp = call(&app.client, app::api_admin::AdminCluster::PATH).await.unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
     assert!(resp.text().await.unwrap().contains("for admins"));
-    assert_eq!(
-        call(&app.client, app::api::QueueView::PATH)
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(call(&app.client, app::api::QueueView::PATH).await.unwrap().status(), StatusCode::OK);
 }
 
 #[tokio::test]
@@ -576,50 +369,23 @@ async fn downloads_keep_any_file_name_intact() {
     let app = TestApp::spawn_local().await;
     let token = app.demo_token().await;
     let script = "cd \"$JOB_OUTPUT_DIR\"; printf a > \"$(printf 'new\\nline.txt')\"; printf b > '결과 #1?.csv'; mkdir '%2e%2e'; printf c > '%2e%2e/x'";
-    let id = app
-        .submit_ok(
-            &token,
-            json!({"name": "names", "command": script, "num_gpus": 1}),
-        )
-        .await["id"]
-        .as_i64()
-        .unwrap();
+    let id =
+        app.submit_ok(&token, json!({"name": "names", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
     app.wait_state(&token, id, "COMPLETED").await;
-    let files: Value = app
-        .get(Some(&token), &format!("/v1/jobs/{id}/files"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let files: Value = app.get(Some(&token), &format!("/v1/jobs/{id}/files")).await.json().await.unwrap();
     let mut fetched = Vec::new();
     for f in files.as_array().unwrap() {
         let path = f["path"].as_str().unwrap();
         if path.starts_with("jpu-attempt-") {
             continue;
         }
-        let resp = app
-            .client
-            .get(app.url(&app::model::file_url(id, path)))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap();
+        let resp = app.client.get(app.url(&app::model::file_url(id, path))).bearer_auth(&token).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK, "{path:?}");
-        let disposition = resp.headers()["content-disposition"]
-            .to_str()
-            .unwrap()
-            .to_string();
+        let disposition = resp.headers()["content-disposition"].to_str().unwrap().to_string();
         assert!(disposition.contains("filename*=UTF-8''"), "{disposition}");
         fetched.push((path.to_string(), resp.text().await.unwrap()));
     }
     fetched.sort();
-    let expected = [
-        ("%2e%2e/x", "c"),
-        ("new\nline.txt", "a"),
-        ("결과 #1?.csv", "b"),
-    ];
-    assert_eq!(
-        fetched,
-        expected.map(|(p, c)| (p.to_string(), c.to_string()))
-    );
+    let expected = [("%2e%2e/x", "c"), ("new\nline.txt", "a"), ("결과 #1?.csv", "b")];
+    assert_eq!(fetched, expected.map(|(p, c)| (p.to_string(), c.to_string())));
 }

@@ -71,7 +71,10 @@ impl TestApp {
 
     pub async fn spawn_slurm_with(change: impl FnOnce(&mut Settings)) -> Option<TestApp> {
         if std::env::var_os("SLURM_CONF").is_none() {
-            assert!(std::env::var_os("JPU_TEST_SLURM").is_none(), "JPU_TEST_SLURM is set but SLURM_CONF is not: start the cluster with .ci/slurm-cluster start");
+            assert!(
+                std::env::var_os("JPU_TEST_SLURM").is_none(),
+                "JPU_TEST_SLURM is set but SLURM_CONF is not: start the cluster with .ci/slurm-cluster start"
+            );
             eprintln!("no SLURM_CONF: skipping a Slurm test (make test runs them)");
             return None;
         }
@@ -143,14 +146,23 @@ impl TestApp {
         let mut app = Application::build(settings, bootstrap).await.expect("server builds");
         let executor = matches!(exec, Exec::Timed).then(|| TimedExecutor::new(app.state().wake.clone()));
         if !matches!(exec, Exec::Configured) {
-            app.set_executor(executor.clone().map(|e| std::sync::Arc::new(e) as std::sync::Arc<dyn jpu_share::executor::Executor>));
+            app.set_executor(
+                executor.clone().map(|e| std::sync::Arc::new(e) as std::sync::Arc<dyn jpu_share::executor::Executor>),
+            );
         }
         let addr = app.local_addr().expect("bound");
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(app.run_until(async move {
             let _ = stopped.await;
         }));
-        TestApp { base: format!("http://{addr}"), client: client(), dir, stop: Some(stop), server: Some(server), executor }
+        TestApp {
+            base: format!("http://{addr}"),
+            client: client(),
+            dir,
+            stop: Some(stop),
+            server: Some(server),
+            executor,
+        }
     }
 
     /// Talks to a server running elsewhere (e.g. a real `jpu-share`
@@ -321,7 +333,11 @@ impl TestApp {
         assert!(resp.status() == StatusCode::CREATED || resp.status() == StatusCode::CONFLICT, "create lab");
         let password = format!("{username}-password");
         let resp = self
-            .post(Some(admin), "/v1/admin/users", json!({"username": username, "password": password, "lab": lab, "role": "researcher"}))
+            .post(
+                Some(admin),
+                "/v1/admin/users",
+                json!({"username": username, "password": password, "lab": lab, "role": "researcher"}),
+            )
             .await;
         assert_eq!(resp.status(), StatusCode::CREATED, "create user");
         self.token_for(username, &password).await
@@ -370,4 +386,32 @@ pub async fn assert_error(resp: Response, status: StatusCode, code: &str) -> Str
     let message = body["error"]["message"].as_str().expect("message").to_string();
     assert!(!message.is_empty());
     message
+}
+
+/// Attempt 1 of job 1 on one rtx4090 GPU, run by `executor` directly (no
+/// server): `command` under `time_limit`, as `uid`.
+pub fn one_gpu_attempt(
+    executor: &jpu_share::executor::local::LocalExecutor,
+    command: &str,
+    time_limit: std::time::Duration,
+    uid: u32,
+) -> jpu_share::executor::StartRequest {
+    let output_dir = executor.layout().output_dir(1);
+    jpu_share::executor::StartRequest {
+        job: 1,
+        attempt: 1,
+        node: "node-4090".into(),
+        tier: "rtx4090".into(),
+        partition: "rtx4090".into(),
+        gpus: vec![0],
+        command: command.into(),
+        env: vec![("JOB_OUTPUT_DIR".into(), output_dir.display().to_string())],
+        time_limit,
+        cpus: 1,
+        mem_gb: 1,
+        unix_uid: Some(uid),
+        uid_configured: false,
+        output_dir,
+        image: None,
+    }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use jpu_share::executor::local::LocalExecutor;
-use jpu_share::executor::{Executor, StartRequest};
+use jpu_share::executor::Executor;
 use jpu_share::scheduler::oom::EndSignal;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -111,9 +111,7 @@ async fn env_that_steers_shells_loaders_and_path_lookups_reaches_only_the_job() 
     // BASH_ENV is expanded by every bash that starts with it
     let bash_env = json!({"name": "bash-env", "command": "echo ran", "num_gpus": 1,
         "env": {"BASH_ENV": format!("$(id -u >> {p}/bash_env)")}});
-    let a = app.submit_ok(&token, bash_env).await["id"]
-        .as_i64()
-        .unwrap();
+    let a = app.submit_ok(&token, bash_env).await["id"].as_i64().unwrap();
 
     // LD_PRELOAD: a library whose constructor records the uid it runs as
     let source = probe.path().join("hook.c");
@@ -121,12 +119,8 @@ async fn env_that_steers_shells_loaders_and_path_lookups_reaches_only_the_job() 
         "#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void hook(void) {{ FILE *f = fopen(\"{p}/ld_preload\", \"a\"); if (f) {{ fprintf(f, \"%d\\n\", getuid()); fclose(f); }} }}\n"
     )).unwrap();
     let lib = probe.path().join("hook.so");
-    let built = std::process::Command::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&source)
-        .status()
-        .unwrap();
+    let built =
+        std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&source).status().unwrap();
     assert!(built.success(), "cc builds the hook");
     std::fs::set_permissions(&lib, std::fs::Permissions::from_mode(0o755)).unwrap();
     let preload = json!({"name": "ld-preload", "command": "echo ran", "num_gpus": 1, "env": {"LD_PRELOAD": lib.display().to_string()}});
@@ -137,9 +131,7 @@ async fn env_that_steers_shells_loaders_and_path_lookups_reaches_only_the_job() 
     let plant = format!(
         r#"for tool in timeout unshare setpriv env bash sleep; do printf '#!/bin/sh\nid -u >> {p}/path\nexec /usr/bin/%s "$@"\n' "$tool" > "$JOB_OUTPUT_DIR/$tool"; chmod 755 "$JOB_OUTPUT_DIR/$tool"; done; echo planted"#
     );
-    let c = app.submit_ok(&token, job("plant", &plant)).await["id"]
-        .as_i64()
-        .unwrap();
+    let c = app.submit_ok(&token, job("plant", &plant)).await["id"].as_i64().unwrap();
     app.wait_state(&token, c, "COMPLETED").await;
     let hijack = json!({"name": "path", "command": "sleep 0.1; echo ran", "num_gpus": 1,
         "env": {"PATH": format!("{}:/usr/bin:/bin", app.output_dir(c).display())}});
@@ -153,25 +145,14 @@ async fn env_that_steers_shells_loaders_and_path_lookups_reaches_only_the_job() 
     for file in ["bash_env", "ld_preload", "path"] {
         let uids = uids_recorded(&probe.path().join(file));
         // the job's own processes ran it (so the probe works) ...
-        assert!(
-            uids.contains(&uid),
-            "{file}: the job itself never ran it: {uids:?}"
-        );
+        assert!(uids.contains(&uid), "{file}: the job itself never ran it: {uids:?}");
         // ... and nothing with the server's privileges did
-        assert!(
-            uids.iter().all(|u| *u == uid),
-            "{file}: ran as {uids:?}, the job is {uid}"
-        );
+        assert!(uids.iter().all(|u| *u == uid), "{file}: ran as {uids:?}, the job is {uid}");
     }
 
     // exported bash functions cannot even be named
     let body = json!({"name": "func", "command": "true", "num_gpus": 1, "env": {"BASH_FUNC_timeout%%": "() { id; }"}});
-    let message = assert_error(
-        app.submit(&token, body).await,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "VALIDATION",
-    )
-    .await;
+    let message = assert_error(app.submit(&token, body).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert!(message.contains("BASH_FUNC_timeout%%"), "{message}");
 }
 
@@ -185,19 +166,11 @@ async fn users_without_a_uid_each_get_their_own_and_cannot_touch_each_others_job
     let alice = app.researcher(&admin, "alice", "lab-a").await;
     let mallory = app.researcher(&admin, "mallory", "lab-b").await;
     let victim = "echo secret-weights > \"$JOB_OUTPUT_DIR/model.pt\"; echo holding; until [ -e \"$JOB_OUTPUT_DIR/release\" ]; do sleep 0.05; done";
-    let a = app.submit_ok(&alice, job("victim", victim)).await["id"]
-        .as_i64()
-        .unwrap();
+    let a = app.submit_ok(&alice, job("victim", victim)).await["id"].as_i64().unwrap();
     app.wait_state(&alice, a, "RUNNING").await;
-    wait_for("the victim's output", 30, || {
-        read(&app.log_path(a)).contains("holding")
-    })
-    .await;
+    wait_for("the victim's output", 30, || read(&app.log_path(a)).contains("holding")).await;
     let alice_uid = job_uid(&read(&app.log_path(a)));
-    let target = processes_of(alice_uid)
-        .first()
-        .map(|p| p.0)
-        .expect("alice's job has processes");
+    let target = processes_of(alice_uid).first().map(|p| p.0).expect("alice's job has processes");
 
     let out = app.output_dir(a).display().to_string();
     let attack = format!(
@@ -208,32 +181,20 @@ ls "{out}" 2>/dev/null && echo listed-it
 echo "visible=$(ls /proc | grep -c '^[0-9]')"
 echo done"#
     );
-    let m = app.submit_ok(&mallory, job("attack", &attack)).await["id"]
-        .as_i64()
-        .unwrap();
+    let m = app.submit_ok(&mallory, job("attack", &attack)).await["id"].as_i64().unwrap();
     app.wait_state(&mallory, m, "COMPLETED").await;
     let log = read(&app.log_path(m));
     assert_ne!(job_uid(&log), alice_uid, "two users share a uid:\n{log}");
     for what in ["killed", "read-it", "wrote-it", "listed-it"] {
-        assert!(
-            !log.contains(&format!("\n{what}\n")),
-            "mallory's job {what}:\n{log}"
-        );
+        assert!(!log.contains(&format!("\n{what}\n")), "mallory's job {what}:\n{log}");
     }
     // its own namespace: a handful of its own processes, none of alice's
-    let visible: usize = log
-        .split("visible=")
-        .nth(1)
-        .and_then(|r| r.lines().next())
-        .and_then(|n| n.parse().ok())
-        .expect("count");
+    let visible: usize =
+        log.split("visible=").nth(1).and_then(|r| r.lines().next()).and_then(|n| n.parse().ok()).expect("count");
     assert!(visible < 10, "mallory sees {visible} processes");
     let job: Value = app.job(&alice, a).await.json().await.unwrap();
     assert_eq!(job["state"], "RUNNING", "{job}");
-    assert_eq!(
-        read(&app.output_dir(a).join("model.pt")).trim(),
-        "secret-weights"
-    );
+    assert_eq!(read(&app.output_dir(a).join("model.pt")).trim(), "secret-weights");
     std::fs::write(app.output_dir(a).join("release"), "").unwrap();
     app.wait_state(&alice, a, "COMPLETED").await;
 }
@@ -252,24 +213,13 @@ async fn a_job_cannot_read_the_database_or_list_the_data_directory() {
         db.display(),
         dir.display()
     );
-    let id = app.submit_ok(&token, job("steal", &script)).await["id"]
-        .as_i64()
-        .unwrap();
+    let id = app.submit_ok(&token, job("steal", &script)).await["id"].as_i64().unwrap();
     app.wait_state(&token, id, "COMPLETED").await;
     let log = read(&app.log_path(id));
-    assert!(
-        log.contains("\ndone\n") && !log.contains("read-db") && !log.contains("listed"),
-        "{log}"
-    );
-    assert_eq!(
-        std::fs::metadata(&db).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
+    assert!(log.contains("\ndone\n") && !log.contains("read-db") && !log.contains("listed"), "{log}");
+    assert_eq!(std::fs::metadata(&db).unwrap().permissions().mode() & 0o777, 0o600);
     // jobs reach their output directory inside it by path, nothing more
-    assert_eq!(
-        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
-        0o711
-    );
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o711);
 }
 
 /// Children that leave the job's process group or session.
@@ -281,10 +231,7 @@ fn escapes(marker: u32) -> String {
 
 async fn no_process_left(marker: u32) {
     let marker = format!("sleep {marker}");
-    wait_for("the escaped processes to end", 10, || {
-        processes_with(&marker).is_empty()
-    })
-    .await;
+    wait_for("the escaped processes to end", 10, || processes_with(&marker).is_empty()).await;
 }
 
 #[tokio::test]
@@ -294,27 +241,14 @@ async fn setsid_nohup_and_double_forks_end_with_the_job_on_cancel_and_at_its_end
     }
     let app = local(3_100_300, |_| {}).await;
     let token = app.demo_token().await;
-    let a = app
-        .submit_ok(
-            &token,
-            job("escape-cancel", &format!("{}\nsleep 300", escapes(7101))),
-        )
-        .await["id"]
+    let a = app.submit_ok(&token, job("escape-cancel", &format!("{}\nsleep 300", escapes(7101)))).await["id"]
         .as_i64()
         .unwrap();
-    let b = app
-        .submit_ok(
-            &token,
-            job("escape-end", &format!("{}\nsleep 0.5", escapes(7102))),
-        )
-        .await["id"]
+    let b = app.submit_ok(&token, job("escape-end", &format!("{}\nsleep 0.5", escapes(7102)))).await["id"]
         .as_i64()
         .unwrap();
     app.wait_state(&token, a, "RUNNING").await;
-    wait_for("the escapes", 30, || {
-        processes_with("sleep 71014").len() == 1
-    })
-    .await;
+    wait_for("the escapes", 30, || processes_with("sleep 71014").len() == 1).await;
     assert_eq!(app.cancel(&token, a).await.status(), 202);
     app.wait_state(&token, a, "CANCELLED").await;
     no_process_left(7101).await;
@@ -329,30 +263,9 @@ async fn escapes_end_with_the_job_at_its_time_limit() {
     }
     let dir = tempfile::tempdir().unwrap();
     let wake = std::sync::Arc::new(tokio::sync::Notify::new());
-    let executor = LocalExecutor::new(
-        dir.path(),
-        Duration::from_secs(1),
-        "apptainer",
-        wake.clone(),
-    );
-    let output_dir = executor.layout().output_dir(1);
-    let request = StartRequest {
-        job: 1,
-        attempt: 1,
-        node: "node-4090".into(),
-        tier: "rtx4090".into(),
-        partition: "rtx4090".into(),
-        gpus: vec![0],
-        command: format!("{}\nsleep 300", escapes(7103)),
-        env: vec![("JOB_OUTPUT_DIR".into(), output_dir.display().to_string())],
-        time_limit: Duration::from_secs(2),
-        cpus: 1,
-        mem_gb: 1,
-        unix_uid: Some(3_100_401),
-        uid_configured: false,
-        output_dir,
-        image: None,
-    };
+    let executor = LocalExecutor::new(dir.path(), Duration::from_secs(1), "apptainer", wake.clone());
+    let command = format!("{}\nsleep 300", escapes(7103));
+    let request = crate::helpers::one_gpu_attempt(&executor, &command, Duration::from_secs(2), 3_100_401);
     executor.start(request).await.unwrap();
     let finished = loop {
         let finished = executor.take_finished().await.unwrap();
@@ -392,19 +305,12 @@ async fn a_job_over_its_ram_ends_host_oom() {
     assert_eq!(resp.status(), 200);
     let token = app.demo_token().await;
     let hog = "echo start; python3 -c 'b = bytearray(3 << 30); print(len(b))'; echo after";
-    let id = app.submit_ok(&token, job("hog", hog)).await["id"]
-        .as_i64()
-        .unwrap();
-    let done = app
-        .wait_job(&token, id, "its end", |j| j["ended_at"].is_string())
-        .await;
+    let id = app.submit_ok(&token, job("hog", hog)).await["id"].as_i64().unwrap();
+    let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
     assert_eq!(done["state"], "FAILED", "{done}");
     assert_eq!(done["end_reason"], "HOST_OOM", "{done}");
     let log = read(&app.log_path(id));
-    assert!(
-        log.contains("1 GiB RAM") && !log.contains("3221225472"),
-        "{log}"
-    );
+    assert!(log.contains("1 GiB RAM") && !log.contains("3221225472"), "{log}");
 }
 
 #[tokio::test]
@@ -415,9 +321,7 @@ async fn a_fork_bomb_is_held_by_the_process_limit_and_ends_with_the_job() {
     let app = local(3_100_600, |s| s.executor.pids_per_gpu = 40).await;
     let token = app.demo_token().await;
     let bomb = "echo ready\nbomb() { bomb | bomb & }\nbomb\nsleep 300";
-    let id = app.submit_ok(&token, job("bomb", bomb)).await["id"]
-        .as_i64()
-        .unwrap();
+    let id = app.submit_ok(&token, job("bomb", bomb)).await["id"].as_i64().unwrap();
     app.wait_state(&token, id, "RUNNING").await;
     wait_for("the bomb", 30, || read(&app.log_path(id)).contains("ready")).await;
     let uid = job_uid(&read(&app.log_path(id)));
@@ -431,17 +335,10 @@ async fn a_fork_bomb_is_held_by_the_process_limit_and_ends_with_the_job() {
     assert!((20..=48).contains(&most), "{most} processes");
     let asked = Instant::now();
     assert_eq!(app.healthz().await.status(), 200);
-    assert!(
-        asked.elapsed() < Duration::from_secs(1),
-        "healthz took {:?}",
-        asked.elapsed()
-    );
+    assert!(asked.elapsed() < Duration::from_secs(1), "healthz took {:?}", asked.elapsed());
     assert_eq!(app.cancel(&token, id).await.status(), 202);
     app.wait_state(&token, id, "CANCELLED").await;
-    wait_for("the bomb's processes to end", 10, || {
-        processes_of(uid).is_empty()
-    })
-    .await;
+    wait_for("the bomb's processes to end", 10, || processes_of(uid).is_empty()).await;
 }
 
 #[tokio::test]
@@ -451,11 +348,7 @@ async fn a_fifo_in_the_output_directory_is_refused_at_once() {
     }
     let app = local(3_100_700, |_| {}).await;
     let token = app.demo_token().await;
-    let id = app
-        .submit_ok(&token, job("fifo", "mkfifo \"$JOB_OUTPUT_DIR/pipe\""))
-        .await["id"]
-        .as_i64()
-        .unwrap();
+    let id = app.submit_ok(&token, job("fifo", "mkfifo \"$JOB_OUTPUT_DIR/pipe\"")).await["id"].as_i64().unwrap();
     app.wait_state(&token, id, "COMPLETED").await;
     let asked = Instant::now();
     let requests = (0..50).map(|_| {
@@ -466,16 +359,9 @@ async fn a_fifo_in_the_output_directory_is_refused_at_once() {
             .send()
     });
     for resp in futures_util::future::join_all(requests).await {
-        assert_eq!(
-            resp.expect("answered, not hung").status(),
-            StatusCode::NOT_FOUND
-        );
+        assert_eq!(resp.expect("answered, not hung").status(), StatusCode::NOT_FOUND);
     }
-    assert!(
-        asked.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        asked.elapsed()
-    );
+    assert!(asked.elapsed() < Duration::from_secs(3), "{:?}", asked.elapsed());
     assert_eq!(app.healthz().await.status(), 200);
 }
 
@@ -499,24 +385,14 @@ async fn workspace_creates_are_capped_per_lab_and_builds_one_at_a_time() {
     // 300 at once: one build starts, the rest are told why not
     let burst = (0..300).map(|i| create(format!("ws-{i}"), token.clone()));
     let mut created = Vec::new();
-    for (i, resp) in futures_util::future::join_all(burst)
-        .await
-        .into_iter()
-        .enumerate()
-    {
+    for (i, resp) in futures_util::future::join_all(burst).await.into_iter().enumerate() {
         let resp = resp.unwrap();
         match resp.status() {
             StatusCode::CREATED => created.push(format!("ws-{i}")),
             StatusCode::TOO_MANY_REQUESTS => {
                 let body: Value = resp.json().await.unwrap();
                 assert_eq!(body["error"]["code"], "QUEUE_LIMIT", "{body}");
-                assert!(
-                    body["error"]["message"]
-                        .as_str()
-                        .unwrap()
-                        .contains("one build per lab"),
-                    "{body}"
-                );
+                assert!(body["error"]["message"].as_str().unwrap().contains("one build per lab"), "{body}");
             }
             other => panic!("{other}"),
         }
@@ -525,26 +401,15 @@ async fn workspace_creates_are_capped_per_lab_and_builds_one_at_a_time() {
     // the server's cap: another lab waits for the running build
     let admin = app.admin_token().await;
     let other = app.researcher(&admin, "olga", "lab-o").await;
-    let message = assert_error(
-        create("o-1".into(), other.clone()).await.unwrap(),
-        StatusCode::TOO_MANY_REQUESTS,
-        "QUEUE_LIMIT",
-    )
-    .await;
-    assert!(
-        message.contains("builds are running on this server"),
-        "{message}"
-    );
+    let message =
+        assert_error(create("o-1".into(), other.clone()).await.unwrap(), StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT")
+            .await;
+    assert!(message.contains("builds are running on this server"), "{message}");
     let failed = |name: String| {
         let (app, token) = (&app, token.clone());
         async move {
             app.wait_until(&format!("{name} FAILED"), || async {
-                let ws: Value = app
-                    .get(Some(&token), &format!("/v1/workspaces/{name}"))
-                    .await
-                    .json()
-                    .await
-                    .unwrap();
+                let ws: Value = app.get(Some(&token), &format!("/v1/workspaces/{name}")).await.json().await.unwrap();
                 ws["status"] == "FAILED"
             })
             .await
@@ -552,13 +417,7 @@ async fn workspace_creates_are_capped_per_lab_and_builds_one_at_a_time() {
     };
     failed(created[0].clone()).await;
     // the lab's cap, at its edge: a second workspace, not a third
-    assert_eq!(
-        create("second".into(), token.clone())
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::CREATED
-    );
+    assert_eq!(create("second".into(), token.clone()).await.unwrap().status(), StatusCode::CREATED);
     failed("second".into()).await;
     let message = assert_error(
         create("third".into(), token.clone()).await.unwrap(),
@@ -568,13 +427,7 @@ async fn workspace_creates_are_capped_per_lab_and_builds_one_at_a_time() {
     .await;
     assert!(message.contains("already has 2 workspaces"), "{message}");
     // rebuilding a FAILED one is not a new one
-    assert_eq!(
-        create("second".into(), token.clone())
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::CREATED
-    );
+    assert_eq!(create("second".into(), token.clone()).await.unwrap().status(), StatusCode::CREATED);
 }
 
 /// A stand-in Apptainer (the real one cannot run here) whose build takes
@@ -603,27 +456,14 @@ async fn a_job_past_its_log_or_output_limit_is_stopped_and_told_why() {
     let big = "head -c 3000000 /dev/zero > \"$JOB_OUTPUT_DIR/blob\"; echo wrote; sleep 300";
     // under both limits (the log's header lines included)
     let modest = "yes 'a line of output' | head -c 200000; head -c 900000 /dev/zero > \"$JOB_OUTPUT_DIR/blob\"";
-    let a = app.submit_ok(&token, job("chatty", chatty)).await["id"]
-        .as_i64()
-        .unwrap();
-    let b = app.submit_ok(&token, job("big", big)).await["id"]
-        .as_i64()
-        .unwrap();
-    let c = app.submit_ok(&token, job("modest", modest)).await["id"]
-        .as_i64()
-        .unwrap();
-    for (id, reason, setting) in [
-        (a, "LOG_LIMIT", "executor.max_log_bytes"),
-        (b, "OUTPUT_LIMIT", "executor.max_output_bytes"),
-    ] {
-        let done = app
-            .wait_job(&token, id, "its end", |j| j["ended_at"].is_string())
-            .await;
-        assert_eq!(
-            (done["state"].as_str(), done["end_reason"].as_str()),
-            (Some("FAILED"), Some(reason)),
-            "{done}"
-        );
+    let a = app.submit_ok(&token, job("chatty", chatty)).await["id"].as_i64().unwrap();
+    let b = app.submit_ok(&token, job("big", big)).await["id"].as_i64().unwrap();
+    let c = app.submit_ok(&token, job("modest", modest)).await["id"].as_i64().unwrap();
+    for (id, reason, setting) in
+        [(a, "LOG_LIMIT", "executor.max_log_bytes"), (b, "OUTPUT_LIMIT", "executor.max_output_bytes")]
+    {
+        let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
+        assert_eq!((done["state"].as_str(), done["end_reason"].as_str()), (Some("FAILED"), Some(reason)), "{done}");
         let log = read(&app.log_path(id));
         assert!(
             log.contains(&format!("({setting}): the attempt is stopped")),
@@ -640,39 +480,22 @@ async fn no_two_users_share_a_uid_configured_or_allocated() {
     let admin = app.admin_token().await;
     let user = |name: &str, uid: Option<i64>| json!({"username": name, "password": format!("{name}-password"), "lab": "demo-lab", "role": "researcher", "unix_uid": uid});
     assert_eq!(
-        app.post(Some(&admin), "/v1/admin/users", user("carol", Some(5000)))
-            .await
-            .status(),
+        app.post(Some(&admin), "/v1/admin/users", user("carol", Some(5000))).await.status(),
         StatusCode::CREATED
     );
     let message = assert_error(
-        app.post(Some(&admin), "/v1/admin/users", user("dave", Some(5000)))
-            .await,
+        app.post(Some(&admin), "/v1/admin/users", user("dave", Some(5000))).await,
         StatusCode::CONFLICT,
         "CONFLICT",
     )
     .await;
     assert!(message.contains("already carol's"), "{message}");
-    assert_eq!(
-        app.post(Some(&admin), "/v1/admin/users", user("erin", None))
-            .await
-            .status(),
-        StatusCode::CREATED
-    );
+    assert_eq!(app.post(Some(&admin), "/v1/admin/users", user("erin", None)).await.status(), StatusCode::CREATED);
     // demo was given the range's second uid at start (admin the first)
     let patch = |uid: i64| {
-        app.client
-            .patch(app.url("/v1/admin/users/erin"))
-            .bearer_auth(&admin)
-            .json(&json!({"unix_uid": uid}))
-            .send()
+        app.client.patch(app.url("/v1/admin/users/erin")).bearer_auth(&admin).json(&json!({"unix_uid": uid})).send()
     };
-    let message = assert_error(
-        patch(3_000_001).await.unwrap(),
-        StatusCode::CONFLICT,
-        "CONFLICT",
-    )
-    .await;
+    let message = assert_error(patch(3_000_001).await.unwrap(), StatusCode::CONFLICT, "CONFLICT").await;
     assert!(message.contains("already demo's"), "{message}");
     assert_eq!(patch(5001).await.unwrap().status(), StatusCode::OK);
 }
@@ -686,12 +509,15 @@ async fn a_server_that_is_not_root_refuses_jobs_unless_told_it_may_run_them_unis
     let server = crate::process::ServerProcess::start_as_nobody(dir.path(), &[]).await;
     let app = TestApp::attach(server.base.clone(), dir);
     let token = app.demo_token().await;
-    let message = assert_error(app.submit(&token, job("refused", "id")).await, StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    let message =
+        assert_error(app.submit(&token, job("refused", "id")).await, StatusCode::FORBIDDEN, "FORBIDDEN").await;
     assert!(message.contains("does not run as root") && message.contains("executor.allow_unisolated"), "{message}");
     server.kill9().await;
     let dir = app.stop().await;
 
-    let server = crate::process::ServerProcess::start_as_nobody(dir.path(), &[("JPU__EXECUTOR__ALLOW_UNISOLATED", "true")]).await;
+    let server =
+        crate::process::ServerProcess::start_as_nobody(dir.path(), &[("JPU__EXECUTOR__ALLOW_UNISOLATED", "true")])
+            .await;
     let app = TestApp::attach(server.base.clone(), dir);
     let token = app.demo_token().await;
     let id = app.submit_ok(&token, job("laptop", "echo \"uid=$(id -u)\"")).await["id"].as_i64().unwrap();

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use jpu_share::executor::local::LocalExecutor;
-use jpu_share::executor::{Executor, StartRequest};
+use jpu_share::executor::Executor;
 use jpu_share::scheduler::oom::EndSignal;
 use serde_json::{json, Value};
 
@@ -67,7 +67,8 @@ echo 42 > "$JOB_OUTPUT_DIR/result.txt""#;
     if running_as_root() {
         // the demo user has no configured uid: one of its own from
         // executor.uid_range, in a namespace with only loopback
-        let uid: u32 = log.split("uid=").nth(1).and_then(|r| r.lines().next()).and_then(|u| u.parse().ok()).expect("uid line");
+        let uid: u32 =
+            log.split("uid=").nth(1).and_then(|r| r.lines().next()).and_then(|u| u.parse().ok()).expect("uid line");
         assert!((3_000_000..=3_999_999).contains(&uid), "{log}");
         assert!(log.contains("ifaces=lo,\n"), "{log}");
     } else {
@@ -135,24 +136,8 @@ async fn an_attempt_past_its_time_limit_is_stopped_and_reported_as_such() {
     let dir = tempfile::tempdir().unwrap();
     let wake = std::sync::Arc::new(tokio::sync::Notify::new());
     let executor = LocalExecutor::new(dir.path(), Duration::from_secs(1), "apptainer", wake.clone());
-    let output_dir = executor.layout().output_dir(1);
-    let request = StartRequest {
-        job: 1,
-        attempt: 1,
-        node: "node-4090".into(),
-        tier: "rtx4090".into(),
-        partition: "rtx4090".into(),
-        gpus: vec![0],
-        command: "echo started; sleep 30".into(),
-        env: vec![("JOB_OUTPUT_DIR".into(), output_dir.display().to_string())],
-        time_limit: Duration::from_secs(1),
-        cpus: 1,
-        mem_gb: 1,
-        unix_uid: Some(3_999_001),
-        uid_configured: false,
-        output_dir,
-        image: None,
-    };
+    let request =
+        crate::helpers::one_gpu_attempt(&executor, "echo started; sleep 30", Duration::from_secs(1), 3_999_001);
     executor.start(request.clone()).await.unwrap();
     // starting the same attempt again must not run it twice
     executor.start(request).await.unwrap();

@@ -1,9 +1,9 @@
 //! The one integration-test binary: every test spawns the real server on
 //! port 0 against a temp SQLite file and talks HTTP to it.
 
+mod admin;
 mod api;
 mod auth;
-mod admin;
 mod authz;
 mod backfill;
 mod cli;

@@ -76,7 +76,11 @@ async fn the_document_covers_the_contract_and_its_errors() {
     }
     assert!(missing.is_empty(), "not in the document: {missing:?}");
     let documented: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
-    assert_eq!(documented, CONTRACT.len() + EXTRAS.len(), "nothing documented beyond the contract's endpoints and our extras");
+    assert_eq!(
+        documented,
+        CONTRACT.len() + EXTRAS.len(),
+        "nothing documented beyond the contract's endpoints and our extras"
+    );
 
     // the names api.md fixes are the document's
     let states = &doc["components"]["schemas"]["JobState"]["enum"];

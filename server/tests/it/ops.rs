@@ -72,7 +72,10 @@ async fn a_config_file_and_env_layer_over_the_defaults() {
     let file = dir.path().join("jpu.toml");
     std::fs::write(
         &file,
-        format!("[server]\nbind = \"127.0.0.1:0\"\n[database]\nurl = \"sqlite://{}\"\n[demo]\nseed = false\n", db.display()),
+        format!(
+            "[server]\nbind = \"127.0.0.1:0\"\n[database]\nurl = \"sqlite://{}\"\n[demo]\nseed = false\n",
+            db.display()
+        ),
     )
     .unwrap();
     let settings = Settings::load(Some(&file)).unwrap();
@@ -99,7 +102,8 @@ async fn an_unusable_database_path_is_a_startup_error_not_a_panic() {
 async fn responses_are_compressed_for_clients_that_accept_it() {
     let app = crate::helpers::TestApp::spawn().await;
     for encoding in ["br", "gzip"] {
-        let resp = app.client.get(app.url("/v1/openapi.json")).header("accept-encoding", encoding).send().await.unwrap();
+        let resp =
+            app.client.get(app.url("/v1/openapi.json")).header("accept-encoding", encoding).send().await.unwrap();
         assert_eq!(resp.status(), 200);
         assert_eq!(resp.headers()["content-encoding"], encoding);
         let compressed = resp.bytes().await.unwrap().len();

@@ -25,7 +25,7 @@ async fn a_job_goes_from_queued_to_running_to_completed_and_is_charged() {
     assert_eq!(done["attempts"].as_array().unwrap().len(), 1);
     let usage = done["usage_tflop_s"].as_f64().unwrap();
     // 2 GPUs × ≥0.3 s × 82.6
-    assert!(usage >= 2.0 * 0.3 * 82.6 * 0.9 && usage < 2.0 * 5.0 * 82.6, "{usage}");
+    assert!((2.0 * 0.3 * 82.6 * 0.9..2.0 * 5.0 * 82.6).contains(&usage), "{usage}");
     let started = app.executor.as_ref().unwrap().started();
     let env: std::collections::HashMap<_, _> = started[0].env.iter().cloned().collect();
     assert_eq!(env["JOB_ATTEMPT"], "1");
@@ -41,11 +41,15 @@ async fn submit_checks_answer_with_api_codes() {
     settings.scheduler.max_unfinished_per_user = 3;
     let app = TestApp::spawn_with(dir, settings).await;
     let token = app.demo_token().await;
-    let msg = assert_error(app.submit(&token, sim("x", 0, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    let msg =
+        assert_error(app.submit(&token, sim("x", 0, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert!(msg.contains("num_gpus"), "{msg}");
-    let msg = assert_error(app.submit(&token, sim("x", 9, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    let msg =
+        assert_error(app.submit(&token, sim("x", 9, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert!(msg.contains("num_gpus"), "{msg}");
-    let msg = assert_error(app.submit(&token, sim("x", 4, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "NO_FIT_PLACEMENT").await;
+    let msg =
+        assert_error(app.submit(&token, sim("x", 4, 1.0)).await, StatusCode::UNPROCESSABLE_ENTITY, "NO_FIT_PLACEMENT")
+            .await;
     assert!(msg.contains("largest request"), "{msg}");
     let bad_env = json!({"name": "x", "command": "true", "num_gpus": 1, "env": {"JOB_ID": "1"}});
     assert_error(app.submit(&token, bad_env).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
@@ -59,7 +63,8 @@ async fn submit_checks_answer_with_api_codes() {
     assert_error(app.submit(&token, sim("x", 1, 1.0)).await, StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT").await;
 
     app.sql("UPDATE maintenance SET phase = 'DRAINING'").await;
-    assert_error(app.submit(&token, sim("x", 1, 1.0)).await, StatusCode::SERVICE_UNAVAILABLE, "SERVICE_MAINTENANCE").await;
+    assert_error(app.submit(&token, sim("x", 1, 1.0)).await, StatusCode::SERVICE_UNAVAILABLE, "SERVICE_MAINTENANCE")
+        .await;
 }
 
 /// Concurrent submits are written in shared transactions; each must still
@@ -92,7 +97,10 @@ async fn concurrent_submits_each_count_the_ones_admitted_before_them() {
         let job: serde_json::Value = app.job(&token, *id).await.json().await.unwrap();
         states.push(job["state"].as_str().unwrap().to_string());
     }
-    assert_eq!(states, ["GLOBAL_QUEUE_WAIT", "GLOBAL_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT"]);
+    assert_eq!(
+        states,
+        ["GLOBAL_QUEUE_WAIT", "GLOBAL_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT", "USER_QUEUE_WAIT"]
+    );
 }
 
 /// More concurrent submits than one transaction takes: every one is
@@ -164,7 +172,11 @@ async fn a_gpu_oom_escalates_to_the_larger_tier_then_fails_without_one() {
     let requeued = app.wait_job(&token, id, "attempt 2 queued", |j| j["attempt"] == 2).await;
     assert_eq!(requeued["attempts"][0]["tier"], "rtx3080ti");
     assert_eq!(requeued["attempts"][0]["reason"], "GPU_OOM");
-    assert!(requeued["state"] == "GLOBAL_QUEUE_WAIT" || requeued["state"] == "DISPATCHING" || requeued["state"] == "RUNNING");
+    assert!(
+        requeued["state"] == "GLOBAL_QUEUE_WAIT"
+            || requeued["state"] == "DISPATCHING"
+            || requeued["state"] == "RUNNING"
+    );
     // it must not go back to the 3080 Ti; free a 4090
     app.cancel(&admin, blockers[0]).await;
     let failed = app.wait_state(&token, id, "FAILED").await;
@@ -223,7 +235,11 @@ async fn failures_end_with_their_reason() {
     let cases = [
         (json!({"JPU_SIM_SECONDS": "0.05", "JPU_SIM_EXIT": "3"}), "NONZERO_EXIT", json!(3)),
         // a host-RAM kill is not a GPU OOM, even with OOM text in the log
-        (json!({"JPU_SIM_SECONDS": "0.05", "JPU_SIM_END": "host_oom", "JPU_SIM_OUTPUT": "CUDA out of memory"}), "HOST_OOM", Value::Null),
+        (
+            json!({"JPU_SIM_SECONDS": "0.05", "JPU_SIM_END": "host_oom", "JPU_SIM_OUTPUT": "CUDA out of memory"}),
+            "HOST_OOM",
+            Value::Null,
+        ),
     ];
     for (env, reason, exit) in cases {
         let body = json!({"name": reason, "command": "true", "num_gpus": 1, "env": env});
@@ -279,10 +295,16 @@ async fn a_cancel_never_confirmed_ends_the_job_kill_unconfirmed_and_drains_its_n
     assert_eq!(done["end_reason"], "CANCELLED");
     assert!(done["usage_tflop_s"].as_f64().unwrap() > 0.0, "charged up to the give-up: {done}");
     let audit: serde_json::Value = app.audit(&admin).await.json().await.unwrap();
-    let flagged = audit["entries"].as_array().unwrap().iter().find(|e| e["action"] == "node.kill_unconfirmed").expect("audited");
+    let flagged =
+        audit["entries"].as_array().unwrap().iter().find(|e| e["action"] == "node.kill_unconfirmed").expect("audited");
     assert_eq!(flagged["target"], node.as_str());
     // nothing new lands on the drained node
-    let next = app.submit_ok(&admin, serde_json::json!({"name": "next", "command": "x", "num_gpus": 1, "env": {"JPU_SIM_SECONDS": "600"}})).await;
+    let next = app
+        .submit_ok(
+            &admin,
+            serde_json::json!({"name": "next", "command": "x", "num_gpus": 1, "env": {"JPU_SIM_SECONDS": "600"}}),
+        )
+        .await;
     let placed = app.wait_state(&admin, next["id"].as_i64().unwrap(), "RUNNING").await;
     assert_ne!(placed["node"], node.as_str());
     app.cancel(&admin, placed["id"].as_i64().unwrap()).await;
@@ -294,7 +316,8 @@ async fn a_long_personal_queue_is_promoted_one_slot_at_a_time_in_submit_order() 
     let app = TestApp::spawn_scheduling().await;
     let admin = app.admin_token().await;
     let token = app.demo_token().await;
-    let limited = app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(serde_json::json!({"max_concurrent": 1}))).await;
+    let limited =
+        app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(serde_json::json!({"max_concurrent": 1}))).await;
     assert_eq!(limited.status(), reqwest::StatusCode::OK);
     let mut ids = Vec::new();
     for i in 0..5 {
@@ -323,11 +346,15 @@ async fn a_promotion_decided_before_a_submit_took_the_free_slot_is_not_made() {
     let app = TestApp::spawn().await; // no scheduler loop: this test is the cycle
     let admin = app.admin_token().await;
     let token = app.demo_token().await;
-    let limited = app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(serde_json::json!({"max_concurrent": 1}))).await;
+    let limited =
+        app.send(Method::PATCH, &admin, "/v1/admin/users/demo", Some(serde_json::json!({"max_concurrent": 1}))).await;
     assert_eq!(limited.status(), reqwest::StatusCode::OK);
     let first = app.submit_ok(&token, serde_json::json!({"name": "a", "command": "x", "num_gpus": 1})).await;
     let waiting = app.submit_ok(&token, serde_json::json!({"name": "b", "command": "x", "num_gpus": 1})).await;
-    assert_eq!((first["state"].as_str(), waiting["state"].as_str()), (Some("GLOBAL_QUEUE_WAIT"), Some("USER_QUEUE_WAIT")));
+    assert_eq!(
+        (first["state"].as_str(), waiting["state"].as_str()),
+        (Some("GLOBAL_QUEUE_WAIT"), Some("USER_QUEUE_WAIT"))
+    );
     let waiting_id = waiting["id"].as_i64().unwrap();
     // the plan of a cycle whose snapshot had the user's slot free
     let plan = jpu_share::scheduler::Plan { promotions: vec![waiting_id], ..Default::default() };

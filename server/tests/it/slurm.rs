@@ -77,7 +77,12 @@ if [ "$JPU_TIER" = rtx3080ti ]; then echo "torch.OutOfMemoryError: CUDA out of m
         async move { app.get(Some(token), &path).await }
     };
     let first = file(1).await.text().await.unwrap();
-    assert!(first.contains("attempt 1 on rtx3080ti") && first.contains("CUDA out of memory") && !first.contains("attempt 2 on"), "{first}");
+    assert!(
+        first.contains("attempt 1 on rtx3080ti")
+            && first.contains("CUDA out of memory")
+            && !first.contains("attempt 2 on"),
+        "{first}"
+    );
     assert!(file(2).await.text().await.unwrap().contains("attempt 2 on rtx4090"));
     std::fs::write(app.output_dir(holds[1]).join("release"), "").unwrap();
     app.wait_state(&admin, holds[1], "COMPLETED").await;
@@ -232,7 +237,12 @@ async fn slurm_runs_jobs_as_their_users_uid_with_private_files_and_enforced_memo
     let Some(app) = TestApp::spawn_slurm().await else { return };
     let admin = app.admin_token().await;
     let nobody = app.researcher(&admin, "no-uid", "lab-n").await;
-    let message = crate::helpers::assert_error(app.submit(&nobody, job("as-root?", 1, "id")).await, reqwest::StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    let message = crate::helpers::assert_error(
+        app.submit(&nobody, job("as-root?", 1, "id")).await,
+        reqwest::StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    )
+    .await;
     assert!(message.contains("no unix uid"), "{message}");
 
     let token = app.demo_token().await;
@@ -249,7 +259,14 @@ async fn slurm_runs_jobs_as_their_users_uid_with_private_files_and_enforced_memo
     assert_eq!(std::fs::metadata(app.output_dir(id)).unwrap().uid(), 3901);
 
     for tier in ["rtx4090", "rtx3080ti"] {
-        let resp = app.client.patch(app.url(&format!("/v1/admin/tiers/{tier}"))).bearer_auth(&admin).json(&json!({"mem_gb_per_gpu": 1})).send().await.unwrap();
+        let resp = app
+            .client
+            .patch(app.url(&format!("/v1/admin/tiers/{tier}")))
+            .bearer_auth(&admin)
+            .json(&json!({"mem_gb_per_gpu": 1}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 200);
     }
     let hog = "python3 -c 'b = bytearray(3 << 30); print(len(b))'; echo after";

@@ -108,7 +108,12 @@ async fn without_apptainer_a_workspace_fails_with_a_log_that_says_why() {
         (json!({"name": "x", "base_image": "ubuntu\nFrom: evil"}), "base_image"),
         (json!({"name": "x", "base_image": "python:3.11", "packages": ["numpy; curl evil"]}), "packages"),
     ] {
-        let msg = assert_error(app.post(Some(&demo), "/v1/workspaces", bad).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+        let msg = assert_error(
+            app.post(Some(&demo), "/v1/workspaces", bad).await,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION",
+        )
+        .await;
         assert!(msg.starts_with(field), "{msg}");
     }
     assert_error(app.get(None, "/v1/workspaces").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED").await;
@@ -126,7 +131,13 @@ async fn a_ready_workspace_runs_its_jobs_through_apptainer_offline() {
     let app = TestApp::spawn_local_with(move |s| s.executor.apptainer = fake_path).await;
     let demo = app.demo_token().await;
 
-    let resp = app.post(Some(&demo), "/v1/workspaces", json!({"name": "np", "base_image": "python:3.11-slim", "packages": ["numpy"]})).await;
+    let resp = app
+        .post(
+            Some(&demo),
+            "/v1/workspaces",
+            json!({"name": "np", "base_image": "python:3.11-slim", "packages": ["numpy"]}),
+        )
+        .await;
     assert_eq!(resp.status(), StatusCode::CREATED);
     // submitting while it builds is refused with the reason
     let job = json!({"name": "in-ws", "command": "echo \"inside LR=$LR id=$JOB_ID\"", "num_gpus": 1, "workspace": "np", "env": {"LR": "0.1"}});
