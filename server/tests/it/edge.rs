@@ -389,3 +389,63 @@ async fn downloads_keep_any_file_name_intact() {
     let expected = [("%2e%2e/x", "c"), ("new\nline.txt", "a"), ("결과 #1?.csv", "b")];
     assert_eq!(fetched, expected.map(|(p, c)| (p.to_string(), c.to_string())));
 }
+
+#[tokio::test]
+async fn file_lists_come_a_page_at_a_time() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let app = TestApp::spawn_local().await;
+    let token = app.demo_token().await;
+    let script = "cd \"$JOB_OUTPUT_DIR\"; for i in $(seq -w 1 25); do : > \"f$i\"; done";
+    let id =
+        app.submit_ok(&token, json!({"name": "many", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let page = |query: &str| {
+        let path = format!("/v1/jobs/{id}/files{query}");
+        let (app, token) = (&app, &token);
+        async move { app.get(Some(token), &path).await }
+    };
+    let first = page("?limit=10").await;
+    assert_eq!(first.headers()["x-total-count"], "26", "25 files and the attempt's output");
+    let first: Vec<String> = first
+        .json::<Value>()
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().into())
+        .collect();
+    assert_eq!(first.len(), 10);
+    assert_eq!(first[0], "f01");
+    let after = format!("?limit=10&after={}", first[9]);
+    let second: Value = page(&after).await.json().await.unwrap();
+    assert_eq!(second[0]["path"], "f11");
+    let last: Value = page("?limit=10000&after=f20").await.json().await.unwrap();
+    let last: Vec<&str> = last.as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(last, ["f21", "f22", "f23", "f24", "f25", "jpu-attempt-1.log"]);
+    for bad in ["?limit=0", "?limit=10001"] {
+        assert_error(page(bad).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    }
+}
+
+#[tokio::test]
+async fn the_audit_log_names_the_backfill_command_an_admin_set() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin_token().await;
+    let body = json!({"command": "vllm serve --model llama-3-8b --port $JPU_BACKFILL_PORT"});
+    let resp = app.client.patch(app.url("/v1/admin/backfill")).bearer_auth(&admin).json(&body).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let audit = app.audit(&admin).await.text().await.unwrap();
+    assert!(audit.contains("vllm serve --model llama-3-8b"), "{audit}");
+}
+
+#[tokio::test]
+async fn invisible_and_direction_characters_are_refused_in_job_names() {
+    let app = TestApp::spawn().await;
+    let token = app.demo_token().await;
+    let body = json!({"name": "report\u{202E}fdp.exe", "command": "true", "num_gpus": 1});
+    let message = assert_error(app.submit(&token, body).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    assert!(message.contains("U+202E"), "{message}");
+}
