@@ -78,15 +78,25 @@ fi
 
 inner=("${container[@]}" bash /dev/fd/3)
 if [ "${JPU_PIDNS:-}" = 1 ]; then
-  # The namespace's first process (as the user): it passes a SIGTERM on to
-  # every process of the job, setsid'd ones included (the kernel gives PID
-  # 1 only the signals it handles), and when it ends the kernel kills all
-  # that is left in the namespace.
-  init='trap "kill -TERM -1 2>/dev/null" TERM INT HUP
+  # The namespace's first process (as the user). A SIGTERM (cancel, time
+  # limit) reaches the job's process group from `timeout`; this passes it
+  # on to the processes that left the group (setsid, double forks) — so
+  # each process gets exactly one — and when it ends the kernel kills all
+  # that is left in the namespace. It reads /proc itself: no process is
+  # spawned to signal.
+  init='forward() {
+  read -r own </proc/1/stat; own=${own##*) }; set -- $own; group=$3
+  for stat in /proc/[0-9]*/stat; do
+    read -r line <"$stat" 2>/dev/null || continue
+    pid=${stat#/proc/}; pid=${pid%/stat}; rest=${line##*) }; set -- $rest
+    if [ "$pid" != 1 ] && [ "$3" != "$group" ]; then kill -TERM "$pid" 2>/dev/null; fi
+  done
+}
+trap forward TERM INT HUP
 "$@" </dev/null &
 child=$!
 exec 3<&-
-while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || exit "$rc"; done'
+while :; do wait "$child" 2>/dev/null; rc=$?; kill -0 "$child" 2>/dev/null || exit "$rc"; done'
   inner=(bash -c "$init" jpu-init "${inner[@]}")
 fi
 
@@ -110,5 +120,7 @@ exec 3<"$dir/script.sh" || finish 1
 child=$!
 exec 3<&-
 printf '%s\n' "$child" >"$dir/pid"
-wait "$child"
+# quietly: bash would report a killed job ("… Killed timeout …") into the
+# job's log; the server ends the log with one plain line instead
+wait "$child" 2>/dev/null
 finish $?

@@ -308,7 +308,9 @@ impl LocalExecutor {
             RecordState::Running { .. } => return,
             RecordState::Lost { .. } | RecordState::NotStarted => (EndSignal::Lost, None),
         };
-        let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
+        let log = self.shared.layout.log(key.0);
+        let log_tail = super::record::read_log_tail(&log, record.log_offset());
+        record.close_log(&log, key.1, end);
         let cgroup = self.shared.containment.existing(&self.cgroup_name(key.0, key.1));
         if !cgroup.dirs.is_empty() {
             // waits for dying processes: not on an async worker

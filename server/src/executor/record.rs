@@ -99,6 +99,40 @@ impl AttemptRecord {
         self.read_marker_i64("started")
     }
 
+    /// Ends the attempt's part of the job log with one plain line saying
+    /// how it ended (once: a restart that reports the end again adds
+    /// nothing). Failures are logged, never fatal.
+    pub fn close_log(&self, log: &Path, attempt: u32, end: EndSignal) {
+        // nothing ran (a cancel before the start), or said so already
+        if !self.dir.is_dir() || self.dir.join("log_closed").exists() {
+            return;
+        }
+        let how = match end {
+            EndSignal::Exited(code) => format!("exited with code {code}"),
+            EndSignal::HostOomKilled => "was killed for using more memory than it may (HOST_OOM)".into(),
+            EndSignal::TimeLimit => "was stopped at its time limit".into(),
+            EndSignal::Cancelled => "was cancelled".into(),
+            EndSignal::Lost => "vanished without an end being recorded".into(),
+            EndSignal::OverLimit(limit) => format!("was stopped for writing past a limit ({})", limit.reason()),
+        };
+        let appended = (|| -> std::io::Result<()> {
+            use std::io::Write;
+            let mut file = fs::OpenOptions::new().read(true).append(true).open(log)?;
+            let len = file.metadata()?.len();
+            let mut last = [b'\n'];
+            if len > 0 {
+                file.seek(SeekFrom::Start(len - 1))?;
+                file.read_exact(&mut last)?;
+            }
+            let gap = if last[0] == b'\n' { "" } else { "\n" };
+            file.write_all(format!("{gap}[jpu-share] attempt {attempt} {how}\n").as_bytes())
+        })();
+        match appended.and_then(|()| self.write("log_closed", "")) {
+            Ok(()) => {}
+            Err(e) => tracing::warn!(dir = %self.dir.display(), error = %e, "cannot end the job's log"),
+        }
+    }
+
     pub fn mark_cancelled(&self) -> std::io::Result<()> {
         self.write("cancelled", "")
     }
@@ -197,6 +231,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let record = AttemptRecord::new(dir.path().to_path_buf());
         (dir, record)
+    }
+
+    #[test]
+    fn the_log_ends_with_one_plain_line_once() {
+        let (dir, r) = record();
+        let log = dir.path().join("job.log");
+        fs::write(&log, "working... no newline").unwrap();
+        r.close_log(&log, 2, EndSignal::TimeLimit);
+        r.close_log(&log, 2, EndSignal::TimeLimit);
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "working... no newline\n[jpu-share] attempt 2 was stopped at its time limit\n"
+        );
     }
 
     #[test]

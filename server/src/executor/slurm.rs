@@ -150,7 +150,9 @@ impl SlurmExecutor {
                 None if record.cancelled() => EndSignal::Cancelled,
                 None => end,
             };
-            let log_tail = super::record::read_log_tail(&self.shared.layout.log(key.0), record.log_offset());
+            let log = self.shared.layout.log(key.0);
+            let log_tail = super::record::read_log_tail(&log, record.log_offset());
+            record.close_log(&log, key.1, end);
             let mut inner = self.lock();
             if inner.watching.remove(&key).is_some() {
                 inner.finished.push(Finished { job: key.0, attempt: key.1, end, log_tail, ended_ms: None });

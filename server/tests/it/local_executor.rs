@@ -183,7 +183,7 @@ async fn kill_9_of_the_server_loses_nothing_and_starts_nothing_twice() {
     for (id, done) in [(a, &done_a), (b, &done_b)] {
         assert_eq!(done["attempts"].as_array().unwrap().len(), 1, "job {id}: {done}");
         let log = read(&app.log_path(id));
-        assert_eq!(log.matches("[jpu-share] attempt").count(), 1, "job {id} started twice:\n{log}");
+        assert_eq!(log.matches(" of job ").count(), 1, "job {id} started twice:\n{log}");
         assert_eq!(charges(&app, id).await, 1, "job {id} charged once");
     }
     server.kill9().await;
@@ -222,4 +222,31 @@ async fn charges(app: &TestApp, job: i64) -> i64 {
         .unwrap();
     pool.close().await;
     n
+}
+
+/// A cancel sends each process of the job one SIGTERM — the job's own and
+/// one that left its process group — and the log ends with one plain line,
+/// not the wrapper's "Killed" noise.
+#[tokio::test]
+async fn a_cancel_signals_each_process_once_and_the_log_says_so_plainly() {
+    if !running_as_root() {
+        return;
+    }
+    let app = TestApp::spawn_local().await;
+    let token = app.demo_token().await;
+    let script = r#"n=0; trap 'n=$((n+1)); echo "term $n"' TERM
+setsid bash -c 'trap "echo child-term" TERM; while :; do sleep 0.1; done' &
+echo ready
+while :; do sleep 0.1; done"#;
+    let id = app.submit_ok(&token, job("stubborn", 1, script)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "RUNNING").await;
+    wait_for("ready", || read(&app.log_path(id)).contains("ready")).await;
+    assert_eq!(app.cancel(&token, id).await.status(), 202);
+    app.wait_state(&token, id, "CANCELLED").await;
+    let log = read(&app.log_path(id));
+    assert_eq!(log.matches("term 1").count(), 1, "{log}");
+    assert!(!log.contains("term 2"), "the job got SIGTERM twice:\n{log}");
+    assert_eq!(log.matches("child-term").count(), 1, "{log}");
+    assert!(!log.contains("Killed"), "{log}");
+    assert!(log.ends_with("[jpu-share] attempt 1 was cancelled\n"), "{log}");
 }
