@@ -177,8 +177,13 @@ fn is_console_page(path: &str) -> bool {
 }
 
 /// Console pages need a signed-in user: anonymous page loads go to /login,
-/// and a signed-in user opening /login goes to the dashboard.
+/// and a signed-in user opening /login goes to the dashboard. Pages are
+/// only read: any other method on one is 405 at once (rendering the app
+/// for a made-up method now and then never finished under load).
 pub async fn console_gate(req: Request, next: Next) -> Response {
+    if !matches!(*req.method(), Method::GET | Method::HEAD) && is_console_page(req.uri().path()) {
+        return (axum::http::StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "GET, HEAD")]).into_response();
+    }
     if req.method() == Method::GET {
         let signed_in = req.extensions().get::<Caller>().is_some();
         let path = req.uri().path();

@@ -168,7 +168,8 @@ async fn metrics_need_an_admin_or_the_scrape_token_and_keep_their_labels_bounded
     let before = app.metrics().await.len();
     for i in 0..300 {
         let method = reqwest::Method::from_bytes(format!("MADEUP{i}").as_bytes()).unwrap();
-        app.client.request(method, app.url(&format!("/made/up/{i}"))).send().await.unwrap();
+        let resp = app.client.request(method, app.url(&format!("/made/up/{i}"))).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED, "pages are only read");
     }
     let after = app.metrics().await;
     assert!(after.contains(r#"method="OTHER""#) && after.contains(r#"route="unmatched""#), "{after}");
