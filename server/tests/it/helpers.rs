@@ -327,6 +327,19 @@ impl TestApp {
         req.send().await.expect("request")
     }
 
+    pub async fn patch(&self, token: &str, path: &str, body: Value) -> Response {
+        self.client.patch(self.url(path)).bearer_auth(token).json(&body).send().await.expect("request")
+    }
+
+    /// Gives every demo tier 1 GB of RAM per GPU (for jobs that must run
+    /// out of memory quickly).
+    pub async fn small_memory(&self, admin: &str) {
+        for tier in ["rtx4090", "rtx3080ti"] {
+            let resp = self.patch(admin, &format!("/v1/admin/tiers/{tier}"), json!({"mem_gb_per_gpu": 1})).await;
+            assert_eq!(resp.status(), StatusCode::OK, "{tier}");
+        }
+    }
+
     /// Creates a lab (if needed) and a researcher in it; returns a token.
     pub async fn researcher(&self, admin: &str, username: &str, lab: &str) -> String {
         let resp = self.post(Some(admin), "/v1/admin/labs", json!({"name": lab})).await;

@@ -285,24 +285,7 @@ async fn a_job_over_its_ram_ends_host_oom() {
     }
     let app = local(3_100_500, |_| {}).await;
     let admin = app.admin_token().await;
-    let resp = app
-        .client
-        .patch(app.url("/v1/admin/tiers/rtx4090"))
-        .bearer_auth(&admin)
-        .json(&json!({"mem_gb_per_gpu": 1}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let resp = app
-        .client
-        .patch(app.url("/v1/admin/tiers/rtx3080ti"))
-        .bearer_auth(&admin)
-        .json(&json!({"mem_gb_per_gpu": 1}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+    app.small_memory(&admin).await;
     let token = app.demo_token().await;
     let hog = "echo start; python3 -c 'b = bytearray(3 << 30); print(len(b))'; echo after";
     let id = app.submit_ok(&token, job("hog", hog)).await["id"].as_i64().unwrap();

@@ -258,17 +258,7 @@ async fn slurm_runs_jobs_as_their_users_uid_with_private_files_and_enforced_memo
     assert_eq!(std::fs::metadata(&attempt).unwrap().permissions().mode() & 0o777, 0o700);
     assert_eq!(std::fs::metadata(app.output_dir(id)).unwrap().uid(), 3901);
 
-    for tier in ["rtx4090", "rtx3080ti"] {
-        let resp = app
-            .client
-            .patch(app.url(&format!("/v1/admin/tiers/{tier}")))
-            .bearer_auth(&admin)
-            .json(&json!({"mem_gb_per_gpu": 1}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 200);
-    }
+    app.small_memory(&admin).await;
     let hog = "python3 -c 'b = bytearray(3 << 30); print(len(b))'; echo after";
     let id = app.submit_ok(&token, job("hog", 1, hog)).await["id"].as_i64().unwrap();
     let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
