@@ -1,9 +1,11 @@
 //! The local executor, the embedded default: each attempt is a real
 //! process group on this machine. A small bash wrapper (`attempt.sh`)
 //! runs the job's script under `timeout` (time limit, then SIGKILL after
-//! the grace), as the user's unix uid in its own network namespace when
-//! the server is root, and writes start and exit into the attempt's
-//! record. Because the record is on disk and the wrapper is not killed
+//! the grace) and, when the server is root, as the user's own uid, in its
+//! own cgroup and PID and network namespaces (`contain`), with the job's
+//! env applied only after the privilege drop; it writes start and exit
+//! into the attempt's record. Running attempts are held to their log and
+//! output limits (`limits`). Because the record is on disk and the wrapper is not killed
 //! with the server, a restarted server adopts what still runs and reads
 //! how the rest ended ([`Executor::recover`]).
 
@@ -21,6 +23,7 @@ use nix::unistd::Pid;
 use tokio::process::Child;
 use tokio::sync::Notify;
 
+use super::attempt_files::{closed_ancestor, env_file, fnv1a, header, private_dir, probe, write_private};
 use super::contain::{self, Containment};
 use super::layout::Layout;
 use super::limits;
@@ -431,81 +434,4 @@ impl Executor for LocalExecutor {
         }
         Ok(seen)
     }
-}
-
-/// The first existing ancestor of `root` (itself included) without
-/// execute permission for others.
-fn closed_ancestor(root: &Path) -> Option<std::path::PathBuf> {
-    root.ancestors()
-        .filter_map(|dir| fs::metadata(dir).ok().map(|m| (dir, m)))
-        .find(|(_, meta)| meta.permissions().mode() & 0o001 == 0)
-        .map(|(dir, _)| dir.to_path_buf())
-}
-
-fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
-    fs::create_dir_all(dir)?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
-}
-
-fn header(req: &StartRequest, uid: Option<u32>) -> String {
-    let gpus: Vec<String> = req.gpus.iter().map(u32::to_string).collect();
-    let who = match uid {
-        Some(uid) => format!("as uid {uid}"),
-        None => "as the server's user".to_string(),
-    };
-    let image = req.image.as_ref().map(|i| format!(" in workspace image {},", i.display())).unwrap_or_default();
-    format!(
-        "[jpu-share] attempt {} of job {} on {} ({}), GPUs {}, {},{} time limit {} min, started {}",
-        req.attempt,
-        req.job,
-        req.node,
-        req.tier,
-        gpus.join(","),
-        who,
-        image,
-        req.time_limit.as_secs() / 60,
-        crate::clock::rfc3339(crate::clock::now_ms()),
-    )
-}
-
-/// Whether `unshare ARGS` works here.
-fn probe(args: &[&str]) -> bool {
-    std::process::Command::new("unshare")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// A file only the server can read (created afresh: never through a link).
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    file.write_all(bytes)
-}
-
-/// The job's environment as `KEY=VALUE` entries, each ended by NUL (names
-/// and values cannot hold one: input validation refuses it). A job in a
-/// workspace image gets them again as `APPTAINERENV_*`, which is how a
-/// clean container environment lets variables in.
-fn env_file(req: &StartRequest) -> Vec<u8> {
-    let container = if req.image.is_some() { super::container::passed_env(&req.env) } else { Vec::new() };
-    let mut out = Vec::new();
-    for (key, value) in req.env.iter().chain(&container) {
-        out.extend_from_slice(key.as_bytes());
-        out.push(b'=');
-        out.extend_from_slice(value.as_bytes());
-        out.push(0);
-    }
-    out
-}
-
-/// FNV-1a: a stable hash (the same in every run and build).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }

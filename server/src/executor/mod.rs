@@ -3,6 +3,7 @@
 //! given time (tests drive the loop with it), and the local-process and
 //! Slurm executors implement the same trait.
 
+mod attempt_files;
 pub mod backfill_local;
 pub mod contain;
 pub mod container;
