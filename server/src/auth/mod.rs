@@ -110,12 +110,9 @@ pub async fn caller_from_token(db: &SqlitePool, token: &str, now_ms: i64) -> Res
 /// Whether the credentials `caller` came with still hold (for long-lived
 /// responses such as log streams).
 pub async fn still_valid(db: &SqlitePool, caller: &Caller, now_ms: i64) -> Result<bool, sqlx::Error> {
-    let mut conn = db.acquire().await?;
     match caller.token_id {
-        Some(token) => accounts::token_live(&mut conn, token, now_ms).await,
-        None => Ok(accounts::user_by_id(&mut conn, caller.user.id)
-            .await?
-            .is_some_and(|u| !u.disabled && u.session_epoch == caller.user.session_epoch)),
+        Some(token) => accounts::token_live(&mut *db.acquire().await?, token, now_ms).await,
+        None => Ok(caller_from_session(db, caller.user.id, caller.user.session_epoch).await?.is_some()),
     }
 }
 

@@ -22,12 +22,6 @@ pub struct UserRecord {
 }
 
 impl UserRecord {
-    /// The uid this user's jobs run as: the configured one, else the
-    /// allocated one.
-    pub fn run_uid(&self) -> Option<i64> {
-        self.unix_uid.or(self.allocated_uid)
-    }
-
     pub fn viewer(&self) -> Viewer {
         Viewer {
             username: self.username.clone(),

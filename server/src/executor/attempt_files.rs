@@ -21,11 +21,6 @@ pub(super) fn closed_ancestor(root: &Path) -> Option<std::path::PathBuf> {
         .map(|(dir, _)| dir.to_path_buf())
 }
 
-pub(super) fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
-    fs::create_dir_all(dir)?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
-}
-
 pub(super) fn header(req: &StartRequest, uid: Option<u32>) -> String {
     let gpus: Vec<String> = req.gpus.iter().map(u32::to_string).collect();
     let who = match uid {

@@ -173,12 +173,17 @@ impl Containment {
 }
 
 impl AttemptCgroup {
-    /// Kills every process left in it and removes its directories (a
-    /// directory still holding dying processes is retried a few times).
-    pub fn remove(&self) {
+    /// Kills every process in it at once, where `cgroup.kill` exists.
+    pub fn kill(&self) {
         if let Some(kill) = &self.kill {
             let _ = fs::write(kill, "1");
         }
+    }
+
+    /// Kills every process left in it and removes its directories (a
+    /// directory still holding dying processes is retried a few times).
+    pub fn remove(&self) {
+        self.kill();
         for _ in 0..50 {
             for procs in &self.join {
                 for pid in

@@ -47,6 +47,14 @@ impl Layout {
     }
 }
 
+/// Creates `dir` (and its parents) and gives it `mode`: the executors'
+/// own directories (records, logs), which jobs must not list or enter.
+pub fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
+}
+
 /// Creates a job's output directory (mode 0700), owned by `owner` when
 /// the job runs as that uid.
 pub fn create_output_dir(dir: &Path, owner: Option<u32>) -> std::io::Result<()> {

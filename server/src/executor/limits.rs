@@ -62,6 +62,31 @@ pub fn measure(layout: &Layout, job: JobId, limits: WriteLimits, with_output: bo
     })
 }
 
+/// Measures a running attempt (on the blocking pool: a walk) and records
+/// an overrun the first time there is one. `Some(true)` when it is over a
+/// limit and that was recorded now, `Some(false)` when it was recorded
+/// before (or cannot be), `None` while it is within its limits.
+pub async fn check(
+    layout: &Layout,
+    job: JobId,
+    attempt: &AttemptRecord,
+    max: WriteLimits,
+    with_output: bool,
+) -> Option<bool> {
+    let walk = layout.clone();
+    let overrun = tokio::task::spawn_blocking(move || measure(&walk, job, max, with_output)).await.ok().flatten()?;
+    if recorded(attempt).is_some() {
+        return Some(false);
+    }
+    match record(layout, job, attempt, overrun) {
+        Ok(()) => Some(true),
+        Err(e) => {
+            tracing::warn!(job, error = %e, "cannot record an attempt's overrun");
+            Some(false)
+        }
+    }
+}
+
 /// Bytes on disk under `dir` (allocated blocks, so sparse files count as
 /// what they take), never following links; stops once past `enough`.
 fn disk_usage(dir: &Path, enough: u64) -> u64 {

@@ -23,9 +23,9 @@ use nix::unistd::Pid;
 use tokio::process::Child;
 use tokio::sync::Notify;
 
-use super::attempt_files::{closed_ancestor, env_file, fnv1a, header, private_dir, probe, write_private};
+use super::attempt_files::{closed_ancestor, env_file, fnv1a, header, probe, write_private};
 use super::contain::{self, Containment};
-use super::layout::Layout;
+use super::layout::{private_dir, Layout};
 use super::limits;
 use super::record::{AttemptRecord, RecordState};
 use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, Observed, StartRequest};
@@ -284,25 +284,23 @@ impl LocalExecutor {
         });
     }
 
-    /// Stops the attempt if its log or output passed its limit.
+    /// Stops the attempt if its log or output passed its limit (again each
+    /// time it is found over: no grace, every second it writes more).
     async fn enforce_limits(&self, key: Key, record: &AttemptRecord, checks: &mut u32) {
         *checks += 1;
         let with_output = checks.is_multiple_of(limits::OUTPUT_EVERY);
-        let (layout, max) = (self.shared.layout.clone(), self.shared.limits);
-        let measured = tokio::task::spawn_blocking(move || limits::measure(&layout, key.0, max, with_output)).await;
-        let Ok(Some(overrun)) = measured else { return };
-        if limits::recorded(record).is_none() {
-            if let Err(e) = limits::record(&self.shared.layout, key.0, record, overrun) {
-                tracing::warn!(job = key.0, error = %e, "cannot record an attempt's overrun");
-            }
+        if limits::check(&self.shared.layout, key.0, record, self.shared.limits, with_output).await.is_none() {
+            return;
         }
-        // no grace: every second it runs it writes more
         if let Some(pgid) = record.pgid().filter(|p| *p > 0) {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
-        if let Some(kill) = self.shared.containment.existing(&self.cgroup_name(key.0, key.1)).kill {
-            let _ = fs::write(kill, "1");
-        }
+        self.kill_cgroup(key);
+    }
+
+    /// Kills every process left in the attempt's cgroup, if it has one.
+    fn kill_cgroup(&self, (job, attempt): Key) {
+        self.shared.containment.existing(&self.cgroup_name(job, attempt)).kill();
     }
 
     fn report(&self, key: Key, record: &AttemptRecord, state: RecordState) {
@@ -389,9 +387,7 @@ impl Executor for LocalExecutor {
             }
             Some(at) if at.elapsed() > grace + Duration::from_secs(2) => {
                 let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-                if let Some(kill) = self.shared.containment.existing(&self.cgroup_name(job, attempt)).kill {
-                    let _ = fs::write(kill, "1");
-                }
+                self.kill_cgroup(key);
             }
             Some(_) => {}
         }

@@ -174,24 +174,32 @@ impl AttemptRecord {
         }
     }
 
-    /// A cancel wins; then a stop for writing past a limit; then a RAM overrun (the kernel killed something of
-    /// the job for its cgroup's memory limit); a time limit only when the
-    /// limit was reached (a job may exit 124 by itself).
+    /// A RAM overrun (the kernel killed something of the job for its
+    /// cgroup's memory limit); a time limit only when the limit was reached
+    /// (a job may exit 124 by itself); else its exit status — unless the
+    /// server decided the end itself ([`decided_end`](Self::decided_end)).
     fn classify(&self, code: i32, ran_ms: i64, oom_kills: u64) -> EndSignal {
-        if self.cancelled() {
-            return EndSignal::Cancelled;
-        }
-        if let Some(limit) = super::limits::recorded(self) {
-            return EndSignal::OverLimit(limit);
-        }
-        if oom_kills > 0 {
-            return EndSignal::HostOomKilled;
-        }
         let at_limit = self.limit_ms().is_some_and(|limit| ran_ms >= limit - 500);
-        if at_limit && (code == TIMEOUT_EXIT || code == KILLED_EXIT) {
+        let seen = if oom_kills > 0 {
+            EndSignal::HostOomKilled
+        } else if at_limit && (code == TIMEOUT_EXIT || code == KILLED_EXIT) {
             EndSignal::TimeLimit
         } else {
             EndSignal::Exited(code)
+        };
+        self.decided_end(seen)
+    }
+
+    /// What the server decided about an attempt outweighs how the
+    /// executor saw it end: a cancel first, then a stop for writing past a
+    /// limit (both executors).
+    pub fn decided_end(&self, seen: EndSignal) -> EndSignal {
+        if self.cancelled() {
+            EndSignal::Cancelled
+        } else if let Some(limit) = super::limits::recorded(self) {
+            EndSignal::OverLimit(limit)
+        } else {
+            seen
         }
     }
 }

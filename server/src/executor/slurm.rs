@@ -14,14 +14,15 @@
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::layout::Layout;
+use super::layout::{private_dir, Layout};
+use super::limits;
 use super::record::AttemptRecord;
 use super::slurm_cli::{parse_jobs, parse_nodes, shell_quote, SlurmCli, SlurmJob};
 use super::{
@@ -144,12 +145,7 @@ impl SlurmExecutor {
                 None => EndSignal::Lost, // purged before we saw its end
             };
             let record = self.record(key.0, key.1);
-            let end = match super::limits::recorded(&record) {
-                _ if end == EndSignal::Lost => end,
-                Some(limit) => EndSignal::OverLimit(limit),
-                None if record.cancelled() => EndSignal::Cancelled,
-                None => end,
-            };
+            let end = if end == EndSignal::Lost { end } else { record.decided_end(end) };
             let log = self.shared.layout.log(key.0);
             let log_tail = super::record::read_log_tail(&log, record.log_offset());
             record.close_log(&log, key.1, end);
@@ -184,16 +180,9 @@ impl SlurmExecutor {
             if jobs.get(&slurm_id).is_none_or(|j| j.end().is_some()) {
                 continue;
             }
-            let (layout, max) = (self.shared.layout.clone(), self.shared.limits);
-            let measured =
-                tokio::task::spawn_blocking(move || super::limits::measure(&layout, key.0, max, with_output)).await;
-            let Ok(Some(overrun)) = measured else { continue };
             let record = self.record(key.0, key.1);
-            if super::limits::recorded(&record).is_some() {
-                continue; // stopped already; Slurm reports its end
-            }
-            if let Err(e) = super::limits::record(&self.shared.layout, key.0, &record, overrun) {
-                tracing::warn!(job = key.0, error = %e, "cannot record an attempt's overrun");
+            // a stop already recorded: Slurm reports its end
+            if limits::check(&self.shared.layout, key.0, &record, self.shared.limits, with_output).await != Some(true) {
                 continue;
             }
             if let Err(e) =
@@ -430,9 +419,4 @@ impl Executor for SlurmExecutor {
             parse_nodes(&text).into_iter().map(|n| NodeInventory { name: n.name, gpus: n.gpus, up: n.up }).collect(),
         ))
     }
-}
-
-fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
-    fs::create_dir_all(dir)?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
 }

@@ -52,24 +52,16 @@ pub fn check_owner(caller: &Caller, job: &JobView) -> Result<(), JobsError> {
 /// character boundary so `next_offset` can be passed back as is.
 pub fn read_log(layout: &Layout, job: &JobView, offset: u64) -> Result<LogChunk, JobsError> {
     let ended = job.state.is_terminal();
-    let mut file = match File::open(layout.log(job.id)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if offset > 0 {
-                return Err(beyond(offset, 0));
-            }
-            return Ok(LogChunk { offset, data: String::new(), next_offset: offset, eof: ended });
+    let Some((mut file, len)) = open_log(layout, job.id)? else {
+        if offset > 0 {
+            return Err(beyond(offset, 0));
         }
-        Err(e) => return Err(JobsError::Io(e)),
+        return Ok(LogChunk { offset, data: String::new(), next_offset: offset, eof: ended });
     };
-    let len = file.metadata().map_err(JobsError::Io)?.len();
     if offset > len {
         return Err(beyond(offset, len));
     }
-    let want = (len - offset).min(MAX_CHUNK);
-    let mut bytes = Vec::with_capacity(want as usize);
-    file.seek(SeekFrom::Start(offset)).map_err(JobsError::Io)?;
-    file.take(want).read_to_end(&mut bytes).map_err(JobsError::Io)?;
+    let mut bytes = read_at(&mut file, offset, (len - offset).min(MAX_CHUNK))?;
     let data = match std::str::from_utf8(&bytes) {
         Ok(text) => text.to_string(),
         // a character split by the chunk's end: leave it for the next read
@@ -90,23 +82,48 @@ pub const TAIL_CHUNK: u64 = 64 * 1024;
 /// log's current end when None), starting at a line's beginning where
 /// one is in reach. Its `offset` is where a reader pages back from.
 pub fn read_log_tail(layout: &Layout, job: &JobView, end: Option<u64>) -> Result<LogChunk, JobsError> {
-    let len = std::fs::metadata(layout.log(job.id)).map(|m| m.len()).unwrap_or(0);
+    let opened = open_log(layout, job.id)?;
+    let len = opened.as_ref().map_or(0, |(_, len)| *len);
     let end = end.unwrap_or(len);
     if end > len {
         return Err(beyond(end, len));
     }
-    let start = end.saturating_sub(TAIL_CHUNK);
-    if end == 0 {
+    let Some((mut file, _)) = opened.filter(|_| end > 0) else {
         return Ok(LogChunk { offset: 0, data: String::new(), next_offset: 0, eof: job.state.is_terminal() });
-    }
-    let mut file = File::open(layout.log(job.id)).map_err(JobsError::Io)?;
-    let mut bytes = Vec::with_capacity((end - start) as usize);
-    file.seek(SeekFrom::Start(start)).map_err(JobsError::Io)?;
-    file.take(end - start).read_to_end(&mut bytes).map_err(JobsError::Io)?;
+    };
+    let start = end.saturating_sub(TAIL_CHUNK);
+    let bytes = read_at(&mut file, start, end - start)?;
     // a window that begins mid-line begins at the next line instead
     let skip = if start > 0 { bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1) } else { 0 };
     let data = String::from_utf8_lossy(&bytes[skip..]).into_owned();
     Ok(LogChunk { offset: start + skip as u64, data, next_offset: end, eof: job.state.is_terminal() && end == len })
+}
+
+/// The job's log, open, with its length; None while it has none.
+fn open_log(layout: &Layout, job: i64) -> Result<Option<(File, u64)>, JobsError> {
+    match File::open(layout.log(job)) {
+        Ok(file) => {
+            let len = file.metadata().map_err(JobsError::Io)?.len();
+            Ok(Some((file, len)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(JobsError::Io(e)),
+    }
+}
+
+/// `len` bytes of `file` from `start` (fewer at its end).
+fn read_at(file: &mut File, start: u64, len: u64) -> Result<Vec<u8>, JobsError> {
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.seek(SeekFrom::Start(start)).map_err(JobsError::Io)?;
+    file.take(len).read_to_end(&mut bytes).map_err(JobsError::Io)?;
+    Ok(bytes)
+}
+
+/// A file's modification time as RFC 3339 (the epoch when unknown).
+fn modified(meta: &std::fs::Metadata) -> String {
+    let ms =
+        meta.modified().ok().and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_millis());
+    rfc3339(ms as i64)
 }
 
 fn beyond(offset: u64, len: u64) -> JobsError {
@@ -120,7 +137,7 @@ pub fn list_files(layout: &Layout, job: i64) -> Result<Vec<FileEntry>, JobsError
     let mut out = Vec::new();
     let mut stack = vec![root.clone()];
     let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
+    'walk: while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -129,32 +146,28 @@ pub fn list_files(layout: &Layout, job: i64) -> Result<Vec<FileEntry>, JobsError
         for entry in entries.flatten() {
             seen += 1;
             if seen > MAX_WALK {
-                break;
+                break 'walk;
             }
             let Ok(meta) = entry.path().symlink_metadata() else { continue };
             if meta.is_dir() {
                 stack.push(entry.path());
             } else if meta.is_file() {
                 let relative = entry.path().strip_prefix(&root).map(Path::to_path_buf).unwrap_or_default();
-                let modified = meta
-                    .modified()
-                    .ok()
-                    .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_millis() as i64);
                 out.push(FileEntry {
                     path: relative.to_string_lossy().into_owned(),
                     size: meta.len(),
-                    modified: rfc3339(modified),
+                    modified: modified(&meta),
                 });
             }
         }
     }
-    let log_modified = std::fs::metadata(layout.log(job)).ok().and_then(|m| m.modified().ok());
-    for (n, start, end) in attempt_ranges(layout, job) {
-        let modified =
-            log_modified.and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_millis() as i64);
-        out.retain(|f| f.path != attempt_log_name(n));
-        out.push(FileEntry { path: attempt_log_name(n), size: end - start, modified: rfc3339(modified) });
+    let ranges = attempt_ranges(layout, job);
+    if !ranges.is_empty() {
+        let log_modified = std::fs::metadata(layout.log(job)).map(|m| modified(&m)).unwrap_or_else(|_| rfc3339(0));
+        for (n, start, end) in ranges {
+            out.retain(|f| f.path != attempt_log_name(n));
+            out.push(FileEntry { path: attempt_log_name(n), size: end - start, modified: log_modified.clone() });
+        }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)

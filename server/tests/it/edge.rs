@@ -370,9 +370,7 @@ async fn downloads_keep_any_file_name_intact() {
     let app = TestApp::spawn_local().await;
     let token = app.demo_token().await;
     let script = "cd \"$JOB_OUTPUT_DIR\"; printf a > \"$(printf 'new\\nline.txt')\"; printf b > '결과 #1?.csv'; mkdir '%2e%2e'; printf c > '%2e%2e/x'";
-    let id =
-        app.submit_ok(&token, json!({"name": "names", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
-    app.wait_state(&token, id, "COMPLETED").await;
+    let id = app.run_job(&token, "names", script).await;
     let files: Value = app.get(Some(&token), &format!("/v1/jobs/{id}/files")).await.json().await.unwrap();
     let mut fetched = Vec::new();
     for f in files.as_array().unwrap() {
@@ -399,9 +397,7 @@ async fn file_lists_come_a_page_at_a_time() {
     let app = TestApp::spawn_local().await;
     let token = app.demo_token().await;
     let script = "cd \"$JOB_OUTPUT_DIR\"; for i in $(seq -w 1 25); do : > \"f$i\"; done";
-    let id =
-        app.submit_ok(&token, json!({"name": "many", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
-    app.wait_state(&token, id, "COMPLETED").await;
+    let id = app.run_job(&token, "many", script).await;
     let page = |query: &str| {
         let path = format!("/v1/jobs/{id}/files{query}");
         let (app, token) = (&app, &token);

@@ -255,6 +255,16 @@ impl TestApp {
         self.client.post(self.url("/v1/jobs")).bearer_auth(token).json(&body).send().await.expect("request")
     }
 
+    /// Runs a one-GPU job `script` as `token`'s user to completion;
+    /// returns its id.
+    pub async fn run_job(&self, token: &str, name: &str, script: &str) -> i64 {
+        let id = self.submit_ok(token, json!({"name": name, "command": script, "num_gpus": 1})).await["id"]
+            .as_i64()
+            .unwrap();
+        self.wait_state(token, id, "COMPLETED").await;
+        id
+    }
+
     /// Submits and asserts 201; returns the job object.
     pub async fn submit_ok(&self, token: &str, body: Value) -> Value {
         let resp = self.submit(token, body).await;
@@ -426,5 +436,21 @@ pub fn one_gpu_attempt(
         uid_configured: false,
         output_dir,
         image: None,
+    }
+}
+
+/// The attempts `executor` reports ended, once there are some (it wakes
+/// `wake` when one ends).
+pub async fn wait_finished(
+    executor: &jpu_share::executor::local::LocalExecutor,
+    wake: &tokio::sync::Notify,
+) -> Vec<jpu_share::executor::Finished> {
+    use jpu_share::executor::Executor;
+    loop {
+        let finished = executor.take_finished().await.unwrap();
+        if !finished.is_empty() {
+            return finished;
+        }
+        wake.notified().await;
     }
 }

@@ -267,13 +267,7 @@ async fn escapes_end_with_the_job_at_its_time_limit() {
     let command = format!("{}\nsleep 300", escapes(7103));
     let request = crate::helpers::one_gpu_attempt(&executor, &command, Duration::from_secs(2), 3_100_401);
     executor.start(request).await.unwrap();
-    let finished = loop {
-        let finished = executor.take_finished().await.unwrap();
-        if !finished.is_empty() {
-            break finished;
-        }
-        wake.notified().await;
-    };
+    let finished = crate::helpers::wait_finished(&executor, &wake).await;
     assert_eq!(finished[0].end, EndSignal::TimeLimit);
     no_process_left(7103).await;
 }

@@ -141,13 +141,7 @@ async fn an_attempt_past_its_time_limit_is_stopped_and_reported_as_such() {
     executor.start(request.clone()).await.unwrap();
     // starting the same attempt again must not run it twice
     executor.start(request).await.unwrap();
-    let finished = loop {
-        let finished = executor.take_finished().await.unwrap();
-        if !finished.is_empty() {
-            break finished;
-        }
-        wake.notified().await;
-    };
+    let finished = crate::helpers::wait_finished(&executor, &wake).await;
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0].end, EndSignal::TimeLimit);
     let log = read(&executor.layout().log(1));
