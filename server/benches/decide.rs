@@ -4,7 +4,7 @@
 
 use app::model::MaintenancePhase;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use jpu_share::scheduler::*;
+use jpu_share::policy::*;
 
 fn snapshot(jobs: usize) -> Snapshot {
     let tiers: Vec<TierInfo> = (0..4)

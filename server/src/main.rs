@@ -95,7 +95,7 @@ fn main() -> ExitCode {
             backfill_min_idle_s,
             backfill_gpus_per_instance,
         } => {
-            let backfill = backfill.then_some(jpu_share::scheduler::backfill::BackfillPolicy {
+            let backfill = backfill.then_some(jpu_share::policy::backfill::BackfillPolicy {
                 enabled: true,
                 min_idle_ms: backfill_min_idle_s.max(0) * 1000,
                 gpus_per_instance: backfill_gpus_per_instance,

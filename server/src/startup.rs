@@ -66,7 +66,7 @@ impl Application {
         .await?;
         protect_database(pool.connect_options().get_filename(), &settings.executor.output_root)
             .map_err(|e| StartupError::Isolation(format!("cannot make the database private: {e}")))?;
-        crate::admin::allocate_uids(&settings, &mut *pool.acquire().await?)
+        crate::services::admin::allocate_uids(&settings, &mut *pool.acquire().await?)
             .await
             .map_err(|e| StartupError::Isolation(e.to_string()))?;
         warn_if_unisolated(&settings);
@@ -100,9 +100,9 @@ impl Application {
             .site_root(settings.server.site_root.display().to_string())
             .site_pkg_dir("pkg")
             .build();
-        let backfill = crate::admin_backfill::load(&settings.backfill, &mut *pool.acquire().await?).await?;
-        let state = AppState {
-            backfill: crate::admin_backfill::BackfillControl::new(backfill),
+        let backfill = crate::services::admin::backfill::load(&settings.backfill, &mut *pool.acquire().await?).await?;
+        let services = crate::services::Services {
+            backfill: crate::services::admin::backfill::BackfillControl::new(backfill),
             db: pool,
             throttle: Arc::new(LoginThrottle::new(
                 settings.auth.max_failed_logins,
@@ -110,13 +110,12 @@ impl Application {
                 Duration::from_secs(settings.auth.max_lockout_seconds),
             )),
             settings: Arc::new(settings),
-            leptos,
-            metrics: crate::telemetry::metrics_handle(),
             wake: Arc::new(tokio::sync::Notify::new()),
             executor_health: Default::default(),
             queue_cache: Default::default(),
             submits: Default::default(),
         };
+        let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);
         let executor: Option<Arc<dyn Executor>> = match state.settings.executor.kind {
             crate::config::ExecutorKind::Local => Some(Arc::new(LocalExecutor::with_options(

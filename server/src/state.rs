@@ -1,51 +1,34 @@
-//! `AppState`: what every handler and server function shares (the
-//! console's backend is implemented on it in `console_backend`).
+//! `AppState`: what every handler and server function shares — the
+//! services' context plus what only the web adapters need (Leptos options,
+//! the metrics registry). It dereferences to [`Services`], so a handler
+//! passes `&state` straight to a service function. It sits above the
+//! services and below `http`: it imports nothing from the adapters.
 
-use std::sync::Arc;
+use std::ops::Deref;
 
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 use metrics_exporter_prometheus::PrometheusHandle;
-use sqlx::SqlitePool;
 
-use crate::auth::LoginThrottle;
-use crate::clock::rfc3339;
-use crate::config::Settings;
-use crate::db;
-use app::model::MaintenanceView;
+use crate::services::Services;
 
 #[derive(Clone)]
 pub struct AppState {
-    pub db: SqlitePool,
-    pub settings: Arc<Settings>,
-    pub throttle: Arc<LoginThrottle>,
+    pub services: Services,
     pub leptos: LeptosOptions,
     pub metrics: PrometheusHandle,
-    /// Wakes the scheduler loop at once (submit, cancel, admin change).
-    pub wake: Arc<tokio::sync::Notify>,
-    /// Set by the scheduler loop when the executor cannot be reached.
-    pub executor_health: crate::scheduler::runner::ExecutorHealth,
-    /// The queue views' shared read of the waiting jobs.
-    pub queue_cache: Arc<crate::views::QueueCache>,
-    /// LLM backfill's settings in force (file + admin changes).
-    pub backfill: crate::admin_backfill::BackfillControl,
-    /// Submits waiting to be written together.
-    pub submits: Arc<crate::jobs::submit_batch::SubmitBatcher>,
+}
+
+impl Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.services
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {
     fn from_ref(state: &AppState) -> Self {
         state.leptos.clone()
-    }
-}
-
-impl AppState {
-    pub fn wake_scheduler(&self) {
-        self.wake.notify_one();
-    }
-
-    pub async fn maintenance_view(&self) -> Result<MaintenanceView, sqlx::Error> {
-        let row = db::maintenance::get(&mut *self.db.acquire().await?).await?;
-        Ok(MaintenanceView { phase: row.phase, message: row.message, since: rfc3339(row.since_ms) })
     }
 }

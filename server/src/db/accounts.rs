@@ -234,7 +234,7 @@ pub async fn live_tokens(
     conn: &mut SqliteConnection,
     user_id: i64,
     now_ms: i64,
-) -> Result<Vec<app::views::TokenView>, sqlx::Error> {
+) -> Result<Vec<app::model::views::TokenView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", label, created_at, expires_at, last_used_at FROM api_tokens
            WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id DESC"#,
@@ -246,7 +246,7 @@ pub async fn live_tokens(
     use crate::clock::rfc3339;
     Ok(rows
         .into_iter()
-        .map(|r| app::views::TokenView {
+        .map(|r| app::model::views::TokenView {
             id: r.id,
             label: r.label,
             created_at: rfc3339(r.created_at),

@@ -5,7 +5,7 @@
 use sqlx::SqliteConnection;
 
 use super::scheduling::{format_gpus, parse_gpus};
-use crate::scheduler::backfill::Instance;
+use crate::policy::backfill::Instance;
 
 /// Running instances with how the executor finds them (`None` = the
 /// server stopped before the executor answered).

@@ -6,9 +6,9 @@ use sqlx::SqliteConnection;
 
 use super::scheduling::{parse_gpus, record_charges};
 use crate::executor::{Finished, StartRequest};
-use crate::scheduler::oom::{self, AttemptOutcome, Escalation};
-use crate::scheduler::usage::{self, RunSpan};
-use crate::scheduler::{Accrued, Reservation};
+use crate::policy::oom::{self, AttemptOutcome, Escalation};
+use crate::policy::usage::{self, RunSpan};
+use crate::policy::{Accrued, Reservation};
 
 pub use super::job_view::{inserted_view, view};
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use app::model::MaintenancePhase;
 use sqlx::SqliteConnection;
 
-use crate::scheduler::{usage, Charge, ChargeKind, LabUsage, PersonalJob, PlacementState, Plan, QueuedJob};
-use crate::scheduler::{Accrued, Reservation, Snapshot, TierInfo, UserSlots};
+use crate::policy::{usage, Charge, ChargeKind, LabUsage, PersonalJob, PlacementState, Plan, QueuedJob};
+use crate::policy::{Accrued, Reservation, Snapshot, TierInfo, UserSlots};
 
 /// "0,1" ⇄ [0, 1]
 pub fn parse_gpus(text: Option<&str>) -> Vec<u32> {

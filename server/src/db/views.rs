@@ -7,9 +7,9 @@ use sqlx::SqliteConnection;
 
 use super::scheduling::parse_gpus;
 use crate::clock::rfc3339;
-use crate::scheduler::model::LabUsage;
-use crate::scheduler::usage;
-use app::views::{LabView, PlacementView, QueueEntry, TierUsage, UsageDay};
+use crate::policy::model::LabUsage;
+use crate::policy::usage;
+use app::model::views::{LabView, PlacementView, QueueEntry, TierUsage, UsageDay};
 
 const DAY_MS: i64 = 86_400_000;
 

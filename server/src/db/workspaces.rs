@@ -1,5 +1,5 @@
 //! Workspace rows: a lab's named container image (base image + packages),
-//! its build status and log. The builder in `crate::workspaces` writes the
+//! its build status and log. The builder in `crate::services::workspaces` writes the
 //! outcome; jobs name a workspace of their own lab.
 
 use sqlx::SqliteConnection;

@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::scheduler::JobId;
+use crate::policy::JobId;
 
 #[derive(Debug, Clone)]
 pub struct Layout {

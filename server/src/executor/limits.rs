@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use super::layout::Layout;
 use super::record::AttemptRecord;
-use crate::scheduler::oom::OutputLimit;
-use crate::scheduler::JobId;
+use crate::policy::oom::OutputLimit;
+use crate::policy::JobId;
 
 /// How often a running attempt is measured. The log costs one `stat`; the
 /// output directory a walk, so it is measured every [`OUTPUT_EVERY`]th time.

@@ -29,8 +29,8 @@ use super::layout::{private_dir, Layout};
 use super::limits;
 use super::record::{AttemptRecord, RecordState};
 use super::{BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, Observed, StartRequest};
-use crate::scheduler::oom::EndSignal;
-use crate::scheduler::JobId;
+use crate::policy::oom::EndSignal;
+use crate::policy::JobId;
 
 const WRAPPER: &str = include_str!("attempt.sh");
 /// How often adopted attempts (not our children) are checked.

@@ -18,8 +18,8 @@ pub mod timed;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::scheduler::oom::EndSignal;
-use crate::scheduler::JobId;
+use crate::policy::oom::EndSignal;
+use crate::policy::JobId;
 
 /// `bash` by its absolute path, found once on the server's PATH. A child
 /// given its own PATH and a bare program name makes the standard library

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 
-use crate::scheduler::oom::{EndSignal, OOM_TAIL_BYTES};
+use crate::policy::oom::{EndSignal, OOM_TAIL_BYTES};
 
 /// Exit status `timeout` gives when it stopped the job at its limit
 /// (124 after SIGTERM, 137 when SIGKILL was needed after the grace).

@@ -29,8 +29,8 @@ use super::{
     BackfillRequest, BackfillStarted, Executor, ExecutorError, Finished, NodeInventory, Observed, StartRequest,
 };
 use crate::clock::now_ms;
-use crate::scheduler::oom::EndSignal;
-use crate::scheduler::JobId;
+use crate::policy::oom::EndSignal;
+use crate::policy::JobId;
 
 /// How often running attempts are checked for their end.
 const POLL: Duration = Duration::from_secs(1);

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::ExecutorError;
-use crate::scheduler::oom::EndSignal;
+use crate::policy::oom::EndSignal;
 
 #[derive(Debug, Clone)]
 pub struct SlurmCli {

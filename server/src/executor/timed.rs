@@ -12,8 +12,8 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::{Executor, ExecutorError, Finished, StartRequest};
-use crate::scheduler::oom::EndSignal;
-use crate::scheduler::JobId;
+use crate::policy::oom::EndSignal;
+use crate::policy::JobId;
 
 #[derive(Default)]
 struct Inner {

@@ -6,6 +6,8 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::services::ServiceError;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
@@ -101,59 +103,25 @@ impl From<sqlx::Error> for ApiError {
 
 impl From<crate::auth::AuthError> for ApiError {
     fn from(e: crate::auth::AuthError) -> Self {
-        use crate::auth::AuthError;
-        match e {
-            AuthError::InvalidCredentials => ApiError::InvalidCredentials(e.to_string()),
-            AuthError::Throttled(wait) => ApiError::TooManyAttempts(wait.as_secs().max(1)),
-            AuthError::Disabled => ApiError::Forbidden(e.to_string()),
-            AuthError::Password(crate::auth::PasswordError::Busy) => ApiError::TooManyAttempts(1),
-            AuthError::Password(e) => ApiError::Internal(format!("password: {e}")),
-            AuthError::Db(e) => e.into(),
-        }
+        ServiceError::from(e).into()
     }
 }
 
-impl From<crate::jobs::JobsError> for ApiError {
-    fn from(e: crate::jobs::JobsError) -> Self {
-        use crate::jobs::JobsError;
-        use crate::scheduler::admission::AdmissionError;
+/// The one mapping from the services' error: same code, same message.
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        let message = e.to_string();
         match e {
-            JobsError::Field(f) => ApiError::Validation(f.to_string()),
-            JobsError::Admission(a @ AdmissionError::Maintenance(_)) => ApiError::ServiceMaintenance(a.to_string()),
-            JobsError::Admission(a @ AdmissionError::NoFit { .. }) => ApiError::NoFitPlacement(a.to_string()),
-            JobsError::Admission(a @ AdmissionError::QueueLimit { .. }) => ApiError::QueueLimit(a.to_string()),
-            JobsError::NotFound => ApiError::NotFound("no such job".into()),
-            JobsError::Forbidden(m) => ApiError::Forbidden(m),
-            JobsError::Conflict(m) => ApiError::Conflict(m),
-            JobsError::FileNotFound => ApiError::NotFound("no such file in the job's output directory".into()),
-            JobsError::Db(e) => e.into(),
-            JobsError::Io(e) => ApiError::Internal(format!("job output: {e}")),
-            JobsError::Batch(e) => ApiError::Internal(e),
-        }
-    }
-}
-
-impl From<crate::views::ViewError> for ApiError {
-    fn from(e: crate::views::ViewError) -> Self {
-        use crate::views::ViewError;
-        match e {
-            ViewError::NoSuchLab => ApiError::NotFound("no such lab".into()),
-            ViewError::Field { .. } => ApiError::Validation(e.to_string()),
-            ViewError::Db(e) => e.into(),
-        }
-    }
-}
-
-impl From<crate::admin::AdminError> for ApiError {
-    fn from(e: crate::admin::AdminError) -> Self {
-        use crate::admin::AdminError;
-        match e {
-            AdminError::NotFound(m) => ApiError::NotFound(m),
-            AdminError::Conflict(m) => ApiError::Conflict(m),
-            AdminError::Limit(m) => ApiError::QueueLimit(m),
-            AdminError::Field { .. } => ApiError::Validation(e.to_string()),
-            AdminError::Db(e) => e.into(),
-            AdminError::Internal(m) => ApiError::Internal(m),
+            ServiceError::Validation(_) => ApiError::Validation(message),
+            ServiceError::NotFound(_) => ApiError::NotFound(message),
+            ServiceError::Forbidden(_) => ApiError::Forbidden(message),
+            ServiceError::Conflict(_) => ApiError::Conflict(message),
+            ServiceError::NoFitPlacement(_) => ApiError::NoFitPlacement(message),
+            ServiceError::QueueLimit(_) => ApiError::QueueLimit(message),
+            ServiceError::Maintenance(_) => ApiError::ServiceMaintenance(message),
+            ServiceError::InvalidCredentials(_) => ApiError::InvalidCredentials(message),
+            ServiceError::TooManyAttempts(secs) => ApiError::TooManyAttempts(secs),
+            ServiceError::Internal(detail) => ApiError::Internal(detail),
         }
     }
 }

@@ -13,7 +13,9 @@ use super::error::{ApiError, InternalDetail};
 use crate::auth::{self, Caller};
 use crate::clock::now_ms;
 use crate::state::AppState;
-use app::backend::CurrentViewer;
+use std::sync::Arc;
+
+use app::api::backend::{CurrentViewer, SignedIn};
 
 /// Session key holding the signed-in user's id.
 pub const SESSION_USER_KEY: &str = "user_id";
@@ -78,7 +80,8 @@ pub async fn resolve_caller(State(state): State<AppState>, session: Session, mut
             _ => None,
         },
     };
-    req.extensions_mut().insert(CurrentViewer(caller.as_ref().map(|c| c.user.viewer())));
+    let signed_in = caller.as_ref().map(|c| SignedIn { viewer: c.user.viewer(), principal: Arc::new(c.clone()) });
+    req.extensions_mut().insert(CurrentViewer(signed_in));
     if let Some(caller) = caller {
         req.extensions_mut().insert(caller);
     }

@@ -8,9 +8,6 @@ pub mod middleware;
 pub mod openapi;
 pub mod ops;
 pub mod v1;
-pub mod v1_jobs;
-pub mod v1_views;
-pub mod v1_workspaces;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use super::backfill::{self, BackfillPlan};
-use super::model::{Plan, Snapshot};
+use crate::policy::backfill::{self, BackfillPlan};
+use crate::policy::model::{Plan, Snapshot};
 use super::runner::{LoopError, Scheduler};
 use crate::clock::now_ms;
 use crate::db;

@@ -1,4 +1,4 @@
-//! The loop around [`decide`](super::decide): every `scheduler.cycle_ms`,
+//! The loop around [`decide`](crate::policy::decide): every `scheduler.cycle_ms`,
 //! and at once when woken (submit, job end, admin change), it
 //!
 //! 1. records attempts the executor reports as ended (charging them),
@@ -18,8 +18,8 @@ use crate::clock::now_ms;
 use crate::db;
 use crate::executor::layout::Layout;
 use crate::executor::{Executor, ExecutorError, Finished, Observed};
-use crate::scheduler::oom::EndSignal;
-use crate::scheduler::oom::DEFAULT_GPU_OOM_PATTERNS;
+use crate::policy::oom::EndSignal;
+use crate::policy::oom::DEFAULT_GPU_OOM_PATTERNS;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoopError {
@@ -40,20 +40,6 @@ pub struct CycleReport {
     pub waiting: usize,
 }
 
-/// Whether the executor answered the last cycle (`None` = it did).
-#[derive(Clone, Default)]
-pub struct ExecutorHealth(Arc<std::sync::RwLock<Option<String>>>);
-
-impl ExecutorHealth {
-    pub fn set(&self, problem: Option<String>) {
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = problem;
-    }
-
-    pub fn problem(&self) -> Option<String> {
-        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
-
 /// The longest a woken cycle waits after the previous one ended.
 pub const MAX_WOKEN_CYCLE_GAP: Duration = Duration::from_millis(250);
 
@@ -66,13 +52,13 @@ pub struct Scheduler {
     pub grace: Duration,
     pub layout: Layout,
     /// What /healthz and the console say about the executor.
-    pub health: ExecutorHealth,
+    pub health: crate::services::ExecutorHealth,
     /// `cancel.unconfirmed_after_seconds`
     pub kill_unconfirmed_after: Duration,
     /// LLM backfill's settings, read every cycle (admins change them).
-    pub backfill: crate::admin_backfill::BackfillControl,
+    pub backfill: crate::services::admin::backfill::BackfillControl,
     /// When each idle GPU became idle (for `backfill.min_idle_seconds`).
-    pub idle_since: Arc<std::sync::Mutex<std::collections::HashMap<super::backfill::GpuKey, i64>>>,
+    pub idle_since: Arc<std::sync::Mutex<std::collections::HashMap<crate::policy::backfill::GpuKey, i64>>>,
 }
 
 impl Scheduler {
@@ -244,13 +230,13 @@ impl Scheduler {
         let mut snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
         let mut marks = db::scheduling::waiting_marks(&mut read).await?;
         read.rollback().await?;
-        let mut plan = super::decide(&snapshot);
+        let mut plan = crate::policy::decide(&snapshot);
         let mut tx = db::write_tx(&self.db).await?;
         if db::plan_inputs() != inputs_seen {
             metrics::counter!("scheduler_snapshots_reread_total").increment(1);
             snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;
             marks = db::scheduling::waiting_marks(&mut tx).await?;
-            plan = super::decide(&snapshot);
+            plan = crate::policy::decide(&snapshot);
         }
         let dispatched = db::scheduling::apply_plan(&mut tx, &plan, &marks, now).await?;
         let mut requests = Vec::with_capacity(dispatched.len());

@@ -10,9 +10,9 @@
 
 use std::collections::HashMap;
 
-use crate::scheduler::usage;
-use crate::scheduler::world::PlacementDef;
-use crate::scheduler::{LabUsage, TierInfo};
+use crate::policy::usage;
+use crate::policy::world::PlacementDef;
+use crate::policy::{LabUsage, TierInfo};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BaselineKind {

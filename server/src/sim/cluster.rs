@@ -2,8 +2,8 @@
 //! `2x2:rtx4090,2x2:rtx3080ti`). Tiers come from a built-in list unless
 //! given; a tier the list lacks gets neutral figures.
 
-use crate::scheduler::world::PlacementDef;
-use crate::scheduler::TierInfo;
+use crate::policy::world::PlacementDef;
+use crate::policy::TierInfo;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("bad cluster spec `{spec}`: {message} (expected NODESxGPUS:TIER[,…], e.g. 64x8:v100)")]

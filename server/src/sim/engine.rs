@@ -15,10 +15,10 @@ use app::model::JobState;
 
 use super::baselines::{Baseline, BaselineKind};
 use super::trace::TraceJob;
-use crate::scheduler::backfill::{self, BackfillPolicy, GpuKey, Instance};
-use crate::scheduler::model::Millis;
-use crate::scheduler::world::{PlacementDef, World};
-use crate::scheduler::{decide, TierInfo};
+use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
+use crate::policy::model::Millis;
+use crate::policy::world::{PlacementDef, World};
+use crate::policy::{decide, TierInfo};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Policy {
@@ -164,8 +164,8 @@ impl BackfillState {
     fn step(
         &mut self,
         world: &mut World,
-        snap: &crate::scheduler::model::Snapshot,
-        plan: &crate::scheduler::model::Plan,
+        snap: &crate::policy::model::Snapshot,
+        plan: &crate::policy::model::Plan,
     ) -> bool {
         backfill::track_idle(&mut self.idle_since, snap, plan);
         let decided = backfill::plan_backfill(snap, plan, &self.instances, &self.idle_since, &self.policy);

@@ -356,7 +356,7 @@ async fn a_server_functions_refusals_are_4xx_not_server_errors() {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     assert!(resp.text().await.unwrap().contains("please sign in"));
     assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
-    let resp = call(&app.client, app::api_admin::AdminCluster::PATH).await.unwrap();
+    let resp = call(&app.client, app::api::admin::AdminCluster::PATH).await.unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
     assert!(resp.text().await.unwrap().contains("for admins"));
     assert_eq!(call(&app.client, app::api::QueueView::PATH).await.unwrap().status(), StatusCode::OK);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use jpu_share::executor::local::LocalExecutor;
 use jpu_share::executor::Executor;
-use jpu_share::scheduler::oom::EndSignal;
+use jpu_share::policy::oom::EndSignal;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 

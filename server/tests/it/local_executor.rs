@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use jpu_share::executor::local::LocalExecutor;
 use jpu_share::executor::Executor;
-use jpu_share::scheduler::oom::EndSignal;
+use jpu_share::policy::oom::EndSignal;
 use serde_json::{json, Value};
 
 use crate::helpers::TestApp;

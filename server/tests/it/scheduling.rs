@@ -357,7 +357,7 @@ async fn a_promotion_decided_before_a_submit_took_the_free_slot_is_not_made() {
     );
     let waiting_id = waiting["id"].as_i64().unwrap();
     // the plan of a cycle whose snapshot had the user's slot free
-    let plan = jpu_share::scheduler::Plan { promotions: vec![waiting_id], ..Default::default() };
+    let plan = jpu_share::policy::Plan { promotions: vec![waiting_id], ..Default::default() };
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path().display())).await.unwrap();
     let apply = || async {
         let mut tx = db::write_tx(&pool).await.unwrap();

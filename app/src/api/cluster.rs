@@ -1,0 +1,40 @@
+//! What every page shows of the cluster: who is signed in, maintenance,
+//! the dashboard, whether the executor can be reached, usage charts.
+
+use crate::model::error::ConsoleError;
+use crate::model::views::{self, DashboardView};
+use crate::model::{MaintenanceView, Viewer};
+use leptos::prelude::*;
+
+#[server]
+pub async fn whoami() -> Result<Option<Viewer>, ConsoleError> {
+    Ok(crate::api::backend::current_caller().await?.map(|who| who.viewer))
+}
+
+#[server]
+pub async fn maintenance_status() -> Result<MaintenanceView, ConsoleError> {
+    use crate::api::backend::*;
+    backend()?.maintenance().await.map_err(answer)
+}
+
+#[server]
+pub async fn dashboard() -> Result<DashboardView, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.dashboard(&who).await.map_err(answer)
+}
+
+/// Why the cluster cannot be reached right now (signed-in users only).
+#[server]
+pub async fn cluster_problem() -> Result<Option<String>, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, _) = signed_in().await?;
+    Ok(backend.executor_problem().await)
+}
+
+#[server]
+pub async fn usage_page(lab: Option<String>) -> Result<views::UsagePage, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.usage(&who, lab).await.map_err(answer)
+}

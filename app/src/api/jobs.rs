@@ -1,0 +1,77 @@
+//! The job pages' server functions: queue, list, one job, its log,
+//! submit, cancel, and the workspaces the submit form offers.
+
+use crate::model::error::ConsoleError;
+use crate::model::views::{self, JobPage, LogChunk, WorkspaceView};
+use leptos::prelude::*;
+
+#[server]
+pub async fn queue_view() -> Result<views::QueueView, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.queue(&who).await.map_err(answer)
+}
+
+#[server]
+pub async fn jobs_page(state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.jobs(&who, state, before).await.map_err(answer)
+}
+
+#[server]
+pub async fn job_detail(id: i64) -> Result<views::JobDetail, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.job(&who, id).await.map_err(answer)
+}
+
+#[server]
+pub async fn job_log(id: i64, offset: u64) -> Result<LogChunk, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.job_log(&who, id, offset).await.map_err(answer)
+}
+
+/// The log's last 64 KiB before `end` (None: its end now).
+#[server]
+pub async fn job_log_tail(id: i64, end: Option<u64>) -> Result<LogChunk, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.job_log_tail(&who, id, end).await.map_err(answer)
+}
+
+/// Submits, then sends the browser to the new job's page.
+#[server]
+pub async fn submit_job(
+    name: String,
+    command: String,
+    num_gpus: String,
+    time_limit_minutes: String,
+    env: String,
+    workspace: Option<String>,
+) -> Result<i64, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    let workspace = workspace.unwrap_or_default();
+    let form = crate::model::views::SubmitForm { name, command, num_gpus, time_limit_minutes, env, workspace };
+    let job = backend.submit(&who, form).await.map_err(answer)?;
+    leptos_axum::redirect(&format!("/jobs/{}", job.id));
+    Ok(job.id)
+}
+
+/// The viewer's lab's workspaces (the submit form offers the READY ones).
+#[server]
+pub async fn my_workspaces() -> Result<Vec<WorkspaceView>, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.workspaces(&who).await.map_err(answer)
+}
+
+#[server]
+pub async fn cancel_job(id: i64) -> Result<String, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    let job = backend.cancel(&who, id).await.map_err(answer)?;
+    Ok(job.state.as_str().to_string())
+}

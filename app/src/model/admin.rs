@@ -1,0 +1,97 @@
+//! What the admin pages for the cluster, people and LLM backfill show, and
+//! the changes their forms ask for. Form fields arrive as text; the server
+//! parses them and names the field when one is wrong.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{NodeView, Role, TierView};
+use crate::model::views::BackfillView;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserView {
+    pub username: String,
+    pub lab: String,
+    pub role: Role,
+    pub unix_uid: Option<i64>,
+    /// The uid handed out from `executor.uid_range` when none is
+    /// configured (policy §8): the user's own, kept for good.
+    pub allocated_uid: Option<i64>,
+    pub max_concurrent: i64,
+    pub disabled: bool,
+}
+
+/// Tiers, nodes, labs, users and backfill, for the admin pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdminClusterView {
+    pub tiers: Vec<TierView>,
+    pub nodes: Vec<NodeView>,
+    pub labs: Vec<String>,
+    pub users: Vec<UserView>,
+    /// With the command (admins see it).
+    pub backfill: BackfillView,
+}
+
+/// One admin change from a console form. Empty text = leave as is (for
+/// edits) or the default (for new things).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AdminAction {
+    CreateTier {
+        name: String,
+        display_name: String,
+        vram_gb: String,
+        tflops: String,
+        sort_order: String,
+        max_gpus: String,
+    },
+    UpdateTier {
+        name: String,
+        vram_gb: String,
+        tflops: String,
+        sort_order: String,
+        max_gpus: String,
+    },
+    SetTierActive {
+        name: String,
+        active: bool,
+    },
+    CreateNode {
+        name: String,
+        tier: String,
+        count: String,
+    },
+    DrainNode {
+        name: String,
+    },
+    DeleteNode {
+        name: String,
+    },
+    CreateLab {
+        name: String,
+    },
+    CreateUser {
+        username: String,
+        password: String,
+        lab: String,
+        role: String,
+        unix_uid: String,
+        max_concurrent: String,
+    },
+    /// `unix_uid` "none" clears it.
+    /// `access`: "" unchanged, "disable" (sign-in refused, sessions and
+    /// tokens ended) or "enable".
+    UpdateUser {
+        username: String,
+        lab: String,
+        role: String,
+        unix_uid: String,
+        max_concurrent: String,
+        password: String,
+        access: String,
+    },
+    SetBackfill {
+        enabled: bool,
+        command: String,
+        min_idle_seconds: String,
+        gpus_per_instance: String,
+    },
+}

@@ -1,0 +1,131 @@
+//! The error codes of api.md, and the console's error, which keeps its
+//! code all the way to the browser: a server function answers with a
+//! [`ConsoleError`], so a page can tell QUEUE_LIMIT from NO_FIT_PLACEMENT
+//! exactly as a /v1 client can.
+
+use serde::{Deserialize, Serialize};
+
+/// Every `error.code` api.md defines, with its HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    BadRequest,
+    Unauthenticated,
+    Forbidden,
+    NotFound,
+    Conflict,
+    Validation,
+    NoFitPlacement,
+    QueueLimit,
+    TooManyAttempts,
+    ServiceMaintenance,
+    PayloadTooLarge,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadRequest => "BAD_REQUEST",
+            ErrorCode::Unauthenticated => "UNAUTHENTICATED",
+            ErrorCode::Forbidden => "FORBIDDEN",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::Validation => "VALIDATION",
+            ErrorCode::NoFitPlacement => "NO_FIT_PLACEMENT",
+            ErrorCode::QueueLimit => "QUEUE_LIMIT",
+            ErrorCode::TooManyAttempts => "TOO_MANY_ATTEMPTS",
+            ErrorCode::ServiceMaintenance => "SERVICE_MAINTENANCE",
+            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+
+    /// The HTTP status api.md gives the code.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::BadRequest => 400,
+            ErrorCode::Unauthenticated => 401,
+            ErrorCode::Forbidden => 403,
+            ErrorCode::NotFound => 404,
+            ErrorCode::Conflict => 409,
+            ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::Validation | ErrorCode::NoFitPlacement => 422,
+            ErrorCode::QueueLimit | ErrorCode::TooManyAttempts => 429,
+            ErrorCode::Internal => 500,
+            ErrorCode::ServiceMaintenance => 503,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a console server function fails with: the api.md code and a
+/// message for the user (internals stay in the server log).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ConsoleError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ConsoleError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+
+    pub fn unauthenticated() -> Self {
+        Self::new(ErrorCode::Unauthenticated, "please sign in")
+    }
+
+    pub fn forbidden() -> Self {
+        Self::new(ErrorCode::Forbidden, "this page is for admins")
+    }
+
+    /// A mistake in a form field, named.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Validation, message)
+    }
+
+    pub fn internal() -> Self {
+        Self::new(ErrorCode::Internal, "internal error")
+    }
+}
+
+/// Failures of the transport itself (the server unreachable, a reply
+/// that does not parse) arrive as `INTERNAL` with what went wrong.
+impl leptos::server_fn::error::FromServerFnError for ConsoleError {
+    type Encoder = leptos::server_fn::codec::JsonEncoding;
+
+    fn from_server_fn_error(value: leptos::server_fn::error::ServerFnErrorErr) -> Self {
+        Self::new(ErrorCode::Internal, value.to_string())
+    }
+}
+
+impl From<leptos::server_fn::error::ServerFnErrorErr> for ConsoleError {
+    fn from(value: leptos::server_fn::error::ServerFnErrorErr) -> Self {
+        Self::new(ErrorCode::Internal, value.to_string())
+    }
+}
+
+impl From<leptos::prelude::ServerFnError> for ConsoleError {
+    fn from(value: leptos::prelude::ServerFnError) -> Self {
+        Self::new(ErrorCode::Internal, value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_as_api_md_names() {
+        for code in [ErrorCode::QueueLimit, ErrorCode::NoFitPlacement, ErrorCode::ServiceMaintenance] {
+            assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! View structs for the queue, labs, placements, logs and files: what the
+//! REST API returns (api.md field names) and the console renders.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{JobView, NodeView, ReservationView, TierView};
+
+/// A page of jobs, newest first; `next` is the `before` for the next page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct JobPage {
+    pub jobs: Vec<JobView>,
+    pub next: Option<i64>,
+}
+
+/// The console's queue page lists this many global-queue rows.
+pub const QUEUE_PAGE_ROWS: usize = 200;
+
+/// One waiting job in queue order. Other labs' jobs show their lab and
+/// size but not their name or user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct QueueEntry {
+    pub rank: Option<u32>,
+    pub id: i64,
+    pub name: Option<String>,
+    pub user: Option<String>,
+    pub lab: String,
+    pub num_gpus: u32,
+    pub lab_usage_tflop_s: f64,
+    pub queue_entered_at: Option<String>,
+    pub pending_reason: Option<String>,
+    pub reservation: Option<ReservationView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct QueueView {
+    /// The global queue in this cycle's order.
+    pub jobs: Vec<QueueEntry>,
+    /// The caller's personal queue (over their concurrency limit).
+    pub user_queue: Vec<QueueEntry>,
+    /// Set when `jobs` was cut short (the console shows the head of a
+    /// long queue): how many jobs wait in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_waiting: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct LabView {
+    pub name: String,
+    /// Decayed to now (policy §2).
+    pub usage_tflop_s: f64,
+    pub running_gpus: u32,
+    pub queued_jobs: u32,
+}
+
+/// One day of a lab's charges (not decayed), split by tier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct UsageDay {
+    /// `YYYY-MM-DD`, UTC.
+    pub date: String,
+    pub usage_tflop_s: f64,
+    pub by_tier: Vec<TierUsage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TierUsage {
+    pub tier: String,
+    pub usage_tflop_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct LabUsageSeries {
+    pub lab: String,
+    pub days: Vec<UsageDay>,
+}
+
+/// GPU counts of one placement (node × tier).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct PlacementView {
+    pub node: String,
+    pub tier: String,
+    pub capacity: u32,
+    pub idle: u32,
+    pub research: u32,
+    pub backfill: u32,
+    pub reserved: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct BackfillInstanceView {
+    pub id: i64,
+    pub node: String,
+    pub tier: String,
+    pub gpu_indices: Vec<u32>,
+    pub endpoint: Option<String>,
+    pub started_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct BackfillView {
+    pub enabled: bool,
+    pub instances: Vec<BackfillInstanceView>,
+    pub served_gpu_hours: f64,
+    /// Idle time before a GPU gets an instance.
+    #[serde(default)]
+    pub min_idle_seconds: u64,
+    #[serde(default)]
+    pub gpus_per_instance: u32,
+    /// The serving command; shown to admins only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+/// A slice of a job's log: bytes `offset..next_offset`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct LogChunk {
+    pub offset: u64,
+    pub data: String,
+    pub next_offset: u64,
+    /// The job has ended and everything was read.
+    pub eof: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct FileEntry {
+    /// Relative to the job's output directory, `/`-separated.
+    pub path: String,
+    pub size: u64,
+    pub modified: String,
+}
+
+/// The lab usage page: every lab's standing and one lab's last 30 days.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct UsagePage {
+    pub labs: Vec<LabView>,
+    /// The viewer's lab.
+    pub my_lab: String,
+    pub series: LabUsageSeries,
+}
+
+/// An API token as its owner sees it (never the token itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TokenView {
+    pub id: i64,
+    pub label: Option<String>,
+    pub created_at: String,
+    pub expires_at: String,
+    pub last_used_at: Option<String>,
+}
+
+/// A token just created: the only time its secret is shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NewToken {
+    pub token: String,
+    pub expires_at: String,
+}
+
+/// One admin action from the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct AuditEntryView {
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub target: Option<String>,
+    pub detail: String,
+}
+
+/// What the admin page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct AdminView {
+    pub maintenance: crate::model::MaintenanceView,
+    pub audit: Vec<AuditEntryView>,
+}
+
+/// A job as its detail page shows it: what the viewer may do with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct JobDetail {
+    pub job: JobView,
+    /// Owner or admin: may cancel (while it is not over).
+    pub can_cancel: bool,
+    /// Owner or admin: may read the log and files.
+    pub can_read_output: bool,
+    /// The first files by path (the console shows a page of them) …
+    pub files: Vec<FileEntry>,
+    /// … of this many.
+    pub files_total: usize,
+}
+
+/// The submit form as typed (validated on the server, errors per field).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SubmitForm {
+    pub name: String,
+    pub command: String,
+    pub num_gpus: String,
+    pub time_limit_minutes: String,
+    /// `KEY=value` per line.
+    pub env: String,
+    /// A READY workspace of the lab; empty = none.
+    #[serde(default)]
+    pub workspace: String,
+}
+
+/// A pending reason (policy §9) in words for the console, e.g.
+/// `RESERVING (1/2 GPUs on node-4090/rtx4090)` → "waiting for 1 more GPU
+/// on node-4090 (rtx4090), reserved 1/2".
+pub fn reason_in_words(reason: &str) -> String {
+    if let Some(inner) = reason.strip_prefix("RESERVING (").and_then(|r| r.strip_suffix(')')) {
+        // "k/n GPUs on node/tier"
+        let parsed = inner.split_once(" GPUs on ").and_then(|(counts, place)| {
+            let (have, need) = counts.split_once('/')?;
+            let (have, need): (u32, u32) = (have.parse().ok()?, need.parse().ok()?);
+            let (node, tier) = place.rsplit_once('/')?;
+            Some((have, need, node.to_string(), tier.to_string()))
+        });
+        if let Some((have, need, node, tier)) = parsed {
+            let more = need.saturating_sub(have);
+            let gpus = if more == 1 { "GPU" } else { "GPUs" };
+            return format!("waiting for {more} more {gpus} on {node} ({tier}), reserved {have}/{need}");
+        }
+    }
+    match reason {
+        "USER_CONCURRENCY_LIMIT" => "over the owner's concurrent-job limit (personal queue)".into(),
+        "WAITING_FOR_HIGHER_RANK" => "waiting for higher-ranked jobs".into(),
+        "NO_IDLE_GPU" => "no idle GPUs fit it yet".into(),
+        "MAINTENANCE" => "maintenance: nothing is dispatched".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A lab's workspace: a container image built from `base_image` plus
+/// `packages` (with network access), which jobs then run in offline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct WorkspaceView {
+    pub name: String,
+    pub lab: String,
+    pub base_image: String,
+    pub packages: Vec<String>,
+    /// `BUILDING`, `READY` or `FAILED`.
+    pub status: String,
+    pub created_at: String,
+    /// The build's output so far (its last 64 KiB); only in the answer
+    /// for one workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_log: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_read_as_words() {
+        assert_eq!(
+            reason_in_words("RESERVING (1/2 GPUs on node-4090/rtx4090)"),
+            "waiting for 1 more GPU on node-4090 (rtx4090), reserved 1/2"
+        );
+        assert_eq!(reason_in_words("RESERVING (0/4 GPUs on a/b)"), "waiting for 4 more GPUs on a (b), reserved 0/4");
+        assert_eq!(reason_in_words("NO_IDLE_GPU"), "no idle GPUs fit it yet");
+        assert_eq!(reason_in_words("SOMETHING_NEW"), "SOMETHING_NEW");
+    }
+}
+
+/// What the dashboard shows on first render.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct DashboardView {
+    pub tiers: Vec<TierView>,
+    pub nodes: Vec<NodeView>,
+    /// The viewer's jobs that are not over yet.
+    #[serde(default)]
+    pub my_jobs: Vec<JobView>,
+    /// Every lab's standing (decayed usage, running GPUs, queued jobs).
+    #[serde(default)]
+    pub labs: Vec<LabView>,
+}

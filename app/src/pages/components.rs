@@ -1,0 +1,118 @@
+//! Pieces every console page uses: the top bar with navigation and the
+//! signed-in user, and the maintenance banner.
+
+use crate::api::{cluster_problem, maintenance_status, whoami};
+use crate::model::{MaintenancePhase, MaintenanceView, Viewer};
+use crate::model::error::ConsoleError;
+use leptos::prelude::*;
+
+/// The banner shown on every page while maintenance is in any phase but
+/// NORMAL (policy §10). Renders nothing in NORMAL.
+#[component]
+pub fn MaintenanceBanner(status: MaintenanceView) -> impl IntoView {
+    (status.phase != MaintenancePhase::Normal).then(|| {
+        let what = match status.phase {
+            MaintenancePhase::Draining => "Maintenance: draining — new jobs are not accepted; running jobs finish.",
+            MaintenancePhase::BackfillRecovery => "Maintenance: reclaiming LLM backfill before operators start.",
+            MaintenancePhase::Active => "Maintenance in progress — jobs are not dispatched.",
+            MaintenancePhase::Normal => "",
+        };
+        view! {
+            <div class="banner" role="status" data-phase=status.phase.as_str()>
+                <strong>{status.phase.as_str()}</strong>
+                " "
+                <span>{what}</span>
+                {status.message.map(|m| view! { " " <em class="banner-message">{m}</em> })}
+                <span class="banner-since">" since " {status.since}</span>
+            </div>
+        }
+    })
+}
+
+#[component]
+fn Nav(viewer: Viewer) -> impl IntoView {
+    let admin = viewer.is_admin();
+    view! {
+        <nav class="nav" aria-label="Main">
+            <a href="/">"Dashboard"</a>
+            <a href="/queue">"Queue"</a>
+            <a href="/jobs">"Jobs"</a>
+            <a href="/submit">"Submit"</a>
+            <a href="/usage">"Lab usage"</a>
+            <a href="/account">"Account"</a>
+            {admin.then(|| view! { <a href="/admin">"Admin"</a> })}
+        </nav>
+        <div class="who">
+            <span class="who-name" data-testid="who">{viewer.username.clone()}</span>
+            <span class="who-lab">" (" {viewer.lab.clone()} ", " {viewer.role.as_str()} ")"</span>
+            <form method="post" action="/logout" class="logout">
+                <button type="submit">"Sign out"</button>
+            </form>
+        </div>
+    }
+}
+
+/// Top bar + banner + page body.
+#[component]
+pub fn Layout(children: Children) -> impl IntoView {
+    let viewer = Resource::new(|| (), |_| whoami());
+    let maintenance = Resource::new(|| (), |_| maintenance_status());
+    let cluster = Resource::new(|| (), |_| cluster_problem());
+    view! {
+        <header class="topbar">
+            <a class="brand" href="/">"JPU-Share"</a>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    viewer.await.ok().flatten().map(|v| view! { <Nav viewer=v/> })
+                })}
+            </Suspense>
+        </header>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                maintenance.await.ok().map(|m| view! { <MaintenanceBanner status=m/> })
+            })}
+        </Suspense>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                cluster.await.ok().flatten().map(|problem| view! {
+                    <div class="banner" role="status" data-testid="cluster-down">
+                        <strong>"Cluster unreachable"</strong>
+                        " New jobs stay queued until it answers again. "
+                        <span class="banner-since">{problem}</span>
+                    </div>
+                })
+            })}
+        </Suspense>
+        <main class="content">{children()}</main>
+    }
+}
+
+/// A counter that goes up every `ms` in the browser (never on the
+/// server), for pages that refresh themselves without a reload.
+pub fn use_ticker(ms: u64) -> ReadSignal<u32> {
+    let (tick, set_tick) = signal(0u32);
+    // (a build with both features is the server's: no timers there)
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    Effect::new(move |_| {
+        let handle = leptos::leptos_dom::helpers::set_interval_with_handle(
+            move || set_tick.update(|t| *t += 1),
+            std::time::Duration::from_millis(ms),
+        );
+        on_cleanup(move || {
+            if let Ok(h) = handle {
+                h.clear();
+            }
+        });
+    });
+    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+    let _ = (ms, set_tick);
+    tick
+}
+
+/// A server function's error, shown to the user; its api.md code rides
+/// along in `data-code` (tests and styles can tell QUEUE_LIMIT from
+/// NO_FIT_PLACEMENT without parsing the words).
+#[component]
+pub fn ErrorText(error: ConsoleError) -> impl IntoView {
+    view! { <p class="error" role="alert" data-code=error.code.as_str()>{error.message}</p> }
+}

@@ -1,0 +1,178 @@
+//! `/jobs/{id}`: one job — its timeline, attempts, live log, files and
+//! the cancel button — refreshed while the page is open.
+
+use crate::api::{
+    job_detail, job_log, job_log_tail, CancelJob,
+};
+use crate::pages::components::{use_ticker, ErrorText, Layout};
+use crate::model::views::{reason_in_words, JobDetail};
+use super::short_time;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+#[component]
+pub fn JobPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = params.with_untracked(|p| p.get("id").and_then(|id| id.parse::<i64>().ok()).unwrap_or(0));
+    view! { <Layout><JobPageBody id/></Layout> }
+}
+
+/// The job, refreshed while the page is open (an island: the browser runs
+/// it; the rest of the page is plain server-rendered HTML).
+#[island]
+fn JobPageBody(id: i64) -> impl IntoView {
+    let tick = use_ticker(1500);
+    let detail = Resource::new(move || tick.get(), move |_| job_detail(id));
+    // The log opens at its end (a long one showed only its first 256 KiB,
+    // never where the job is now) and grows from there; earlier output is
+    // loaded a page at a time on request.
+    let anchor = StoredValue::new(None::<u64>);
+    let earlier = RwSignal::new(Vec::<String>::new());
+    let earliest = RwSignal::new(None::<u64>);
+    let log = Resource::new(
+        move || tick.get(),
+        move |_| async move {
+            let chunk = match anchor.get_value() {
+                None => job_log_tail(id, None).await?,
+                Some(at) => job_log(id, at).await?,
+            };
+            if anchor.get_value().is_none() {
+                anchor.set_value(Some(chunk.offset));
+            }
+            Ok::<_, crate::model::error::ConsoleError>(chunk)
+        },
+    );
+    let load_earlier = move |before: u64| {
+        leptos::task::spawn_local(async move {
+            if let Ok(chunk) = job_log_tail(id, Some(before)).await {
+                earliest.set(Some(chunk.offset));
+                earlier.update(|pages| pages.insert(0, chunk.data));
+            }
+        });
+    };
+    view! {
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => view! { <JobSummary detail=d/> }.into_any(),
+                    Err(e) => view! { <h1>"Job"</h1> <ErrorText error=e/> }.into_any(),
+                }
+            })}
+        </Transition>
+        <section aria-labelledby="log-h">
+            <h2 id="log-h">"Log"</h2>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match log.await {
+                        Ok(chunk) if chunk.data.is_empty() && chunk.offset == 0 => view! { <p class="muted" data-testid="log">"No output yet."</p> }.into_any(),
+                        Ok(chunk) => {
+                            let start = move || earliest.get().unwrap_or(chunk.offset);
+                            view! {
+                                {move || (start() > 0).then(|| view! {
+                                    <button type="button" class="link" data-testid="log-earlier" on:click=move |_| load_earlier(start())>
+                                        {format!("Show earlier output ({} KiB before this)", start().div_ceil(1024))}
+                                    </button>
+                                })}
+                                <pre class="log" data-testid="log">{move || earlier.get().concat()}{chunk.data}</pre>
+                            }.into_any()
+                        }
+                        Err(e) => view! { <ErrorText error=e/> }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn JobSummary(detail: JobDetail) -> impl IntoView {
+    let job = detail.job;
+    let id = job.id;
+    let timeline = vec![
+        ("Submitted", Some(job.submitted_at.clone())),
+        ("Queued", job.queue_entered_at.clone()),
+        ("Started", job.started_at.clone()),
+        ("Ended", job.ended_at.clone()),
+    ];
+    let reservation = job.reservation.clone().map(|r| {
+        view! { <p data-testid="reservation">{format!("Reserving {}/{} GPUs on {} ({})", r.gpus, job.num_gpus, r.node, r.tier)}</p> }
+    });
+    let files = detail.files.clone();
+    let more_files = detail.files_total.saturating_sub(files.len());
+    view! {
+        <h1>{format!("Job #{} {}", job.id, job.name)}</h1>
+        <p>
+            <span class="state" data-testid="state" data-state=job.state.as_str()>{job.state.as_str()}</span>
+            " · " {job.user.clone()} " (" {job.lab.clone()} ") · " {job.num_gpus} " GPU(s)"
+            {job.end_reason.clone().map(|r| view! { " · " <strong>{r}</strong> })}
+            {job.pending_reason.clone().map(|r| view! { " · " <span class="reason">{reason_in_words(&r)}</span> })}
+        </p>
+        {reservation}
+        {job.last_error.clone().map(|e| view! { <p class="error">{format!("Last dispatch error: {e}")}</p> })}
+        {detail.can_cancel.then(|| view! { <CancelButton id/> })}
+        <ol class="timeline" aria-label="Timeline">
+            {timeline.into_iter().map(|(label, at)| view! {
+                <li class:done=at.is_some()><strong>{label}</strong> " " {short_time(&at)}</li>
+            }).collect_view()}
+        </ol>
+        <h2>"Attempts"</h2>
+        <div class="scroll">
+        <table class="table" data-testid="attempts">
+            <thead><tr><th>"#"</th><th>"Tier"</th><th>"Node"</th><th>"Started"</th><th>"Ended"</th><th>"Exit"</th><th>"Reason"</th><th>"Usage (TFLOP·s)"</th></tr></thead>
+            <tbody>
+                {job.attempts.into_iter().map(|a| view! {
+                    <tr>
+                        <td>{a.attempt}</td><td>{a.tier}</td><td>{a.node}</td>
+                        <td>{short_time(&a.started_at)}</td><td>{short_time(&a.ended_at)}</td>
+                        <td>{a.exit_code.map(|c| c.to_string()).unwrap_or_default()}</td>
+                        <td>{a.reason.unwrap_or_default()}</td>
+                        <td>{format!("{:.0}", a.usage_tflop_s)}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        </div>
+        {detail.can_read_output.then(|| view! {
+            <h2>"Output files"</h2>
+            {if files.is_empty() {
+                view! { <p class="muted">"None yet."</p> }.into_any()
+            } else {
+                view! {
+                    <ul class="files" data-testid="files">
+                        {files.into_iter().map(|f| view! {
+                            <li><a href=crate::model::file_url(id, &f.path) download>{f.path.clone()}</a>
+                                " " <span class="muted">{format!("{} bytes", f.size)}</span></li>
+                        }).collect_view()}
+                    </ul>
+                    {(more_files > 0).then(|| view! {
+                        <p class="muted" data-testid="more-files">
+                            {format!("and {more_files} more files: list them all with GET /v1/jobs/{id}/files (a page at a time)")}
+                        </p>
+                    })}
+                }.into_any()
+            }}
+        })}
+    }
+}
+
+/// Cancel asks once more before it acts.
+#[component]
+fn CancelButton(id: i64) -> impl IntoView {
+    let cancel = ServerAction::<CancelJob>::new();
+    let (confirming, set_confirming) = signal(false);
+    view! {
+        <div class="cancel">
+            <Show
+                when=move || confirming.get()
+                fallback=move || view! { <button type="button" on:click=move |_| set_confirming.set(true)>"Cancel job…"</button> }
+            >
+                <span>"Cancel this job? A running job gets SIGTERM and its grace period to save its work."</span>
+                " "
+                <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelJob { id }); set_confirming.set(false); }>"Yes, cancel it"</button>
+                " "
+                <button type="button" on:click=move |_| set_confirming.set(false)>"Keep it"</button>
+            </Show>
+            {move || cancel.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorText error=e/> })}
+        </div>
+    }
+}

@@ -1,0 +1,68 @@
+//! The console's pages, in folders by area: jobs (queue, list, one job,
+//! submit), admin (maintenance, cluster, people, backfill), account and
+//! usage; `home` holds sign-in and the dashboard, `components` what pages
+//! share. This file is the HTML shell and the router.
+
+pub mod account;
+pub mod admin;
+pub mod components;
+mod home;
+pub mod jobs;
+pub mod usage;
+
+use account::AccountPage;
+use admin::{AdminBackfillPage, AdminClusterPage, AdminPage, AdminPeoplePage};
+use home::{DashboardPage, LoginPage};
+use jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
+use components::Layout;
+use usage::UsagePageView;
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    ParamSegment, StaticSegment,
+};
+
+/// The document around the app, rendered on the server.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                <HydrationScripts options islands=true/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="jpu" href="/pkg/jpu-share.css"/>
+        <Title text="JPU-Share"/>
+        <Router>
+            <Routes fallback=|| view! { <Layout><p>"No such page."</p></Layout> }>
+                <Route path=StaticSegment("") view=DashboardPage/>
+                <Route path=StaticSegment("login") view=LoginPage/>
+                <Route path=StaticSegment("queue") view=QueuePage/>
+                <Route path=StaticSegment("jobs") view=JobsPage/>
+                <Route path=(StaticSegment("jobs"), ParamSegment("id")) view=JobPage/>
+                <Route path=StaticSegment("submit") view=SubmitPage/>
+                <Route path=StaticSegment("usage") view=UsagePageView/>
+                <Route path=StaticSegment("account") view=AccountPage/>
+                <Route path=StaticSegment("admin") view=AdminPage/>
+                <Route path=(StaticSegment("admin"), StaticSegment("cluster")) view=AdminClusterPage/>
+                <Route path=(StaticSegment("admin"), StaticSegment("people")) view=AdminPeoplePage/>
+                <Route path=(StaticSegment("admin"), StaticSegment("backfill")) view=AdminBackfillPage/>
+            </Routes>
+        </Router>
+    }
+}

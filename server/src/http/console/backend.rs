@@ -1,0 +1,235 @@
+//! The console's backend: [`ConsoleBackend`] on [`AppState`]. The caller
+//! was resolved once by the middleware (it rides in [`SignedIn`]); each
+//! method parses what the form sent, calls the same service function the
+//! REST API uses, so console and API cannot disagree, and maps the error
+//! once ([`From<ServiceError>`] below), keeping its api.md code.
+
+use std::collections::BTreeMap;
+
+use app::api::backend::{ConsoleBackend, SignedIn};
+use app::model::admin::{AdminAction, AdminClusterView};
+use app::model::error::ConsoleError;
+use app::model::views::{
+    AdminView, AuditEntryView, DashboardView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm,
+    TokenView, UsagePage, WorkspaceView,
+};
+use app::model::{JobView, MaintenanceView, Role};
+
+use crate::auth::Caller;
+use crate::services::jobs::input::{SubmitBody, ValidSubmit};
+use crate::services::jobs::{self, reading, ListQuery};
+use crate::services::{account, admin, audit, dashboard, views, workspaces, ServiceError};
+use crate::state::AppState;
+
+/// The one mapping from the services' error: the code kept, internals
+/// logged here and never shown.
+impl From<ServiceError> for ConsoleError {
+    fn from(e: ServiceError) -> Self {
+        match e {
+            ServiceError::Internal(detail) => {
+                tracing::error!(error = %detail, "console request failed");
+                ConsoleError::internal()
+            }
+            other => ConsoleError::new(other.code(), other.to_string()),
+        }
+    }
+}
+
+/// The server's record of the caller, put there by the middleware.
+fn caller(who: &SignedIn) -> Result<&Caller, ConsoleError> {
+    who.principal.downcast_ref::<Caller>().ok_or_else(ConsoleError::unauthenticated)
+}
+
+fn admin_caller(who: &SignedIn) -> Result<&Caller, ConsoleError> {
+    let caller = caller(who)?;
+    if caller.user.role == Role::Admin {
+        Ok(caller)
+    } else {
+        Err(ConsoleError::forbidden())
+    }
+}
+
+/// `KEY=value` lines (blank lines and `#` comments skipped).
+fn parse_env(text: &str) -> Result<BTreeMap<String, String>, ConsoleError> {
+    let mut env = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) =
+            line.split_once('=').ok_or_else(|| ConsoleError::invalid(format!("env line {}: write KEY=value", n + 1)))?;
+        env.insert(key.trim().to_string(), value.to_string());
+    }
+    Ok(env)
+}
+
+/// A number from a form field; blank = None.
+pub(crate) fn parse_number<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, ConsoleError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| ConsoleError::invalid(format!("{field}: `{text}` is not a number")))
+}
+
+/// The submit form's text fields as the body /v1/jobs takes.
+fn submit_body(form: SubmitForm) -> Result<SubmitBody, ConsoleError> {
+    Ok(SubmitBody {
+        name: form.name.trim().to_string(),
+        command: form.command.replace("\r\n", "\n"),
+        num_gpus: parse_number("num_gpus", &form.num_gpus)?.unwrap_or(1),
+        workspace: Some(form.workspace.trim().to_string()).filter(|w| !w.is_empty()),
+        time_limit_minutes: parse_number("time_limit_minutes", &form.time_limit_minutes)?,
+        env: parse_env(&form.env)?,
+    })
+}
+
+/// Audit entries the admin page shows.
+const ADMIN_PAGE_AUDIT: i64 = 50;
+
+#[async_trait::async_trait]
+impl ConsoleBackend for AppState {
+    async fn dashboard(&self, who: &SignedIn) -> Result<DashboardView, ConsoleError> {
+        Ok(dashboard::dashboard(self, caller(who)?).await?)
+    }
+
+    async fn maintenance(&self) -> Result<MaintenanceView, ConsoleError> {
+        Ok(views::maintenance(self).await?)
+    }
+
+    async fn queue(&self, who: &SignedIn) -> Result<QueueView, ConsoleError> {
+        // the page shows the head of the queue; do not ship all of it
+        Ok(views::queue(self, caller(who)?, Some(app::model::views::QUEUE_PAGE_ROWS)).await?)
+    }
+
+    async fn jobs(&self, who: &SignedIn, state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError> {
+        let query = ListQuery { state, before, limit: Some(25), ..ListQuery::default() };
+        Ok(jobs::list(self, caller(who)?, &query).await?)
+    }
+
+    async fn job(&self, who: &SignedIn, id: i64) -> Result<JobDetail, ConsoleError> {
+        Ok(reading::detail(self, caller(who)?, id).await?)
+    }
+
+    async fn job_log(&self, who: &SignedIn, id: i64, offset: u64) -> Result<LogChunk, ConsoleError> {
+        Ok(reading::log(self, caller(who)?, id, offset).await?)
+    }
+
+    async fn job_log_tail(&self, who: &SignedIn, id: i64, end: Option<u64>) -> Result<LogChunk, ConsoleError> {
+        Ok(reading::log_tail(self, caller(who)?, id, end).await?)
+    }
+
+    async fn submit(&self, who: &SignedIn, form: SubmitForm) -> Result<JobView, ConsoleError> {
+        let valid = ValidSubmit::try_from(submit_body(form)?).map_err(ServiceError::from)?;
+        Ok(jobs::submit(self, caller(who)?, valid).await?)
+    }
+
+    async fn cancel(&self, who: &SignedIn, id: i64) -> Result<JobView, ConsoleError> {
+        Ok(jobs::cancel(self, caller(who)?, id).await?)
+    }
+
+    async fn workspaces(&self, who: &SignedIn) -> Result<Vec<WorkspaceView>, ConsoleError> {
+        Ok(workspaces::own_lab(self, caller(who)?).await?)
+    }
+
+    async fn usage(&self, who: &SignedIn, lab: Option<String>) -> Result<UsagePage, ConsoleError> {
+        Ok(views::usage_page(self, caller(who)?, lab).await?)
+    }
+
+    async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Result<(), ConsoleError> {
+        let epoch = account::change_password(self, caller(who)?, &current, &new).await?;
+        // this session stays signed in; every other one has ended
+        if let Ok(session) = leptos_axum::extract::<tower_sessions::Session>().await {
+            session
+                .insert(crate::http::middleware::SESSION_EPOCH_KEY, epoch)
+                .await
+                .map_err(|e| ServiceError::Internal(format!("session: {e}")))?;
+        }
+        Ok(())
+    }
+
+    async fn tokens(&self, who: &SignedIn) -> Result<Vec<TokenView>, ConsoleError> {
+        Ok(account::tokens(self, caller(who)?).await?)
+    }
+
+    async fn create_token(&self, who: &SignedIn, label: String) -> Result<NewToken, ConsoleError> {
+        Ok(account::create_token(self, caller(who)?, &label).await?)
+    }
+
+    async fn revoke_token(&self, who: &SignedIn, id: i64) -> Result<(), ConsoleError> {
+        Ok(account::revoke_token(self, caller(who)?, id).await?)
+    }
+
+    async fn executor_problem(&self) -> Option<String> {
+        self.executor_health.problem()
+    }
+
+    async fn admin_view(&self, who: &SignedIn) -> Result<AdminView, ConsoleError> {
+        admin_caller(who)?;
+        let maintenance = views::maintenance(self).await?;
+        let page = audit::page(self, None, Some(ADMIN_PAGE_AUDIT)).await?;
+        let audit = page
+            .entries
+            .into_iter()
+            .map(|e| AuditEntryView {
+                at: e.at,
+                actor: e.actor,
+                action: e.action,
+                target: e.target,
+                detail: e.detail.to_string(),
+            })
+            .collect();
+        Ok(AdminView { maintenance, audit })
+    }
+
+    async fn set_maintenance(
+        &self,
+        who: &SignedIn,
+        action: String,
+        message: String,
+    ) -> Result<MaintenanceView, ConsoleError> {
+        let caller = admin_caller(who)?;
+        let action = match action.as_str() {
+            "start" => admin::MaintenanceAction::Start { message: Some(message) },
+            "end" => admin::MaintenanceAction::End,
+            other => return Err(ConsoleError::invalid(format!("action: unknown `{other}`"))),
+        };
+        Ok(admin::maintenance(self, caller, action).await?)
+    }
+
+    async fn admin_cluster(&self, who: &SignedIn) -> Result<AdminClusterView, ConsoleError> {
+        admin_caller(who)?;
+        super::admin::view(self).await
+    }
+
+    async fn admin_action(&self, who: &SignedIn, action: AdminAction) -> Result<String, ConsoleError> {
+        super::admin::act(self, admin_caller(who)?, action).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::model::error::ErrorCode;
+
+    #[test]
+    fn env_lines_are_parsed_and_mistakes_named() {
+        let env = parse_env("A=1\n\n# note\nB = x=y\n").unwrap();
+        assert_eq!(env.get("A").map(String::as_str), Some("1"));
+        assert_eq!(env.get("B").map(String::as_str), Some(" x=y"));
+        assert!(matches!(parse_env("oops"), Err(e) if e.code == ErrorCode::Validation && e.message.contains("line 1")));
+        assert_eq!(parse_number::<i64>("num_gpus", " 2 ").unwrap(), Some(2));
+        assert!(parse_number::<i64>("num_gpus", "two").is_err());
+    }
+
+    #[test]
+    fn service_errors_keep_their_code_and_hide_internals() {
+        let limit = ConsoleError::from(ServiceError::QueueLimit("too many".into()));
+        assert_eq!((limit.code, limit.message.as_str()), (ErrorCode::QueueLimit, "too many"));
+        let fit = ConsoleError::from(ServiceError::NoFitPlacement("never fits".into()));
+        assert_eq!(fit.code, ErrorCode::NoFitPlacement);
+        let internal = ConsoleError::from(ServiceError::Internal("database: disk I/O error".into()));
+        assert_eq!((internal.code, internal.message.as_str()), (ErrorCode::Internal, "internal error"));
+    }
+}

@@ -1,0 +1,100 @@
+//! Console sign-in and sign-out as plain form posts (they work without
+//! JavaScript), and the Leptos routes with the shared state as context.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::{Form, Router};
+use leptos::prelude::{provide_context, use_context};
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use serde::Deserialize;
+use std::sync::Arc;
+use tower_sessions::Session;
+
+use crate::http::extract::ClientAddr;
+use crate::http::middleware::{SESSION_EPOCH_KEY, SESSION_USER_KEY};
+use crate::auth::{self, AuthError};
+use crate::state::AppState;
+use app::api::backend::Backend;
+
+pub mod admin;
+pub mod backend;
+use app::{shell, App};
+
+pub fn router(state: &AppState) -> Router<AppState> {
+    let backend = Backend(Arc::new(state.clone()));
+    let leptos_options = state.leptos.clone();
+    // the browser bundle, served as the build compressed it (brotli at
+    // its best level, far smaller than what a response-time compressor
+    // can afford); files without a compressed twin go through the
+    // compression layer as before
+    let bundle = tower_http::services::ServeDir::new(state.settings.server.site_root.join("pkg"))
+        .precompressed_br()
+        .precompressed_gzip();
+    Router::new()
+        .nest_service("/pkg", bundle)
+        .route("/login", post(login))
+        .route("/logout", post(logout))
+        .leptos_routes_with_context(
+            state,
+            generate_route_list(App),
+            move || {
+                provide_context(backend.clone());
+                // the nonce the Content-Security-Policy header names
+                let nonce = use_context::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<crate::http::middleware::CspNonce>().cloned());
+                if let Some(nonce) = nonce {
+                    provide_context(leptos::nonce::Nonce::from_value(nonce.0));
+                }
+            },
+            move || shell(leptos_options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    username: String,
+    password: String,
+}
+
+async fn login(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    session: Session,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    match auth::authenticate(&state.db, &state.throttle, form.username.trim(), &form.password, client).await {
+        Ok(user) => {
+            // a new session id at sign-in defeats session fixation
+            if let Err(e) = session.cycle_id().await {
+                tracing::error!(error = %e, "cannot rotate session id");
+                return Redirect::to("/login?error=session").into_response();
+            }
+            let stored = match session.insert(SESSION_USER_KEY, user.id).await {
+                Ok(()) => session.insert(SESSION_EPOCH_KEY, user.session_epoch).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = stored {
+                tracing::error!(error = %e, "cannot store session");
+                return Redirect::to("/login?error=session").into_response();
+            }
+            Redirect::to("/").into_response()
+        }
+        Err(AuthError::Throttled(_)) => Redirect::to("/login?error=throttled").into_response(),
+        Err(AuthError::InvalidCredentials) => Redirect::to("/login?error=credentials").into_response(),
+        Err(AuthError::Disabled) => Redirect::to("/login?error=disabled").into_response(),
+        Err(AuthError::Password(auth::PasswordError::Busy)) => Redirect::to("/login?error=busy").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "sign-in failed");
+            Redirect::to("/login?error=internal").into_response()
+        }
+    }
+}
+
+async fn logout(session: Session) -> Redirect {
+    if let Err(e) = session.flush().await {
+        tracing::warn!(error = %e, "cannot delete session");
+    }
+    Redirect::to("/login")
+}

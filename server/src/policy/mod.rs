@@ -1,0 +1,24 @@
+//! The scheduling policy (policy.md) as pure code: a snapshot in, a plan
+//! out. [`cycle::decide`] is the whole of one cycle; [`usage`] is its
+//! arithmetic. Nothing here does I/O, awaits, or reads a clock — the
+//! server's loop (`crate::scheduler`), the simulator, the benches and the
+//! property tests all call these same functions, and `purity` fails the
+//! build's tests if anything else creeps in.
+
+pub mod admission;
+pub mod backfill;
+pub mod cycle;
+pub mod model;
+pub mod oom;
+mod placements;
+pub mod usage;
+pub mod world;
+
+#[cfg(test)]
+mod tests;
+
+pub use cycle::decide;
+pub use model::*;
+
+#[cfg(test)]
+mod proptests;

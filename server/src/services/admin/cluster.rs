@@ -1,0 +1,309 @@
+//! Admin changes to the inventory the scheduler places jobs on: tiers
+//! (policy §1) and nodes with their GPUs. Like every admin action, each is
+//! audited in the transaction that makes it and wakes the scheduler.
+
+use app::model::{NodeState, NodeView, TierView};
+use serde::Deserialize;
+
+use crate::services::admin::check_name;
+use crate::services::ServiceError;
+use crate::auth::Caller;
+use crate::clock::now_ms;
+use crate::db;
+use crate::services::Services;
+
+fn field(field: &'static str, message: impl std::fmt::Display) -> ServiceError {
+    ServiceError::field(field, message)
+}
+
+fn in_range(name: &'static str, value: i64, lo: i64, hi: i64) -> Result<i64, ServiceError> {
+    if (lo..=hi).contains(&value) {
+        Ok(value)
+    } else {
+        Err(field(name, format!("must be between {lo} and {hi}, got {value}")))
+    }
+}
+
+fn label(name: &'static str, value: &str) -> Result<String, ServiceError> {
+    let v = value.trim();
+    if v.is_empty() || v.chars().count() > 64 || v.chars().any(char::is_control) {
+        return Err(field(name, "must be 1 to 64 printable characters"));
+    }
+    Ok(v.to_string())
+}
+
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewTierBody {
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
+    pub name: String,
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
+    pub display_name: Option<String>,
+    #[schema(minimum = 1, maximum = 1024)]
+    pub vram_gb: i64,
+    #[schema(exclusive_minimum = 0, maximum = 100000)]
+    pub tflops: f64,
+    #[schema(minimum = -1000, maximum = 1000)]
+    pub sort_order: i64,
+    #[schema(minimum = 1, maximum = 8)]
+    pub max_gpus: i64,
+    #[schema(minimum = 1, maximum = 525600)]
+    pub max_time_limit_minutes: Option<i64>,
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
+    pub slurm_partition: Option<String>,
+    #[schema(minimum = 1, maximum = 256)]
+    pub cpus_per_gpu: Option<i64>,
+    #[schema(minimum = 1, maximum = 4096)]
+    pub mem_gb_per_gpu: Option<i64>,
+}
+
+/// Every field of `PATCH /v1/admin/tiers/{name}` is optional; the name
+/// stays (jobs and attempts refer to it).
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TierPatch {
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
+    pub display_name: Option<String>,
+    #[schema(minimum = 1, maximum = 1024)]
+    pub vram_gb: Option<i64>,
+    #[schema(exclusive_minimum = 0, maximum = 100000)]
+    pub tflops: Option<f64>,
+    #[schema(minimum = -1000, maximum = 1000)]
+    pub sort_order: Option<i64>,
+    #[schema(minimum = 1, maximum = 8)]
+    pub max_gpus: Option<i64>,
+    #[schema(minimum = 1, maximum = 525600)]
+    pub max_time_limit_minutes: Option<i64>,
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
+    pub slurm_partition: Option<String>,
+    #[schema(minimum = 1, maximum = 256)]
+    pub cpus_per_gpu: Option<i64>,
+    #[schema(minimum = 1, maximum = 4096)]
+    pub mem_gb_per_gpu: Option<i64>,
+    pub active: Option<bool>,
+}
+
+/// Applies `patch` to `tier`, checking every value it sets.
+fn patched(mut tier: TierView, patch: &TierPatch) -> Result<TierView, ServiceError> {
+    if let Some(v) = &patch.display_name {
+        tier.display_name = label("display_name", v)?;
+    }
+    if let Some(v) = patch.vram_gb {
+        tier.vram_gb = in_range("vram_gb", v, 1, 1024)?;
+    }
+    if let Some(v) = patch.tflops {
+        if !(v.is_finite() && v > 0.0 && v <= 100_000.0) {
+            return Err(field("tflops", format!("must be above 0 and at most 100000, got {v}")));
+        }
+        tier.tflops = v;
+    }
+    if let Some(v) = patch.sort_order {
+        tier.sort_order = in_range("sort_order", v, -1000, 1000)?;
+    }
+    if let Some(v) = patch.max_gpus {
+        tier.max_gpus = in_range("max_gpus", v, 1, 8)?;
+    }
+    if let Some(v) = patch.max_time_limit_minutes {
+        tier.max_time_limit_minutes = in_range("max_time_limit_minutes", v, 1, 525_600)?;
+    }
+    if let Some(v) = &patch.slurm_partition {
+        check_name("slurm_partition", v)?;
+        tier.slurm_partition = v.clone();
+    }
+    if let Some(v) = patch.cpus_per_gpu {
+        tier.cpus_per_gpu = in_range("cpus_per_gpu", v, 1, 256)?;
+    }
+    if let Some(v) = patch.mem_gb_per_gpu {
+        tier.mem_gb_per_gpu = in_range("mem_gb_per_gpu", v, 1, 4096)?;
+    }
+    if let Some(v) = patch.active {
+        tier.active = v;
+    }
+    Ok(tier)
+}
+
+async fn tier_by_name(conn: &mut sqlx::SqliteConnection, name: &str) -> Result<Option<TierView>, sqlx::Error> {
+    Ok(db::cluster::list_tiers(conn).await?.into_iter().find(|t| t.name == name))
+}
+
+pub async fn create_tier(state: &Services, admin: &Caller, body: NewTierBody) -> Result<TierView, ServiceError> {
+    check_name("name", &body.name)?;
+    let defaults = TierView {
+        name: body.name.clone(),
+        display_name: body.name.clone(),
+        vram_gb: 1,
+        tflops: 1.0,
+        sort_order: 0,
+        max_gpus: 1,
+        max_time_limit_minutes: 4320,
+        slurm_partition: body.name.clone(),
+        cpus_per_gpu: 4,
+        mem_gb_per_gpu: 16,
+        active: true,
+    };
+    let patch = TierPatch {
+        display_name: body.display_name,
+        vram_gb: Some(body.vram_gb),
+        tflops: Some(body.tflops),
+        sort_order: Some(body.sort_order),
+        max_gpus: Some(body.max_gpus),
+        max_time_limit_minutes: body.max_time_limit_minutes,
+        slurm_partition: body.slurm_partition,
+        cpus_per_gpu: body.cpus_per_gpu,
+        mem_gb_per_gpu: body.mem_gb_per_gpu,
+        active: None,
+    };
+    let tier = patched(defaults, &patch)?;
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let new = db::cluster::NewTier {
+        name: &tier.name,
+        display_name: &tier.display_name,
+        vram_gb: tier.vram_gb,
+        tflops: tier.tflops,
+        sort_order: tier.sort_order,
+        max_gpus: tier.max_gpus,
+        slurm_partition: &tier.slurm_partition,
+        cpus_per_gpu: tier.cpus_per_gpu,
+        mem_gb_per_gpu: tier.mem_gb_per_gpu,
+    };
+    db::cluster::insert_tier(&mut tx, new).await.map_err(|e| ServiceError::unique(e, format!("tier `{}`", tier.name)))?;
+    // the insert leaves the time limit at its default
+    db::cluster::update_tier(&mut tx, &tier).await?;
+    db::audit::record(
+        &mut tx,
+        &admin.user.username,
+        "tier.create",
+        Some(&tier.name),
+        &serde_json::to_value(&tier).unwrap_or_default(),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(tier)
+}
+
+pub async fn update_tier(
+    state: &Services,
+    admin: &Caller,
+    name: &str,
+    patch: TierPatch,
+) -> Result<TierView, ServiceError> {
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let current =
+        tier_by_name(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no tier named `{name}`")))?;
+    let tier = patched(current.clone(), &patch)?;
+    db::cluster::update_tier(&mut tx, &tier).await?;
+    let detail = serde_json::json!({"from": current, "to": tier});
+    db::audit::record(&mut tx, &admin.user.username, "tier.update", Some(name), &detail, now).await?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(tier)
+}
+
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeGpus {
+    pub tier: String,
+    #[schema(minimum = 1, maximum = 64)]
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewNodeBody {
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
+    pub name: String,
+    /// At most 64 GPUs in all.
+    #[schema(min_items = 1)]
+    pub gpus: Vec<NodeGpus>,
+}
+
+const MAX_GPUS_PER_NODE: i64 = 64;
+
+async fn node_view(conn: &mut sqlx::SqliteConnection, name: &str) -> Result<Option<NodeView>, sqlx::Error> {
+    Ok(db::cluster::list_nodes(conn).await?.into_iter().find(|n| n.name == name))
+}
+
+/// Adds a node; its GPUs are numbered from 0 in the order given.
+pub async fn create_node(state: &Services, admin: &Caller, body: NewNodeBody) -> Result<NodeView, ServiceError> {
+    check_name("name", &body.name)?;
+    if body.gpus.is_empty() {
+        return Err(field("gpus", "must list at least one {\"tier\", \"count\"}"));
+    }
+    let total: i64 = body.gpus.iter().map(|g| g.count.max(0)).sum();
+    for g in &body.gpus {
+        in_range("gpus.count", g.count, 1, MAX_GPUS_PER_NODE)?;
+    }
+    if total > MAX_GPUS_PER_NODE {
+        return Err(field("gpus", format!("at most {MAX_GPUS_PER_NODE} GPUs per node, got {total}")));
+    }
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let mut gpus = Vec::with_capacity(body.gpus.len());
+    for g in &body.gpus {
+        let id = db::cluster::tier_id(&mut tx, &g.tier)
+            .await?
+            .ok_or_else(|| field("gpus.tier", format!("no tier named `{}`", g.tier)))?;
+        gpus.push((id, g.count as u32));
+    }
+    db::cluster::insert_node(&mut tx, &body.name, &gpus, "admin", now)
+        .await
+        .map_err(|e| ServiceError::unique(e, format!("node `{}`", body.name)))?;
+    let detail = serde_json::json!({"gpus": body.gpus.iter().map(|g| serde_json::json!({"tier": g.tier, "count": g.count})).collect::<Vec<_>>()});
+    db::audit::record(&mut tx, &admin.user.username, "node.create", Some(&body.name), &detail, now).await?;
+    let view =
+        node_view(&mut tx, &body.name).await?.ok_or_else(|| ServiceError::Internal("the new node is missing".into()))?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(view)
+}
+
+/// Stops new dispatches to the node; what runs there finishes.
+pub async fn drain_node(state: &Services, admin: &Caller, name: &str) -> Result<NodeView, ServiceError> {
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let node =
+        node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no node named `{name}`")))?;
+    if node.state == NodeState::Draining {
+        return Err(ServiceError::Conflict(format!("node `{name}` is already draining")));
+    }
+    db::cluster::set_node_state(&mut tx, name, "DRAINING").await?;
+    let detail = serde_json::json!({"from": node.state.as_str()});
+    db::audit::record(&mut tx, &admin.user.username, "node.drain", Some(name), &detail, now).await?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(NodeView { state: NodeState::Draining, ..node })
+}
+
+/// Removes a node nothing runs on (drain it first).
+pub async fn delete_node(state: &Services, admin: &Caller, name: &str) -> Result<(), ServiceError> {
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    if node_view(&mut tx, name).await?.is_none() {
+        return Err(ServiceError::NotFound(format!("no node named `{name}`")));
+    }
+    let busy = db::cluster::node_in_use(&mut tx, name).await?;
+    if busy > 0 {
+        return Err(ServiceError::Conflict(format!(
+            "node `{name}` still runs {busy} job(s) or backfill instance(s); drain it and wait"
+        )));
+    }
+    db::cluster::delete_node(&mut tx, name).await?;
+    db::audit::record(&mut tx, &admin.user.username, "node.delete", Some(name), &serde_json::json!({}), now).await?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(())
+}
+
+/// Every tier, in display order.
+pub async fn tiers(state: &Services) -> Result<Vec<TierView>, ServiceError> {
+    Ok(db::cluster::list_tiers(&mut *state.db.acquire().await?).await?)
+}
+
+/// Every node with its GPUs.
+pub async fn nodes(state: &Services) -> Result<Vec<NodeView>, ServiceError> {
+    Ok(db::cluster::list_nodes(&mut *state.db.acquire().await?).await?)
+}

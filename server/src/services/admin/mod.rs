@@ -1,0 +1,11 @@
+//! Admin actions, by concern: maintenance, labs and users ([`users`]),
+//! the inventory of tiers and nodes ([`cluster`]) and LLM backfill's
+//! settings ([`backfill`]). Each action is written to the audit log in
+//! the transaction that makes the change, and wakes the scheduler so it
+//! takes effect at once rather than at the next timer tick.
+
+pub mod backfill;
+pub mod cluster;
+mod users;
+
+pub use users::*;

@@ -1,0 +1,153 @@
+//! Job operations shared by the REST API and the console: submit (with
+//! the policy's admission checks), view, cancel. Handlers stay thin.
+
+pub mod input;
+pub mod output;
+pub mod reading;
+pub mod submit_batch;
+
+use app::model::{JobState, Role};
+
+use crate::auth::Caller;
+use crate::clock::now_ms;
+use crate::db;
+use crate::services::{ServiceError, Services};
+use app::model::JobView;
+use input::{FieldError, ValidSubmit};
+
+/// Admits and stores a job; concurrent submits share one transaction
+/// (see [`submit_batch`]).
+pub async fn submit(state: &Services, caller: &Caller, job: ValidSubmit) -> Result<JobView, ServiceError> {
+    can_run_jobs_of(&state.settings, caller)?;
+    let view = state.submits.submit(&state.db, &state.settings, caller, job).await?;
+    state.wake_scheduler();
+    Ok(view)
+}
+
+/// Policy §8: a job runs as its user's own uid or not at all. On Slurm
+/// that uid must be configured (the nodes know users from the site's
+/// directory); a local server that is not root cannot switch uids at all.
+fn can_run_jobs_of(settings: &crate::config::Settings, caller: &Caller) -> Result<(), ServiceError> {
+    use crate::config::ExecutorKind;
+    match settings.executor.kind {
+        ExecutorKind::Slurm if caller.user.unix_uid.is_none() => Err(ServiceError::Forbidden(format!(
+            "your account ({}) has no unix uid, and Slurm runs every job as its user's own uid: ask an admin to set yours",
+            caller.user.username
+        ))),
+        ExecutorKind::Local if !settings.executor.allow_unisolated && !nix::unistd::geteuid().is_root() => {
+            Err(ServiceError::Forbidden(
+                "this server does not run as root, so it cannot run jobs isolated from it and from each other: \
+                 it runs none (an admin may set executor.allow_unisolated on a one-person machine)"
+                    .into(),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A job may run only in a READY workspace of its own lab.
+async fn check_workspace(conn: &mut sqlx::SqliteConnection, lab: &str, name: &str) -> Result<(), ServiceError> {
+    let status = db::workspaces::get(conn, lab, name).await?.map(|w| w.status);
+    let problem = match status.as_deref() {
+        Some("READY") => return Ok(()),
+        None => format!("no workspace named `{name}` in lab {lab}"),
+        Some("BUILDING") => format!("workspace `{name}` is still building; submit when it is READY"),
+        Some(other) => format!("workspace `{name}` is {other}; create it again to rebuild it"),
+    };
+    Err(FieldError { field: "workspace", message: problem }.into())
+}
+
+/// Researchers see their own lab's jobs; other labs' jobs do not exist
+/// for them (404).
+fn visible(caller: &Caller, job: &JobView) -> bool {
+    caller.user.role == Role::Admin || caller.user.lab == job.lab
+}
+
+pub async fn get(state: &Services, caller: &Caller, id: i64) -> Result<JobView, ServiceError> {
+    let view = db::jobs::view(&mut *state.db.acquire().await?, id).await?.ok_or(ServiceError::NotFound("no such job".into()))?;
+    if visible(caller, &view) {
+        Ok(view)
+    } else {
+        Err(ServiceError::NotFound("no such job".into()))
+    }
+}
+
+pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<JobView, ServiceError> {
+    let view = get(state, caller, id).await?;
+    if caller.user.role != Role::Admin && view.user != caller.user.username {
+        return Err(ServiceError::Forbidden("only the job's owner or an admin may cancel it".into()));
+    }
+    let mut tx = db::write_tx(&state.db).await?;
+    let outcome = db::jobs::cancel(&mut tx, id, now_ms()).await?;
+    let view = db::jobs::view(&mut tx, id).await?.ok_or(ServiceError::NotFound("no such job".into()))?;
+    tx.commit().await?;
+    match outcome {
+        db::jobs::CancelOutcome::AlreadyEnded => {
+            Err(ServiceError::Conflict(format!("job {id} already ended ({})", view.state)))
+        }
+        db::jobs::CancelOutcome::NotFound => Err(ServiceError::NotFound("no such job".into())),
+        db::jobs::CancelOutcome::Cancelled | db::jobs::CancelOutcome::Cancelling => {
+            state.wake_scheduler();
+            debug_assert!(matches!(view.state, JobState::Cancelled | JobState::Cancelling));
+            Ok(view)
+        }
+    }
+}
+
+/// `GET /v1/jobs` parameters, as given.
+#[derive(Debug, Default, Clone, serde::Deserialize, utoipa::IntoParams)]
+pub struct ListQuery {
+    /// One state or several, comma-separated.
+    pub state: Option<String>,
+    pub user: Option<String>,
+    pub lab: Option<String>,
+    pub limit: Option<i64>,
+    pub before: Option<i64>,
+}
+
+pub const DEFAULT_PAGE: i64 = 50;
+pub const MAX_PAGE: i64 = 200;
+
+/// Newest first. Researchers see their own lab's jobs only (asking for
+/// another lab gives an empty page, as if it had none).
+pub async fn list(state: &Services, caller: &Caller, q: &ListQuery) -> Result<app::model::views::JobPage, ServiceError> {
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(
+            FieldError { field: "limit", message: format!("must be between 1 and {MAX_PAGE}, got {limit}") }.into()
+        );
+    }
+    if let Some(states) = q.state.as_deref().filter(|s| !s.is_empty()) {
+        for s in states.split(',') {
+            s.parse::<JobState>().map_err(|_| FieldError {
+                field: "state",
+                message: format!(
+                    "`{s}` is not a job state (one of {})",
+                    JobState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            })?;
+        }
+    }
+    let lab = match (caller.user.role, q.lab.as_deref()) {
+        (Role::Admin, lab) => lab,
+        (_, Some(lab)) if lab != caller.user.lab => return Ok(app::model::views::JobPage { jobs: Vec::new(), next: None }),
+        (_, _) => Some(caller.user.lab.as_str()),
+    };
+    let filter = db::views::JobFilter {
+        states: q.state.as_deref().filter(|s| !s.is_empty()),
+        user: q.user.as_deref().filter(|s| !s.is_empty()),
+        lab,
+        before: q.before.unwrap_or(i64::MAX),
+        limit,
+    };
+    let mut conn = state.db.acquire().await?;
+    let ids = db::views::job_ids(&mut conn, &filter).await?;
+    let mut jobs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        if let Some(view) = db::jobs::view(&mut conn, *id).await? {
+            jobs.push(view);
+        }
+    }
+    let next = (ids.len() as i64 == limit).then(|| ids.last().copied()).flatten();
+    Ok(app::model::views::JobPage { jobs, next })
+}

@@ -1,0 +1,63 @@
+//! The services: where the rules and the transactions of every action
+//! live. Both adapters — the /v1 handlers (`crate::http::v1`) and the
+//! console backend (`crate::http::console`) — call these same functions,
+//! so the API and the console cannot disagree.
+
+pub mod account;
+pub mod audit;
+pub mod dashboard;
+pub mod error;
+pub mod admin;
+pub mod jobs;
+pub mod views;
+
+pub use error::{ServiceError, ServiceResult};
+pub mod workspaces;
+
+use std::sync::Arc;
+
+use sqlx::SqlitePool;
+
+use crate::auth::LoginThrottle;
+use crate::config::Settings;
+
+/// What every service function works with: the database, the settings
+/// and the shared cells the scheduler loop and the services both touch.
+/// The HTTP layer's `AppState` wraps it (and dereferences to it), so this
+/// layer never sees axum or Leptos.
+#[derive(Clone)]
+pub struct Services {
+    pub db: SqlitePool,
+    pub settings: Arc<Settings>,
+    pub throttle: Arc<LoginThrottle>,
+    /// Wakes the scheduler loop at once (submit, cancel, admin change).
+    pub wake: Arc<tokio::sync::Notify>,
+    /// Set by the scheduler loop when the executor cannot be reached.
+    pub executor_health: ExecutorHealth,
+    /// The queue views' shared read of the waiting jobs.
+    pub queue_cache: Arc<views::QueueCache>,
+    /// LLM backfill's settings in force (file + admin changes).
+    pub backfill: admin::backfill::BackfillControl,
+    /// Submits waiting to be written together.
+    pub submits: Arc<jobs::submit_batch::SubmitBatcher>,
+}
+
+impl Services {
+    pub fn wake_scheduler(&self) {
+        self.wake.notify_one();
+    }
+}
+
+/// Whether the executor answered the last cycle (`None` = it did).
+#[derive(Clone, Default)]
+pub struct ExecutorHealth(Arc<std::sync::RwLock<Option<String>>>);
+
+impl ExecutorHealth {
+    pub fn set(&self, problem: Option<String>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = problem;
+    }
+
+    pub fn problem(&self) -> Option<String> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}

@@ -1,0 +1,173 @@
+//! Building a workspace image with Apptainer, in the background: a
+//! definition file (base image + `pip install` of the packages) goes to
+//! `apptainer build`, whose output is the build log; the image is renamed
+//! into place only when the build succeeds, so a READY workspace always
+//! has a whole image. Files live under `<output_root>/.workspaces/<lab>/`.
+//! Where Apptainer is not installed the workspace ends FAILED with a log
+//! that says so (nothing else can build an image here).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::db;
+use crate::services::Services;
+
+/// A build that takes longer than this is stopped and FAILED.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(2 * 3600);
+
+#[derive(Debug, Clone)]
+pub struct BuildJob {
+    pub lab: String,
+    pub name: String,
+    /// With its scheme (`docker://…`), as `check_base_image` returns it.
+    pub base_image: String,
+    pub packages: Vec<String>,
+}
+
+/// The definition-file bootstrap agent for an image reference's scheme.
+pub fn bootstrap_of(image: &str) -> Option<(&'static str, &str)> {
+    let (scheme, rest) = image.split_once("://")?;
+    let agent = match scheme {
+        "docker" => "docker",
+        "library" => "library",
+        "oras" => "oras",
+        _ => return None,
+    };
+    (!rest.is_empty()).then_some((agent, rest))
+}
+
+/// The Apptainer definition file for a workspace. Inputs are validated to
+/// plain characters, and each package is single-quoted anyway.
+pub fn definition(base_image: &str, packages: &[String]) -> String {
+    let (agent, from) = bootstrap_of(base_image).unwrap_or(("docker", base_image));
+    let mut def = format!("Bootstrap: {agent}\nFrom: {from}\n");
+    if !packages.is_empty() {
+        let quoted: Vec<String> = packages.iter().map(|p| format!("'{}'", p.replace('\'', ""))).collect();
+        def.push_str(&format!("\n%post\n    python3 -m pip install --no-cache-dir {}\n", quoted.join(" ")));
+    }
+    def
+}
+
+pub fn dir(output_root: &Path, lab: &str) -> PathBuf {
+    std::path::absolute(output_root).unwrap_or_else(|_| output_root.to_path_buf()).join(".workspaces").join(lab)
+}
+
+pub fn image_path(output_root: &Path, lab: &str, name: &str) -> PathBuf {
+    dir(output_root, lab).join(format!("{name}.sif"))
+}
+
+fn log_path(output_root: &Path, lab: &str, name: &str) -> PathBuf {
+    dir(output_root, lab).join(format!("{name}.build.log"))
+}
+
+/// The build log as written so far (its last 64 KiB, as a job log's tail).
+pub fn live_log(output_root: &Path, lab: &str, name: &str) -> String {
+    crate::executor::record::read_log_tail(&log_path(output_root, lab, name), 0)
+}
+
+/// The configured Apptainer command (`executor.apptainer`: a path, or a
+/// name looked up on the server's PATH), if it is installed.
+pub fn find_apptainer(command: &str) -> Option<PathBuf> {
+    if command.contains('/') {
+        let path = PathBuf::from(command);
+        return path.is_file().then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(command)).find(|p| p.is_file())
+}
+
+/// Starts the build; its outcome is written to the workspace row.
+pub fn spawn(state: Services, job: BuildJob) {
+    tokio::spawn(async move {
+        let root = state.settings.executor.output_root.clone();
+        let (status, image, log) = match run(&root, &state.settings.executor.apptainer, &job).await {
+            Ok(image) => ("READY", Some(image.display().to_string()), live_log(&root, &job.lab, &job.name)),
+            Err(why) => {
+                let mut log = live_log(&root, &job.lab, &job.name);
+                log.push_str(&format!("\n[jpu-share] the build failed: {why}\n"));
+                ("FAILED", None, log)
+            }
+        };
+        tracing::info!(lab = %job.lab, workspace = %job.name, status, "workspace build ended");
+        let saved = async {
+            let mut tx = db::write_tx(&state.db).await?;
+            db::workspaces::finish_build(&mut tx, &job.lab, &job.name, status, image.as_deref(), &log).await?;
+            tx.commit().await
+        };
+        if let Err(e) = saved.await {
+            tracing::error!(lab = %job.lab, workspace = %job.name, error = %e, "could not record the workspace build");
+        }
+    });
+}
+
+async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, String> {
+    let dir = dir(root, &job.lab);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let log_file = log_path(root, &job.lab, &job.name);
+    let mut log = std::fs::File::create(&log_file).map_err(|e| format!("cannot write the build log: {e}"))?;
+    let def = definition(&job.base_image, &job.packages);
+    {
+        use std::io::Write;
+        let _ = writeln!(log, "[jpu-share] building workspace {} of lab {} from {}", job.name, job.lab, job.base_image);
+        let _ = write!(log, "[jpu-share] definition file:\n{def}\n");
+    }
+    let Some(apptainer) = find_apptainer(apptainer) else {
+        return Err(format!(
+            "Apptainer is not installed on this server (`{apptainer}` not found; see executor.apptainer), so \
+             workspace images cannot be built here; jobs without a workspace still run"
+        ));
+    };
+    let def_path = dir.join(format!("{}.def", job.name));
+    std::fs::write(&def_path, &def).map_err(|e| format!("cannot write the definition file: {e}"))?;
+    let partial = dir.join(format!("{}.sif.partial", job.name));
+    let mut command = tokio::process::Command::new(apptainer);
+    command
+        .arg("build")
+        .arg("--force")
+        .arg(&partial)
+        .arg(&def_path)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .kill_on_drop(true);
+    let status = match tokio::time::timeout(BUILD_TIMEOUT, command.status()).await {
+        Err(_) => return Err(format!("it took longer than {} minutes", BUILD_TIMEOUT.as_secs() / 60)),
+        Ok(Err(e)) => return Err(format!("cannot run apptainer: {e}")),
+        Ok(Ok(status)) => status,
+    };
+    if !status.success() {
+        return Err(format!("apptainer build exited with {status}"));
+    }
+    let image = image_path(root, &job.lab, &job.name);
+    std::fs::rename(&partial, &image).map_err(|e| format!("cannot move the image into place: {e}"))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // jobs run as their users' uids and must read the image
+        let _ = std::fs::set_permissions(&image, std::fs::Permissions::from_mode(0o644));
+    }
+    Ok(image)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definition_files_bootstrap_from_the_image_and_install_packages() {
+        let def = definition("docker://python:3.11-slim", &["numpy".into(), "torch==2.4.0".into()]);
+        assert_eq!(
+            def,
+            "Bootstrap: docker\nFrom: python:3.11-slim\n\n%post\n    python3 -m pip install --no-cache-dir 'numpy' 'torch==2.4.0'\n"
+        );
+        assert_eq!(definition("library://alpine:3.19", &[]), "Bootstrap: library\nFrom: alpine:3.19\n");
+    }
+
+    #[test]
+    fn only_pullable_schemes_bootstrap() {
+        assert_eq!(bootstrap_of("oras://ghcr.io/x/y:1"), Some(("oras", "ghcr.io/x/y:1")));
+        assert_eq!(bootstrap_of("http://x"), None);
+        assert_eq!(bootstrap_of("docker://"), None);
+        assert_eq!(bootstrap_of("python:3.11"), None);
+    }
+}
