@@ -17,11 +17,12 @@ use tower_sessions_sqlx_store::SqliteStore;
 use crate::auth::LoginThrottle;
 use crate::clock::now_ms;
 use crate::config::Settings;
-use crate::db::{self, seed};
+use crate::db;
 use crate::executor::local::LocalExecutor;
 use crate::executor::slurm::SlurmExecutor;
 use crate::executor::Executor;
-use crate::scheduler::runner::Scheduler;
+use crate::scheduler::Scheduler;
+use crate::services::admin::seed;
 use crate::state::AppState;
 
 #[derive(Debug, thiserror::Error)]

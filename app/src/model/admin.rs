@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{NodeView, Role, TierView};
 use crate::model::views::BackfillView;
+use crate::model::{NodeView, Role, TierView};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UserView {

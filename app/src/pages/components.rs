@@ -2,8 +2,8 @@
 //! signed-in user, and the maintenance banner.
 
 use crate::api::{cluster_problem, maintenance_status, whoami};
-use crate::model::{MaintenancePhase, MaintenanceView, Viewer};
 use crate::model::error::ConsoleError;
+use crate::model::{MaintenancePhase, MaintenanceView, Viewer};
 use leptos::prelude::*;
 
 /// The banner shown on every page while maintenance is in any phase but

@@ -2,9 +2,9 @@
 //! every lab's standing and the viewer's unfinished jobs.
 
 use crate::api::dashboard;
-use crate::pages::components::Layout;
 use crate::model::views::DashboardView;
 use crate::model::NodeView;
+use crate::pages::components::Layout;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;

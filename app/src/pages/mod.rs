@@ -12,16 +12,16 @@ pub mod usage;
 
 use account::AccountPage;
 use admin::{AdminBackfillPage, AdminClusterPage, AdminPage, AdminPeoplePage};
+use components::Layout;
 use home::{DashboardPage, LoginPage};
 use jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
-use components::Layout;
-use usage::UsagePageView;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
     ParamSegment, StaticSegment,
 };
+use usage::UsagePageView;
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

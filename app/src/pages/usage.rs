@@ -3,8 +3,8 @@
 //! SVG bar chart split by tier.
 
 use crate::api::usage_page;
-use crate::pages::components::{ErrorText, Layout};
 use crate::model::views::{LabUsageSeries, UsagePage};
+use crate::pages::components::{ErrorText, Layout};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 

@@ -1,5 +1,7 @@
 //! Plain-text tables for people (scripts use `--json`).
 
+use serde_json::Value;
+
 /// Columns padded to their widest cell, two spaces apart.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
@@ -34,6 +36,36 @@ pub fn text(value: &serde_json::Value) -> String {
         },
         other => other.to_string(),
     }
+}
+
+/// The API's JSON with `--json`, else what `human` makes of it.
+pub fn print(json: bool, value: &Value, human: impl FnOnce(&Value) -> String) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+    } else {
+        println!("{}", human(value));
+    }
+}
+
+/// A job per row: the columns `jpu jobs` and `jpu show` share.
+pub fn job_rows(jobs: &[Value]) -> Vec<Vec<String>> {
+    jobs.iter()
+        .map(|j| {
+            let place = match (j["node"].as_str(), j["tier"].as_str()) {
+                (Some(n), Some(t)) => format!("{n} ({t})"),
+                _ => "-".into(),
+            };
+            vec![
+                text(&j["id"]),
+                text(&j["name"]),
+                text(&j["user"]),
+                text(&j["state"]),
+                text(&j["num_gpus"]),
+                place,
+                text(&j["pending_reason"]),
+            ]
+        })
+        .collect()
 }
 
 #[cfg(test)]

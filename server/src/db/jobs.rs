@@ -5,12 +5,9 @@ use app::model::JobState;
 use sqlx::SqliteConnection;
 
 use super::scheduling::{parse_gpus, record_charges};
-use crate::executor::{Finished, StartRequest};
-use crate::policy::oom::{self, AttemptOutcome, Escalation};
-use crate::policy::usage::{self, RunSpan};
+use crate::executor::StartRequest;
+use crate::policy::usage;
 use crate::policy::{Accrued, Reservation};
-
-pub use super::job_view::{inserted_view, view};
 
 pub struct NewJob<'a> {
     pub name: &'a str,
@@ -218,108 +215,124 @@ pub async fn undo_dispatch(
     Ok(())
 }
 
-/// Records an attempt's end: charges it (R4), then finishes the job or,
-/// after a GPU OOM with a larger tier left, requeues it (§6).
-pub async fn record_end(
+/// An attempt the executor reported as ended, with what charging it and
+/// the outcome table need.
+pub struct EndedAttemptRow {
+    pub id: i64,
+    pub tier: String,
+    pub gpu_indices: String,
+    pub started_at: i64,
+    pub phase: String,
+    pub lab_id: i64,
+    pub num_gpus: i64,
+    pub state: String,
+    pub reservation_gpu_seconds: f64,
+    pub reservation_cost: f64,
+    pub tflops: Option<f64>,
+    pub vram_gb: Option<i64>,
+}
+
+pub async fn ended_attempt(
     conn: &mut SqliteConnection,
-    end: &Finished,
-    patterns: &[&str],
-    now_ms: i64,
-) -> Result<Option<JobState>, sqlx::Error> {
-    let attempt = i64::from(end.attempt);
-    let Some(a) = sqlx::query!(
+    job: i64,
+    attempt: u32,
+) -> Result<Option<EndedAttemptRow>, sqlx::Error> {
+    let attempt = i64::from(attempt);
+    let row = sqlx::query!(
         r#"SELECT a.id AS "id!", a.tier, a.gpu_indices, a.started_at, a.phase, j.lab_id, j.num_gpus, j.state,
                   j.reservation_gpu_seconds, j.reservation_cost, j.queue_entered_at, t.tflops AS "tflops?", t.vram_gb AS "vram_gb?"
            FROM job_attempts a JOIN jobs j ON j.id = a.job_id LEFT JOIN tiers t ON t.name = a.tier
            WHERE a.job_id = ? AND a.attempt = ?"#,
-        end.job,
+        job,
         attempt
     )
     .fetch_optional(&mut *conn)
-    .await?
-    else {
-        return Ok(None);
-    };
-    if a.phase == "ENDED" {
-        return Ok(None); // reported twice: charged once
-    }
-    // an end seen after a restart is charged up to when it really happened
-    let now_ms = end.ended_ms.map_or(now_ms, |ended| ended.max(a.started_at).min(now_ms));
-    let gpus = parse_gpus(Some(&a.gpu_indices)).len() as u32;
-    let run =
-        RunSpan { tier: &a.tier, tflops: a.tflops.unwrap_or(0.0), gpus, started_ms: a.started_at, ended_ms: now_ms };
-    let accrued = Accrued { gpu_seconds: a.reservation_gpu_seconds, cost: a.reservation_cost };
-    let charges = usage::end_charges(a.lab_id, end.job, Some(run), accrued, &a.tier);
-    let attempt_usage: f64 = charges.iter().map(|c| c.amount).sum();
-    record_charges(conn, &charges, now_ms).await?;
+    .await?;
+    Ok(row.map(|a| EndedAttemptRow {
+        id: a.id,
+        tier: a.tier,
+        gpu_indices: a.gpu_indices,
+        started_at: a.started_at,
+        phase: a.phase,
+        lab_id: a.lab_id,
+        num_gpus: a.num_gpus,
+        state: a.state,
+        reservation_gpu_seconds: a.reservation_gpu_seconds,
+        reservation_cost: a.reservation_cost,
+        tflops: a.tflops,
+        vram_gb: a.vram_gb,
+    }))
+}
 
-    let cancelling = a.state == "CANCELLING";
-    let outcome = oom::classify(end.end, &end.log_tail, patterns);
-    let tiers = super::scheduling::load_tiers(conn).await?;
-    let (state, reason, retry) = match outcome {
-        _ if cancelling => (JobState::Cancelled, "CANCELLED", None),
-        AttemptOutcome::Completed => (JobState::Completed, "COMPLETED", None),
-        AttemptOutcome::Failed => (JobState::Failed, "NONZERO_EXIT", None),
-        AttemptOutcome::HostOom => (JobState::Failed, "HOST_OOM", None),
-        AttemptOutcome::TimeLimit => (JobState::Failed, "TIME_LIMIT", None),
-        AttemptOutcome::Cancelled => (JobState::Cancelled, "CANCELLED", None),
-        AttemptOutcome::Lost => (JobState::Failed, "EXECUTOR_LOST", None),
-        AttemptOutcome::OverLimit(limit) => (JobState::Failed, limit.reason(), None),
-        AttemptOutcome::GpuOom => {
-            match oom::escalate(&tiers, a.vram_gb.unwrap_or(0) as u32, a.num_gpus as u32, end.attempt) {
-                Escalation::Retry { min_vram_gb, attempt } => {
-                    (JobState::GlobalQueueWait, "GPU_OOM", Some((min_vram_gb, attempt)))
-                }
-                Escalation::NoLargerTier => (JobState::Failed, "OOM_NO_LARGER_TIER", None),
-            }
-        }
-    };
-    let exit_code = match end.end {
-        oom::EndSignal::Exited(code) => Some(code),
-        _ => None,
-    };
+/// The attempt is over: when, how, why, and the TFLOP·s it used.
+pub async fn close_attempt(
+    conn: &mut SqliteConnection,
+    attempt_id: i64,
+    ended_ms: i64,
+    exit_code: Option<i32>,
+    reason: &str,
+    usage_tflop_s: f64,
+) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE job_attempts SET phase = 'ENDED', ended_at = ?, exit_code = ?, reason = ?, usage_tflop_s = ? WHERE id = ?",
-        now_ms,
+        ended_ms,
         exit_code,
         reason,
-        attempt_usage,
-        a.id
+        usage_tflop_s,
+        attempt_id
     )
     .execute(&mut *conn)
     .await?;
-    let state_text = state.as_str();
-    match retry {
-        Some((min_vram, next_attempt)) => {
-            let (min_vram, next_attempt) = (i64::from(min_vram), i64::from(next_attempt));
-            sqlx::query!(
-                "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', attempt = ?, min_vram_gb = ?, node = NULL, tier = NULL,
+    Ok(())
+}
+
+/// Back to the global queue for attempt `next_attempt` on a tier with at
+/// least `min_vram_gb`.
+pub async fn requeue_for_larger_tier(
+    conn: &mut SqliteConnection,
+    job: i64,
+    next_attempt: u32,
+    min_vram_gb: u32,
+    exit_code: Option<i32>,
+) -> Result<(), sqlx::Error> {
+    let (min_vram, next_attempt) = (i64::from(min_vram_gb), i64::from(next_attempt));
+    sqlx::query!(
+        "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', attempt = ?, min_vram_gb = ?, node = NULL, tier = NULL,
                         gpu_indices = NULL, exit_code = ?, end_reason = NULL, reservation_gpu_seconds = 0, reservation_cost = 0
                  WHERE id = ?",
-                next_attempt,
-                min_vram,
-                exit_code,
-                end.job
-            )
-            .execute(&mut *conn)
-            .await?;
-        }
-        None => {
-            sqlx::query!(
-                "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, end_reason = ?,
+        next_attempt,
+        min_vram,
+        exit_code,
+        job
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The job is over, in `state` for `reason`.
+pub async fn finish(
+    conn: &mut SqliteConnection,
+    job: i64,
+    state: JobState,
+    ended_ms: i64,
+    exit_code: Option<i32>,
+    reason: &str,
+) -> Result<(), sqlx::Error> {
+    let state_text = state.as_str();
+    sqlx::query!(
+        "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, end_reason = ?,
                         reservation_gpu_seconds = 0, reservation_cost = 0, rank = NULL, pending_reason = NULL
                  WHERE id = ?",
-                state_text,
-                now_ms,
-                exit_code,
-                reason,
-                end.job
-            )
-            .execute(&mut *conn)
-            .await?;
-        }
-    }
-    Ok(Some(state))
+        state_text,
+        ended_ms,
+        exit_code,
+        reason,
+        job
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }
 
 #[derive(Debug, PartialEq, Eq)]

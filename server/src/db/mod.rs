@@ -11,7 +11,6 @@ pub mod jobs;
 pub mod maintenance;
 pub mod scheduling;
 pub mod secrets;
-pub mod seed;
 pub mod views;
 pub mod workspaces;
 

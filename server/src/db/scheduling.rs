@@ -7,7 +7,7 @@ use app::model::MaintenancePhase;
 use sqlx::SqliteConnection;
 
 use crate::policy::{usage, Charge, ChargeKind, LabUsage, PersonalJob, PlacementState, Plan, QueuedJob};
-use crate::policy::{Accrued, Reservation, Snapshot, TierInfo, UserSlots};
+use crate::policy::{Accrued, Dispatch, Release, Reservation, Snapshot, TierInfo, UserSlots, Waiting};
 
 /// "0,1" ⇄ [0, 1]
 pub fn parse_gpus(text: Option<&str>) -> Vec<u32> {
@@ -281,7 +281,17 @@ pub async fn apply_plan(
         let current = super::maintenance::get(conn).await?;
         super::maintenance::set(conn, phase, current.message.as_deref(), now_ms).await?;
     }
-    for id in &plan.promotions {
+    promote(conn, &plan.promotions, now_ms).await?;
+    record_charges(conn, &plan.charges, now_ms).await?;
+    release(conn, &plan.releases).await?;
+    mark_waiting(conn, &plan.waiting, stored).await?;
+    dispatch(conn, &plan.dispatches, now_ms).await
+}
+
+/// USER_QUEUE_WAIT → GLOBAL_QUEUE_WAIT, unless the user's slots filled
+/// up since the snapshot.
+async fn promote(conn: &mut SqliteConnection, promotions: &[i64], now_ms: i64) -> Result<(), sqlx::Error> {
+    for id in promotions {
         sqlx::query!(
             "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', queue_entered_at = ?
              WHERE id = ? AND state = 'USER_QUEUE_WAIT'
@@ -294,8 +304,12 @@ pub async fn apply_plan(
         .execute(&mut *conn)
         .await?;
     }
-    record_charges(conn, &plan.charges, now_ms).await?;
-    for r in &plan.releases {
+    Ok(())
+}
+
+/// Reservations the plan gives up.
+async fn release(conn: &mut SqliteConnection, releases: &[Release]) -> Result<(), sqlx::Error> {
+    for r in releases {
         // the accrued cost was charged with this plan's charges
         sqlx::query!(
             "UPDATE jobs SET reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL,
@@ -306,10 +320,19 @@ pub async fn apply_plan(
         .execute(&mut *conn)
         .await?;
     }
+    Ok(())
+}
+
+/// Each waiting job's rank, reason and reservation.
+async fn mark_waiting(
+    conn: &mut SqliteConnection,
+    waiting: &[Waiting],
+    stored: &HashMap<i64, WaitingMark>,
+) -> Result<(), sqlx::Error> {
     // Most waiting jobs keep their rank and reason from one cycle to the
     // next; rewriting 10,000 unchanged rows would hold the write lock for
     // most of a second.
-    for w in &plan.waiting {
+    for w in waiting {
         let reason = w.reason.to_string();
         let rank = i64::from(w.rank);
         let unchanged = w.reservation.is_none()
@@ -346,8 +369,14 @@ pub async fn apply_plan(
         .execute(&mut *conn)
         .await?;
     }
-    let mut dispatched = Vec::with_capacity(plan.dispatches.len());
-    for d in &plan.dispatches {
+    Ok(())
+}
+
+/// GLOBAL_QUEUE_WAIT → DISPATCHING with a new attempt row; returns the
+/// jobs dispatched (a job cancelled since the snapshot is skipped).
+async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
+    let mut dispatched = Vec::with_capacity(dispatches.len());
+    for d in dispatches {
         let gpus = format_gpus(&d.gpus);
         let done = sqlx::query!(
             "UPDATE jobs SET state = 'DISPATCHING', node = ?, tier = ?, gpu_indices = ?, rank = NULL, pending_reason = NULL,

@@ -75,7 +75,7 @@ pub async fn check(
 ) -> Option<bool> {
     let walk = layout.clone();
     let overrun = tokio::task::spawn_blocking(move || measure(&walk, job, max, with_output)).await.ok().flatten()?;
-    if recorded(attempt).is_some() {
+    if attempt.over_limit().is_some() {
         return Some(false);
     }
     match record(layout, job, attempt, overrun) {
@@ -130,15 +130,6 @@ pub fn record(layout: &Layout, job: JobId, attempt: &AttemptRecord, overrun: Ove
     )
 }
 
-/// The limit an attempt was stopped for, if it was.
-pub fn recorded(attempt: &AttemptRecord) -> Option<OutputLimit> {
-    match std::fs::read_to_string(attempt.dir().join("over_limit")).ok()?.trim() {
-        "LOG_LIMIT" => Some(OutputLimit::Log),
-        "OUTPUT_LIMIT" => Some(OutputLimit::Output),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,9 +159,9 @@ mod tests {
         std::fs::write(layout.log(1), "output").unwrap();
         let attempt = AttemptRecord::new(layout.attempt_dir(1, 1));
         std::fs::create_dir_all(attempt.dir()).unwrap();
-        assert_eq!(recorded(&attempt), None);
+        assert_eq!(attempt.over_limit(), None);
         record(&layout, 1, &attempt, Overrun { limit: OutputLimit::Log, size: 2000, max: 1000 }).unwrap();
-        assert_eq!(recorded(&attempt), Some(OutputLimit::Log));
+        assert_eq!(attempt.over_limit(), Some(OutputLimit::Log));
         let log = std::fs::read_to_string(layout.log(1)).unwrap();
         assert!(log.contains("reached 2000 bytes, over the limit of 1000 (executor.max_log_bytes)"), "{log}");
     }

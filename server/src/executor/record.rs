@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 
-use crate::policy::oom::{EndSignal, OOM_TAIL_BYTES};
+use crate::policy::oom::{EndSignal, OutputLimit, OOM_TAIL_BYTES};
 
 /// Exit status `timeout` gives when it stopped the job at its limit
 /// (124 after SIGTERM, 137 when SIGKILL was needed after the grace).
@@ -190,13 +190,23 @@ impl AttemptRecord {
         self.decided_end(seen)
     }
 
+    /// The limit the attempt was stopped for, if it was (written by
+    /// `limits::record`).
+    pub fn over_limit(&self) -> Option<OutputLimit> {
+        match std::fs::read_to_string(self.dir().join("over_limit")).ok()?.trim() {
+            "LOG_LIMIT" => Some(OutputLimit::Log),
+            "OUTPUT_LIMIT" => Some(OutputLimit::Output),
+            _ => None,
+        }
+    }
+
     /// What the server decided about an attempt outweighs how the
     /// executor saw it end: a cancel first, then a stop for writing past a
     /// limit (both executors).
     pub fn decided_end(&self, seen: EndSignal) -> EndSignal {
         if self.cancelled() {
             EndSignal::Cancelled
-        } else if let Some(limit) = super::limits::recorded(self) {
+        } else if let Some(limit) = self.over_limit() {
             EndSignal::OverLimit(limit)
         } else {
             seen

@@ -12,42 +12,62 @@ use super::usage;
 
 /// Decides one cycle.
 pub fn decide(snap: &Snapshot) -> Plan {
-    let now = snap.now_ms;
     let mut plan = Plan::default();
+    let dispatching = advance_maintenance(snap, &mut plan) == MaintenancePhase::Normal;
+    let mut queue: Vec<QueuedJob> = snap.queue.clone();
+    promote(snap, &mut plan, &mut queue);
+    let mut queue = fair_share_order(snap, queue);
+    let mut places = Placements::new(&snap.placements, &snap.tiers);
+    let holder = keep_or_release_reservations(snap, &mut plan, &mut queue, &mut places, dispatching);
+    for (pos, job) in queue.into_iter().enumerate() {
+        let turn = Turn { rank: pos as u32 + 1, own: holder.filter(|h| h.0 == pos).map(|h| h.1), now: snap.now_ms };
+        if !dispatching {
+            plan.waiting.push(waiting(job, turn.rank, PendingReason::Maintenance));
+        } else {
+            place(&mut plan, &mut places, job, turn);
+        }
+    }
+    plan
+}
 
-    // 1. Maintenance advances on its own once its condition holds (§10).
+/// Maintenance advances on its own once its condition holds (§10).
+/// Returns the phase this cycle runs in.
+fn advance_maintenance(snap: &Snapshot, plan: &mut Plan) -> MaintenancePhase {
     let phase = next_phase(snap.phase, snap.research_active, snap.backfill_active);
     if phase != snap.phase {
         plan.phase_change = Some(phase);
     }
-    let dispatching = phase == MaintenancePhase::Normal;
+    phase
+}
 
-    // 2. Promote from personal queues into free concurrency slots (§3).
-    let mut queue: Vec<QueuedJob> = snap.queue.clone();
-    promote(snap, &mut plan, &mut queue);
-
-    // 3. Order the global queue: decayed lab usage, queue entry, job id (§4).
-    //    Keys are computed once per job, not per comparison.
-    let usage_now: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, now))).collect();
+/// The global queue's order: decayed lab usage, queue entry, job id (§4).
+/// Keys are computed once per job, not per comparison.
+fn fair_share_order(snap: &Snapshot, queue: Vec<QueuedJob>) -> Vec<QueuedJob> {
+    let usage_now: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
     let mut keyed: Vec<(f64, Millis, JobId, QueuedJob)> = queue
         .into_iter()
         .map(|j| (usage_now.get(&j.lab).copied().unwrap_or(0.0), j.queue_entered_at_ms, j.id, j))
         .collect();
     keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    let mut queue: Vec<QueuedJob> = keyed.into_iter().map(|k| k.3).collect();
+    keyed.into_iter().map(|k| k.3).collect()
+}
 
-    // 4. Placements and their idle GPUs.
-    let mut places = Placements::new(&snap.placements, &snap.tiers);
+/// Reservation upkeep: accrue to now, then R1/R3 (only rank 1 keeps one),
+/// R5 (the placement must still fit) and maintenance releases, each
+/// charged at once. Returns the holder: (queue position, slot).
+fn keep_or_release_reservations(
+    snap: &Snapshot,
+    plan: &mut Plan,
+    queue: &mut [QueuedJob],
+    places: &mut Placements,
+    dispatching: bool,
+) -> Option<(usize, usize)> {
     let tflops_of = |tier: &str| snap.tiers.iter().find(|t| t.name == tier).map_or(0.0, |t| t.tflops);
-
-    // 5. Reservation upkeep: accrue to now, then R1/R3 (only rank 1 keeps
-    //    one), R5 (the placement must still fit) and maintenance releases,
-    //    each charged at once.
-    let mut holder: Option<(usize, usize)> = None; // (queue position, slot)
+    let mut holder: Option<(usize, usize)> = None;
     for (pos, job) in queue.iter_mut().enumerate() {
         let Some(mut res) = job.reservation.take() else { continue };
         let tflops = tflops_of(&res.tier);
-        usage::accrue(&mut res, &mut job.accrued, tflops, now);
+        usage::accrue(&mut res, &mut job.accrued, tflops, snap.now_ms);
         let slot = places.find(&res.node, &res.tier);
         let release = if !dispatching {
             Some(ReleaseReason::Maintenance)
@@ -61,7 +81,7 @@ pub fn decide(snap: &Snapshot) -> Plan {
         match (release, slot) {
             (Some(reason), _) => {
                 plan.releases.push(Release { job: job.id, node: res.node.clone(), tier: res.tier.clone(), reason });
-                charge_reservation(&mut plan, job, &res.tier);
+                charge_reservation(plan, job, &res.tier);
             }
             (None, Some(i)) => {
                 // only GPUs still free can stay reserved
@@ -73,94 +93,102 @@ pub fn decide(snap: &Snapshot) -> Plan {
             (None, None) => unreachable!("a kept reservation has a placement"),
         }
     }
+    holder
+}
 
-    // 6. Walk the queue in order.
-    for (pos, mut job) in queue.into_iter().enumerate() {
-        let rank = pos as u32 + 1;
-        if !dispatching {
-            plan.waiting.push(waiting(job, rank, PendingReason::Maintenance));
-            continue;
-        }
-        let own = holder.filter(|h| h.0 == pos).map(|h| h.1);
+/// A job's turn in the walk of the queue.
+#[derive(Clone, Copy)]
+struct Turn {
+    rank: u32,
+    /// The slot of the reservation it holds, if it holds one.
+    own: Option<usize>,
+    now: Millis,
+}
 
-        // (a) dispatch to the best available placement; a holder counts its
-        //     own reserved GPUs as available on its placement.
-        let mut target = places.best_available(&job);
-        if let Some(i) = own {
-            let have = places.slots[i].idle.len() + places.slots[i].reserved.len();
-            if have >= job.num_gpus as usize && better_or_equal(&places, i, have as u32, target) {
-                target = Some((i, have as u32));
-            }
-        }
-        if let Some((i, _)) = target {
-            let swapped_from = match (own, job.reservation.take()) {
-                (Some(r), Some(res)) if r != i => {
-                    places.unreserve(r, &res.gpus);
-                    Some((res.node, res.tier))
-                }
-                (Some(r), Some(res)) => {
-                    places.unreserve(r, &res.gpus);
-                    None
-                }
-                _ => None,
-            };
-            let gpus = choose_gpus(&places, i, job.num_gpus);
-            places.take(i, &gpus, false);
+/// One job, in queue order: (a) dispatch to the best available placement,
+/// else (b) absorb idle GPUs into its reservation, else (c) start one
+/// (rank-1 multi-GPU jobs), else wait (§9).
+fn place(plan: &mut Plan, places: &mut Placements, mut job: QueuedJob, turn: Turn) {
+    if let Some(i) = dispatch_target(places, &job, turn.own) {
+        dispatch(plan, places, job, turn, i);
+        return;
+    }
+    if let (Some(i), Some(res)) = (turn.own, job.reservation.as_mut()) {
+        let missing = job.num_gpus as usize - res.gpus.len();
+        let extra: Vec<u32> = places.slots[i].idle.iter().copied().take(missing).collect();
+        places.take(i, &extra, true);
+        res.gpus.extend(extra);
+        res.gpus.sort_unstable();
+        // complete means (a) would have dispatched it above
+        let reason = reserving_reason(res, job.num_gpus);
+        plan.waiting.push(waiting(job, turn.rank, reason));
+        return;
+    }
+    if turn.rank == 1 && job.num_gpus >= 2 && job.reservation.is_none() {
+        if let Some(i) = places.best_to_reserve(&job) {
+            let gpus: Vec<u32> = places.slots[i].idle.iter().copied().take(job.num_gpus as usize).collect();
+            places.take(i, &gpus, true);
             let slot = &places.slots[i];
-            plan.dispatches.push(Dispatch {
-                job: job.id,
-                rank,
+            let res = Reservation {
                 node: slot.state.node.clone(),
                 tier: slot.state.tier.clone(),
-                reclaim_backfill: gpus.iter().copied().filter(|g| slot.backfill.contains(g)).collect(),
                 gpus,
-                accrued: job.accrued,
-                swapped_from,
-            });
-            continue;
+                accrued_at_ms: turn.now,
+            };
+            let reason = reserving_reason(&res, job.num_gpus);
+            job.reservation = Some(res);
+            plan.waiting.push(waiting(job, turn.rank, reason));
+            return;
         }
-
-        // (b) absorb idle GPUs of the reserved placement.
-        if let (Some(i), Some(res)) = (own, job.reservation.as_mut()) {
-            let missing = job.num_gpus as usize - res.gpus.len();
-            let extra: Vec<u32> = places.slots[i].idle.iter().copied().take(missing).collect();
-            places.take(i, &extra, true);
-            res.gpus.extend(extra);
-            res.gpus.sort_unstable();
-            // complete means (a) would have dispatched it above
-            let reason = reserving_reason(res, job.num_gpus);
-            plan.waiting.push(waiting(job, rank, reason));
-            continue;
-        }
-
-        // (c) the rank-1 multi-GPU job starts a reservation.
-        if rank == 1 && job.num_gpus >= 2 && job.reservation.is_none() {
-            if let Some(i) = places.best_to_reserve(&job) {
-                let gpus: Vec<u32> = places.slots[i].idle.iter().copied().take(job.num_gpus as usize).collect();
-                places.take(i, &gpus, true);
-                let slot = &places.slots[i];
-                let res = Reservation {
-                    node: slot.state.node.clone(),
-                    tier: slot.state.tier.clone(),
-                    gpus,
-                    accrued_at_ms: now,
-                };
-                let reason = reserving_reason(&res, job.num_gpus);
-                job.reservation = Some(res);
-                plan.waiting.push(waiting(job, rank, reason));
-                continue;
-            }
-        }
-
-        // otherwise it waits (§9)
-        let reason = if places.could_fit_at_cycle_start(&job) {
-            PendingReason::WaitingForHigherRank
-        } else {
-            PendingReason::NoIdleGpu
-        };
-        plan.waiting.push(waiting(job, rank, reason));
     }
-    plan
+    let reason = if places.could_fit_at_cycle_start(&job) {
+        PendingReason::WaitingForHigherRank
+    } else {
+        PendingReason::NoIdleGpu
+    };
+    plan.waiting.push(waiting(job, turn.rank, reason));
+}
+
+/// The best placement the job can start on now; a holder counts its own
+/// reserved GPUs as available on its placement.
+fn dispatch_target(places: &Placements, job: &QueuedJob, own: Option<usize>) -> Option<usize> {
+    let mut target = places.best_available(job);
+    if let Some(i) = own {
+        let have = places.slots[i].idle.len() + places.slots[i].reserved.len();
+        if have >= job.num_gpus as usize && better_or_equal(places, i, have as u32, target) {
+            target = Some((i, have as u32));
+        }
+    }
+    target.map(|(i, _)| i)
+}
+
+/// Dispatches the job on slot `i`, giving up its reservation (a swap when
+/// that was elsewhere).
+fn dispatch(plan: &mut Plan, places: &mut Placements, mut job: QueuedJob, turn: Turn, i: usize) {
+    let swapped_from = match (turn.own, job.reservation.take()) {
+        (Some(r), Some(res)) if r != i => {
+            places.unreserve(r, &res.gpus);
+            Some((res.node, res.tier))
+        }
+        (Some(r), Some(res)) => {
+            places.unreserve(r, &res.gpus);
+            None
+        }
+        _ => None,
+    };
+    let gpus = choose_gpus(places, i, job.num_gpus);
+    places.take(i, &gpus, false);
+    let slot = &places.slots[i];
+    plan.dispatches.push(Dispatch {
+        job: job.id,
+        rank: turn.rank,
+        node: slot.state.node.clone(),
+        tier: slot.state.tier.clone(),
+        reclaim_backfill: gpus.iter().copied().filter(|g| slot.backfill.contains(g)).collect(),
+        gpus,
+        accrued: job.accrued,
+        swapped_from,
+    });
 }
 
 /// DRAINING → BACKFILL_RECOVERY once no research runs; → ACTIVE once no

@@ -10,6 +10,7 @@ pub mod backfill;
 pub mod cycle;
 pub mod model;
 pub mod oom;
+pub mod outcome;
 mod placements;
 pub mod usage;
 pub mod world;

@@ -1,7 +1,64 @@
-//! The scheduler loop: every cycle it reads a snapshot from the database,
+//! The scheduler loop. Every cycle it reads a snapshot from the database,
 //! asks the pure policy (`crate::policy`) for a plan, applies the plan in
-//! one transaction and starts attempts through the `Executor` trait. It
-//! never re-implements a rule; what to do is always the policy's answer.
+//! one transaction and starts attempts through the [`Executor`] trait; it
+//! never re-implements a rule, what to do is always the policy's answer.
+//!
+//! - [`run`]: the timer and wake-ups around the cycles, recovery first.
+//! - [`cycle`]: one cycle, as named steps.
+//! - [`ends`]: recording attempts that ended (charges, then the outcome
+//!   table), and reconciling with the executor after a restart.
+//! - [`backfill`]: LLM backfill's steps around its pure plan.
 
-mod backfill_loop;
-pub mod runner;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use tokio::sync::Notify;
+
+use crate::executor::layout::Layout;
+use crate::executor::{Executor, ExecutorError};
+
+mod backfill;
+mod cycle;
+mod ends;
+mod run;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
+}
+
+/// What one cycle did (for tests and logs).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct CycleReport {
+    /// The executor could not be reached this cycle (e.g. Slurm is down).
+    pub executor_problem: Option<String>,
+    pub ended: usize,
+    pub started: Vec<i64>,
+    pub refused: Vec<i64>,
+    pub waiting: usize,
+}
+
+/// The longest a woken cycle waits after the previous one ended.
+pub const MAX_WOKEN_CYCLE_GAP: Duration = Duration::from_millis(250);
+
+#[derive(Clone)]
+pub struct Scheduler {
+    pub db: SqlitePool,
+    pub executor: Arc<dyn Executor>,
+    pub wake: Arc<Notify>,
+    pub cycle: Duration,
+    pub grace: Duration,
+    pub layout: Layout,
+    /// What /healthz and the console say about the executor.
+    pub health: crate::services::ExecutorHealth,
+    /// `cancel.unconfirmed_after_seconds`
+    pub kill_unconfirmed_after: Duration,
+    /// LLM backfill's settings, read every cycle (admins change them).
+    pub backfill: crate::services::admin::backfill::BackfillControl,
+    /// When each idle GPU became idle (for `backfill.min_idle_seconds`).
+    pub idle_since: Arc<std::sync::Mutex<std::collections::HashMap<crate::policy::backfill::GpuKey, i64>>>,
+}

@@ -24,7 +24,9 @@ pub async fn change_password(state: &Services, caller: &Caller, current: &str, n
     let anywhere = std::net::IpAddr::from([0, 0, 0, 0]);
     match auth::authenticate(&state.db, &state.throttle, &caller.user.username, current, anywhere).await {
         Ok(_) => {}
-        Err(AuthError::InvalidCredentials) => return Err(ServiceError::Validation("the current password is wrong".into())),
+        Err(AuthError::InvalidCredentials) => {
+            return Err(ServiceError::Validation("the current password is wrong".into()))
+        }
         Err(e) => return Err(e.into()),
     }
     let hash = auth::password::hash_password(new.to_string()).await.map_err(ServiceError::from)?;

@@ -4,10 +4,10 @@
 //! so the API and the console cannot disagree.
 
 pub mod account;
+pub mod admin;
 pub mod audit;
 pub mod dashboard;
 pub mod error;
-pub mod admin;
 pub mod jobs;
 pub mod views;
 

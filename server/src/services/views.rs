@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use app::model::{MaintenanceView, Role};
 use app::model::views::{
     BackfillInstanceView, BackfillView, LabUsageSeries, LabView, PlacementView, QueueView, UsagePage,
 };
+use app::model::{MaintenanceView, Role};
 
 use crate::auth::Caller;
 use crate::clock::{now_ms, rfc3339};
@@ -77,7 +77,9 @@ pub async fn lab_usage(state: &Services, lab: &str, days: Option<i64>) -> Result
         return Err(ServiceError::field("days", format!("must be between 1 and {MAX_DAYS}, got {days}")));
     }
     let mut conn = state.db.acquire().await?;
-    let id = db::views::lab_id(&mut conn, lab).await?.ok_or_else(|| ServiceError::NotFound(format!("no lab named `{lab}`")))?;
+    let id = db::views::lab_id(&mut conn, lab)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound(format!("no lab named `{lab}`")))?;
     let days = db::views::daily_usage(&mut conn, id, days as u32, now_ms()).await?;
     Ok(LabUsageSeries { lab: lab.to_string(), days })
 }

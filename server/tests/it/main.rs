@@ -3,6 +3,7 @@
 
 mod admin;
 mod api;
+mod architecture;
 mod auth;
 mod authz;
 mod backfill;

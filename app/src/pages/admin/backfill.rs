@@ -1,10 +1,10 @@
 //! `/admin/backfill`: LLM backfill's settings in force and the instances
 //! serving now; admins switch it on or off and change its command.
 
-use crate::api::admin::*;
 use super::forms::{outcome, with_data, with_data_or};
-use crate::pages::components::Layout;
 use super::AdminNav;
+use crate::api::admin::*;
+use crate::pages::components::Layout;
 use leptos::prelude::*;
 
 #[component]

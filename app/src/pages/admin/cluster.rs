@@ -2,10 +2,10 @@
 //! delete. Every form posts one server function; its outcome (or the field
 //! that was wrong) shows under it and the tables refresh.
 
-use crate::api::admin::*;
 use super::forms::{outcome, with_data};
-use crate::pages::components::Layout;
 use super::AdminNav;
+use crate::api::admin::*;
+use crate::pages::components::Layout;
 use leptos::prelude::*;
 
 #[component]

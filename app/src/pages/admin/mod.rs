@@ -13,8 +13,8 @@ pub use cluster::AdminClusterPage;
 pub use people::AdminPeoplePage;
 
 use crate::api::{admin_view, SetMaintenance};
-use crate::pages::components::{use_ticker, ErrorText, Layout};
 use crate::model::MaintenancePhase;
+use crate::pages::components::{use_ticker, ErrorText, Layout};
 use leptos::prelude::*;
 
 /// The admin pages' own navigation.

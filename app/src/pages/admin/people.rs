@@ -1,10 +1,10 @@
 //! `/admin/people`: labs and users — create them, change a user's role,
 //! lab, limits or uid, reset a password, disable or enable an account.
 
-use crate::api::admin::*;
 use super::forms::{outcome, with_data};
-use crate::pages::components::Layout;
 use super::AdminNav;
+use crate::api::admin::*;
+use crate::pages::components::Layout;
 use leptos::prelude::*;
 
 #[component]

@@ -1,12 +1,10 @@
 //! `/jobs/{id}`: one job — its timeline, attempts, live log, files and
 //! the cancel button — refreshed while the page is open.
 
-use crate::api::{
-    job_detail, job_log, job_log_tail, CancelJob,
-};
-use crate::pages::components::{use_ticker, ErrorText, Layout};
-use crate::model::views::{reason_in_words, JobDetail};
 use super::short_time;
+use crate::api::{job_detail, job_log, job_log_tail, CancelJob};
+use crate::model::views::{reason_in_words, JobDetail};
+use crate::pages::components::{use_ticker, ErrorText, Layout};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 

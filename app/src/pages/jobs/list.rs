@@ -1,10 +1,10 @@
 //! `/jobs`: the viewer's jobs (every job for admins), filtered by state,
 //! newest first, a page at a time.
 
-use crate::api::jobs_page;
-use crate::pages::components::{ErrorText, Layout};
-use crate::model::JobView;
 use super::short_time;
+use crate::api::jobs_page;
+use crate::model::JobView;
+use crate::pages::components::{ErrorText, Layout};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 

@@ -1,10 +1,10 @@
 //! `/queue`: the global queue in this cycle's order and the viewer's own,
 //! refreshing itself every few seconds.
 
-use crate::api::queue_view;
-use crate::pages::components::{use_ticker, ErrorText, Layout};
-use crate::model::views::{reason_in_words, QueueEntry};
 use super::short_time;
+use crate::api::queue_view;
+use crate::model::views::{reason_in_words, QueueEntry};
+use crate::pages::components::{use_ticker, ErrorText, Layout};
 use leptos::prelude::*;
 
 #[component]

@@ -1,11 +1,9 @@
 //! `/submit`: the submit form (a script typed or read from a file, GPUs,
 //! time limit, env, workspace); on success the browser goes to the job.
 
-use crate::api::{
-    maintenance_status, my_workspaces, SubmitJob,
-};
-use crate::pages::components::Layout;
+use crate::api::{maintenance_status, my_workspaces, SubmitJob};
 use crate::model::MaintenancePhase;
+use crate::pages::components::Layout;
 use leptos::prelude::*;
 
 #[component]

@@ -10,8 +10,8 @@ use app::api::backend::{ConsoleBackend, SignedIn};
 use app::model::admin::{AdminAction, AdminClusterView};
 use app::model::error::ConsoleError;
 use app::model::views::{
-    AdminView, AuditEntryView, DashboardView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm,
-    TokenView, UsagePage, WorkspaceView,
+    AdminView, AuditEntryView, DashboardView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm, TokenView,
+    UsagePage, WorkspaceView,
 };
 use app::model::{JobView, MaintenanceView, Role};
 
@@ -57,8 +57,9 @@ fn parse_env(text: &str) -> Result<BTreeMap<String, String>, ConsoleError> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (key, value) =
-            line.split_once('=').ok_or_else(|| ConsoleError::invalid(format!("env line {}: write KEY=value", n + 1)))?;
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| ConsoleError::invalid(format!("env line {}: write KEY=value", n + 1)))?;
         env.insert(key.trim().to_string(), value.to_string());
     }
     Ok(env)

@@ -11,9 +11,9 @@ use serde::Deserialize;
 use std::sync::Arc;
 use tower_sessions::Session;
 
+use crate::auth::{self, AuthError};
 use crate::http::extract::ClientAddr;
 use crate::http::middleware::{SESSION_EPOCH_KEY, SESSION_USER_KEY};
-use crate::auth::{self, AuthError};
 use crate::state::AppState;
 use app::api::backend::Backend;
 

@@ -12,14 +12,14 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::error::ApiError;
 use crate::http::extract::{AdminUser, ApiJson, ApiPath, ApiQuery};
 use crate::http::openapi::ErrorBody;
-use crate::services::admin::{self, LabCreated, MaintenanceAction, NewLabBody, NewUserBody, UserPatch};
 use crate::services::admin::backfill::BackfillPatch;
 use crate::services::admin::cluster::{self, NewNodeBody, NewTierBody, TierPatch};
+use crate::services::admin::{self, LabCreated, MaintenanceAction, NewLabBody, NewUserBody, UserPatch};
 use crate::services::audit::{self, AuditPage};
-use crate::state::AppState;
 use crate::services::views;
-use app::model::{MaintenanceView, NodeView, TierView};
+use crate::state::AppState;
 use app::model::views::BackfillView;
+use app::model::{MaintenanceView, NodeView, TierView};
 
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -12,10 +12,10 @@ use crate::http::error::ApiError;
 use crate::http::extract::{ApiPath, ApiQuery, AuthUser};
 use crate::http::openapi::ErrorBody;
 use crate::services::admin::cluster::{self};
-use crate::state::AppState;
 use crate::services::views;
-use app::model::{MaintenanceView, TierView};
+use crate::state::AppState;
 use app::model::views::{BackfillView, LabUsageSeries, LabView, PlacementView, QueueView};
+use app::model::{MaintenanceView, TierView};
 
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

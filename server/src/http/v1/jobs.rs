@@ -26,8 +26,8 @@ use crate::services::jobs::{
     output, reading, ListQuery,
 };
 use crate::state::AppState;
-use app::model::JobView;
 use app::model::views::{FileEntry, JobPage, LogChunk};
+use app::model::JobView;
 
 /// How often a log stream looks for new output.
 const STREAM_POLL: Duration = Duration::from_millis(250);

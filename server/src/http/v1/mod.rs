@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-mod jobs;
 mod admin;
 mod cluster;
+mod jobs;
 mod workspaces;
 
 use crate::http::error::ApiError;

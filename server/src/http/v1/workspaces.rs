@@ -9,8 +9,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::error::ApiError;
 use crate::http::extract::{ApiJson, ApiPath, AuthUser};
 use crate::http::openapi::ErrorBody;
-use crate::state::AppState;
 use crate::services::workspaces::{self, NewWorkspaceBody};
+use crate::state::AppState;
 use app::model::views::WorkspaceView;
 
 pub fn api() -> OpenApiRouter<AppState> {

@@ -8,12 +8,12 @@ use std::sync::{Arc, RwLock};
 
 use serde::Deserialize;
 
-use crate::services::ServiceError;
 use crate::auth::Caller;
 use crate::clock::now_ms;
 use crate::config::BackfillSettings;
 use crate::db;
 use crate::policy::backfill::BackfillPolicy;
+use crate::services::ServiceError;
 use crate::services::Services;
 
 pub const MAX_COMMAND: usize = 4096;
@@ -113,7 +113,10 @@ fn check(patch: &BackfillPatch, merged: &BackfillConfig) -> Result<(), ServiceEr
         return Err(ServiceError::field("gpus_per_instance", "must be between 1 and 8"));
     }
     if merged.enabled && merged.command.trim().is_empty() {
-        return Err(ServiceError::field("command", "backfill needs a command to serve the model before it can be enabled"));
+        return Err(ServiceError::field(
+            "command",
+            "backfill needs a command to serve the model before it can be enabled",
+        ));
     }
     Ok(())
 }

@@ -5,11 +5,11 @@
 use app::model::{NodeState, NodeView, TierView};
 use serde::Deserialize;
 
-use crate::services::admin::check_name;
-use crate::services::ServiceError;
 use crate::auth::Caller;
 use crate::clock::now_ms;
 use crate::db;
+use crate::services::admin::check_name;
+use crate::services::ServiceError;
 use crate::services::Services;
 
 fn field(field: &'static str, message: impl std::fmt::Display) -> ServiceError {
@@ -167,7 +167,9 @@ pub async fn create_tier(state: &Services, admin: &Caller, body: NewTierBody) ->
         cpus_per_gpu: tier.cpus_per_gpu,
         mem_gb_per_gpu: tier.mem_gb_per_gpu,
     };
-    db::cluster::insert_tier(&mut tx, new).await.map_err(|e| ServiceError::unique(e, format!("tier `{}`", tier.name)))?;
+    db::cluster::insert_tier(&mut tx, new)
+        .await
+        .map_err(|e| ServiceError::unique(e, format!("tier `{}`", tier.name)))?;
     // the insert leaves the time limit at its default
     db::cluster::update_tier(&mut tx, &tier).await?;
     db::audit::record(
@@ -254,8 +256,9 @@ pub async fn create_node(state: &Services, admin: &Caller, body: NewNodeBody) ->
         .map_err(|e| ServiceError::unique(e, format!("node `{}`", body.name)))?;
     let detail = serde_json::json!({"gpus": body.gpus.iter().map(|g| serde_json::json!({"tier": g.tier, "count": g.count})).collect::<Vec<_>>()});
     db::audit::record(&mut tx, &admin.user.username, "node.create", Some(&body.name), &detail, now).await?;
-    let view =
-        node_view(&mut tx, &body.name).await?.ok_or_else(|| ServiceError::Internal("the new node is missing".into()))?;
+    let view = node_view(&mut tx, &body.name)
+        .await?
+        .ok_or_else(|| ServiceError::Internal("the new node is missing".into()))?;
     tx.commit().await?;
     state.wake_scheduler();
     Ok(view)

@@ -82,7 +82,6 @@ pub(crate) fn check_name(field: &'static str, name: &str) -> Result<(), ServiceE
     }
 }
 
-
 pub async fn create_lab(state: &Services, admin: &Caller, body: NewLabBody) -> Result<LabCreated, ServiceError> {
     check_name("name", &body.name)?;
     let now = now_ms();

@@ -64,7 +64,9 @@ fn visible(caller: &Caller, job: &JobView) -> bool {
 }
 
 pub async fn get(state: &Services, caller: &Caller, id: i64) -> Result<JobView, ServiceError> {
-    let view = db::jobs::view(&mut *state.db.acquire().await?, id).await?.ok_or(ServiceError::NotFound("no such job".into()))?;
+    let view = db::job_view::view(&mut *state.db.acquire().await?, id)
+        .await?
+        .ok_or(ServiceError::NotFound("no such job".into()))?;
     if visible(caller, &view) {
         Ok(view)
     } else {
@@ -79,7 +81,7 @@ pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<JobVie
     }
     let mut tx = db::write_tx(&state.db).await?;
     let outcome = db::jobs::cancel(&mut tx, id, now_ms()).await?;
-    let view = db::jobs::view(&mut tx, id).await?.ok_or(ServiceError::NotFound("no such job".into()))?;
+    let view = db::job_view::view(&mut tx, id).await?.ok_or(ServiceError::NotFound("no such job".into()))?;
     tx.commit().await?;
     match outcome {
         db::jobs::CancelOutcome::AlreadyEnded => {
@@ -110,7 +112,11 @@ pub const MAX_PAGE: i64 = 200;
 
 /// Newest first. Researchers see their own lab's jobs only (asking for
 /// another lab gives an empty page, as if it had none).
-pub async fn list(state: &Services, caller: &Caller, q: &ListQuery) -> Result<app::model::views::JobPage, ServiceError> {
+pub async fn list(
+    state: &Services,
+    caller: &Caller,
+    q: &ListQuery,
+) -> Result<app::model::views::JobPage, ServiceError> {
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(
@@ -130,7 +136,9 @@ pub async fn list(state: &Services, caller: &Caller, q: &ListQuery) -> Result<ap
     }
     let lab = match (caller.user.role, q.lab.as_deref()) {
         (Role::Admin, lab) => lab,
-        (_, Some(lab)) if lab != caller.user.lab => return Ok(app::model::views::JobPage { jobs: Vec::new(), next: None }),
+        (_, Some(lab)) if lab != caller.user.lab => {
+            return Ok(app::model::views::JobPage { jobs: Vec::new(), next: None })
+        }
         (_, _) => Some(caller.user.lab.as_str()),
     };
     let filter = db::views::JobFilter {
@@ -144,7 +152,7 @@ pub async fn list(state: &Services, caller: &Caller, q: &ListQuery) -> Result<ap
     let ids = db::views::job_ids(&mut conn, &filter).await?;
     let mut jobs = Vec::with_capacity(ids.len());
     for id in &ids {
-        if let Some(view) = db::jobs::view(&mut conn, *id).await? {
+        if let Some(view) = db::job_view::view(&mut conn, *id).await? {
             jobs.push(view);
         }
     }

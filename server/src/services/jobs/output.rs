@@ -8,14 +8,14 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::io::AsRawFd;
 use std::path::{Component, Path};
 
-use app::model::{JobView, Role};
 use app::model::views::{FileEntry, LogChunk};
+use app::model::{JobView, Role};
 
 use super::input::FieldError;
-use crate::services::ServiceError;
 use crate::auth::Caller;
 use crate::clock::rfc3339;
 use crate::executor::layout::Layout;
+use crate::services::ServiceError;
 
 /// What the caller is told when a path names no file of the job's.
 pub const NO_SUCH_FILE: &str = "no such file in the job's output directory";
@@ -315,7 +315,9 @@ mod tests {
         assert_eq!(read("jpu-attempt-2.log"), "[jpu-share] attempt 2\nsecond\n");
         let listed: Vec<String> = list_files(&layout, 1).unwrap().into_iter().map(|f| f.path).collect();
         assert_eq!(listed, ["jpu-attempt-1.log", "jpu-attempt-2.log", "sub/a.txt"]);
-        assert!(matches!(open_file(&layout, 1, "jpu-attempt-3.log"), Err(ServiceError::NotFound(m)) if m == NO_SUCH_FILE));
+        assert!(
+            matches!(open_file(&layout, 1, "jpu-attempt-3.log"), Err(ServiceError::NotFound(m)) if m == NO_SUCH_FILE)
+        );
     }
 
     #[test]

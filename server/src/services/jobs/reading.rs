@@ -48,7 +48,10 @@ pub async fn files(
 ) -> ServiceResult<(Vec<FileEntry>, usize)> {
     let limit = limit.unwrap_or(output::DEFAULT_FILES_PAGE as i64);
     if !(1..=output::MAX_FILES_PAGE as i64).contains(&limit) {
-        return Err(ServiceError::field("limit", format!("must be between 1 and {}, got {limit}", output::MAX_FILES_PAGE)));
+        return Err(ServiceError::field(
+            "limit",
+            format!("must be between 1 and {}, got {limit}", output::MAX_FILES_PAGE),
+        ));
     }
     readable(state, caller, id).await?;
     files_page(state, id, after, limit as usize).await
@@ -82,8 +85,6 @@ async fn files_page(
 }
 
 /// A walk of a job's files or an open of one: never on an async worker.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> ServiceResult<T> + Send + 'static,
-) -> ServiceResult<T> {
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> ServiceResult<T> + Send + 'static) -> ServiceResult<T> {
     tokio::task::spawn_blocking(work).await.map_err(|e| ServiceError::Internal(format!("job output: {e}")))?
 }

@@ -18,12 +18,12 @@ use app::model::{JobState, JobView};
 use tokio::sync::oneshot;
 
 use super::input::{FieldError, ValidSubmit};
-use crate::services::ServiceError;
 use crate::auth::Caller;
 use crate::clock::now_ms;
 use crate::config::Settings;
 use crate::db;
 use crate::policy::admission::{self, Shape};
+use crate::services::ServiceError;
 
 type Reply = oneshot::Sender<Result<JobView, ServiceError>>;
 
@@ -58,7 +58,9 @@ impl SubmitBatcher {
         let request = Request { caller: caller.clone(), job, reply };
         self.waiting.lock().unwrap_or_else(|p| p.into_inner()).push(request);
         tokio::spawn(write_waiting(self.clone(), pool.clone(), settings.clone()));
-        answer.await.unwrap_or_else(|_| Err(ServiceError::Internal("the submit was dropped before it was written".into())))
+        answer
+            .await
+            .unwrap_or_else(|_| Err(ServiceError::Internal("the submit was dropped before it was written".into())))
     }
 }
 
@@ -149,14 +151,16 @@ async fn admit_and_insert(
         .zip(&new_jobs)
         .zip(ids)
         .map(|(((request, _), row), id)| {
-            db::jobs::inserted_view(id, row, &request.caller.user.username, &request.caller.user.lab, now)
+            db::job_view::inserted_view(id, row, &request.caller.user.username, &request.caller.user.lab, now)
         })
         .collect();
     let mut views = views.into_iter();
     let answers = judged
         .into_iter()
         .map(|verdict| {
-            verdict.and_then(|_| views.next().ok_or_else(|| ServiceError::Internal("an admitted job was not stored".into())))
+            verdict.and_then(|_| {
+                views.next().ok_or_else(|| ServiceError::Internal("an admitted job was not stored".into()))
+            })
         })
         .collect();
     tx.commit().await?;

@@ -7,16 +7,16 @@
 
 pub mod build;
 
-use app::model::Role;
 use app::model::views::WorkspaceView;
+use app::model::Role;
 use serde::Deserialize;
 
-use crate::services::admin::check_name;
-use crate::services::ServiceError;
 use crate::auth::Caller;
 use crate::clock::{now_ms, rfc3339};
 use crate::db;
 use crate::db::workspaces::WorkspaceRow;
+use crate::services::admin::check_name;
+use crate::services::ServiceError;
 use crate::services::Services;
 
 pub const MAX_PACKAGES: usize = 64;
@@ -51,7 +51,10 @@ pub fn check_base_image(image: &str) -> Result<String, ServiceError> {
     }
     let full = if image.contains("://") { image.to_string() } else { format!("docker://{image}") };
     if build::bootstrap_of(&full).is_none() {
-        return Err(ServiceError::field("base_image", "must come from docker://, library:// or oras:// (a plain name means Docker Hub)"));
+        return Err(ServiceError::field(
+            "base_image",
+            "must come from docker://, library:// or oras:// (a plain name means Docker Hub)",
+        ));
     }
     Ok(full)
 }
@@ -71,9 +74,12 @@ pub fn check_packages(packages: &[String]) -> Result<Vec<String>, ServiceError> 
             if ok {
                 Ok(p.to_string())
             } else {
-                Err(ServiceError::field("packages", format!(
+                Err(ServiceError::field(
+                    "packages",
+                    format!(
                         "`{p}` is not a pip requirement (a name, optional [extras] and version bounds like ==2.4.0)"
-                    )))
+                    ),
+                ))
             }
         })
         .collect()

@@ -1,16 +1,16 @@
 //! The loop's backfill steps (policy §7), around the pure
-//! [`plan_backfill`](super::backfill::plan_backfill): instances that ended
+//! [`plan_backfill`](crate::policy::backfill::plan_backfill): instances that ended
 //! by themselves, reclaiming before research starts, deploying after it,
 //! and finding running instances again after a restart.
 
 use std::time::Duration;
 
-use crate::policy::backfill::{self, BackfillPlan};
-use crate::policy::model::{Plan, Snapshot};
-use super::runner::{LoopError, Scheduler};
+use super::{LoopError, Scheduler};
 use crate::clock::now_ms;
 use crate::db;
 use crate::executor::BackfillRequest;
+use crate::policy::backfill::{self, BackfillPlan};
+use crate::policy::model::{Plan, Snapshot};
 
 impl Scheduler {
     /// Records instances that ended on their own.

@@ -5,8 +5,9 @@
 use app::model::Role;
 use sqlx::SqlitePool;
 
-use super::accounts::{self, NewUser};
-use super::cluster::{self, NewTier};
+use crate::db::accounts::{self, NewUser};
+use crate::db::cluster::{self, NewTier};
+
 use crate::auth::password::{generate_password, hash_password, PasswordError};
 
 pub const ADMIN_USERNAME: &str = "admin";
@@ -38,7 +39,7 @@ pub struct SeedInput {
 
 /// Seeds an empty database; returns `None` if it already had users.
 pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Result<Option<Seeded>, SeedError> {
-    let mut tx = super::write_tx(db).await?;
+    let mut tx = crate::db::write_tx(db).await?;
     if accounts::count_users(&mut tx).await? > 0 {
         return Ok(None);
     }

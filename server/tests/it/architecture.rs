@@ -1,0 +1,176 @@
+//! The shape the code must keep, checked on its source: the policy folder
+//! is pure (no I/O, no async, no clock), and each layer imports only the
+//! layers below it, so no import cycle can come back unnoticed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Each top-level module and the ones it may import (`crate::x`). A
+/// module missing here may import nothing of the crate.
+const SERVER_LAYERS: &[(&str, &[&str])] = &[
+    ("policy", &[]),
+    ("clock", &[]),
+    ("telemetry", &[]),
+    ("config", &["policy"]),
+    ("executor", &["policy", "clock", "config"]),
+    ("db", &["executor", "policy", "clock", "config"]),
+    ("auth", &["db", "clock", "config"]),
+    ("services", &["auth", "db", "executor", "policy", "clock", "config"]),
+    ("state", &["services", "auth", "db", "executor", "policy", "clock", "config"]),
+    ("scheduler", &["services", "db", "executor", "policy", "clock", "config"]),
+    ("http", &["state", "services", "auth", "executor", "policy", "clock", "config"]),
+    ("sim", &["policy", "clock", "config"]),
+    ("cli", &[]),
+    (
+        "startup",
+        &["http", "scheduler", "state", "services", "auth", "db", "executor", "policy", "clock", "config", "telemetry"],
+    ),
+];
+
+const APP_LAYERS: &[(&str, &[&str])] = &[("model", &[]), ("api", &["model"]), ("pages", &["api", "model"])];
+
+/// What pure code may not name: I/O, async runtimes, the clock, logging
+/// and metrics, randomness, and the crate's impure layers.
+const IMPURE: &[&str] = &[
+    "tokio",
+    "sqlx",
+    "reqwest",
+    "axum",
+    "std::fs",
+    "std::net",
+    "std::process",
+    "std::io",
+    "std::env",
+    "std::thread",
+    "SystemTime",
+    "Instant",
+    "async ",
+    ".await",
+    "tracing::",
+    "metrics::",
+    "rand::",
+    "crate::db",
+    "crate::executor",
+    "crate::services",
+    "crate::scheduler",
+    "crate::http",
+    "crate::clock",
+    "crate::state",
+];
+
+fn src(crate_dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(crate_dir).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file without comments and without its test module
+/// (tests may reach wherever they need to).
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+    text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+}
+
+/// `crate::x` names in the code (after `crate::{` too), as top-level modules.
+fn crate_imports(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            group[..end].split(',').map(str::trim).collect()
+        } else {
+            vec![rest]
+        };
+        for name in names {
+            let ident: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !ident.is_empty() {
+                found.push(ident);
+            }
+        }
+    }
+    found
+}
+
+/// Every import that breaks the layer table, as `file: crate::x`.
+fn layer_violations(crate_dir: &str, layers: &[(&str, &[&str])]) -> Vec<String> {
+    let root = src(crate_dir);
+    let rules: BTreeMap<&str, &[&str]> = layers.iter().copied().collect();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut bad = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+        if matches!(top.as_str(), "lib" | "main" | "bin") {
+            continue;
+        }
+        let allowed = rules.get(top.as_str()).copied().unwrap_or(&[]);
+        for name in crate_imports(&code(&file)) {
+            if name != top && rules.contains_key(name.as_str()) && !allowed.contains(&name.as_str()) {
+                bad.push(format!("{}: crate::{name}", rel.display()));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn each_layer_imports_only_the_layers_below_it() {
+    assert_eq!(layer_violations("server", SERVER_LAYERS), Vec::<String>::new());
+    assert_eq!(layer_violations("app", APP_LAYERS), Vec::<String>::new());
+}
+
+#[test]
+fn the_layer_tables_have_no_cycle() {
+    for layers in [SERVER_LAYERS, APP_LAYERS] {
+        let rules: BTreeMap<&str, &[&str]> = layers.iter().copied().collect();
+        // a module's allowed set must not reach back to the module itself
+        for (module, _) in layers {
+            let mut seen: Vec<&str> = Vec::new();
+            let mut todo: Vec<&str> = rules[module].to_vec();
+            while let Some(next) = todo.pop() {
+                assert_ne!(next, *module, "{module} can reach itself through its imports");
+                if !seen.contains(&next) {
+                    seen.push(next);
+                    todo.extend(rules.get(next).copied().unwrap_or(&[]));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_policy_folder_is_pure() {
+    let mut files = Vec::new();
+    rust_files(&src("server").join("policy"), &mut files);
+    assert!(files.len() >= 8, "the policy folder moved? found {files:?}");
+    let mut bad = Vec::new();
+    for file in &files {
+        let code = code(file);
+        for word in IMPURE {
+            if code.contains(word) {
+                bad.push(format!("{}: {word}", file.file_name().unwrap().to_string_lossy()));
+            }
+        }
+    }
+    assert_eq!(bad, Vec::<String>::new());
+}
+
+#[test]
+fn the_checks_see_what_they_forbid() {
+    // a check that finds nothing in anything would pass forever
+    assert_eq!(crate_imports("use crate::db::jobs;\nuse crate::{auth, clock::now_ms};"), ["db", "auth", "clock"]);
+    assert!(code(&src("server").join("scheduler").join("cycle.rs")).contains(".await"));
+}
