@@ -1,5 +1,7 @@
-//! Types shared by the console, the REST API and the scheduler. Their
-//! string forms are the names in the policy and api.md and must not change.
+//! Types shared by the console, the REST API and the scheduler: job
+//! states, roles, phases and jobs here; page views in [`views`], the admin
+//! pages' in [`admin`], api.md's error codes in [`error`]. Their string
+//! forms are the names in the policy and api.md and must not change.
 
 pub mod admin;
 pub mod error;

@@ -78,7 +78,7 @@ pub async fn write_tx(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
 /// [`write_tx`] for a transaction that only inserts new jobs (submits):
 /// its commit leaves [`plan_inputs`] alone, so a scheduler cycle that
 /// decided on an earlier read may still apply its plan (see
-/// `scheduler::runner`).
+/// `scheduler::cycle`).
 pub async fn write_tx_adding_jobs(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
     begin_write(pool, true).await
 }

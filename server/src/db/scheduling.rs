@@ -267,7 +267,7 @@ pub async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, W
 /// snapshot ([`waiting_marks`]).
 ///
 /// The plan may rest on a snapshot that misses jobs submitted since (see
-/// `scheduler::runner`): a promotion is therefore made only while its
+/// `scheduler::cycle`): a promotion is therefore made only while its
 /// user still holds fewer slots than the limit, since a submit may have
 /// taken the free slot meanwhile, and a dispatch only of a job still in
 /// the global queue.

@@ -1,5 +1,7 @@
-//! The axum application: console, /v1, /healthz and /metrics, with the
-//! session, auth, metrics and tracing layers around them.
+//! The web adapters: the axum application — the console ([`console`]),
+//! /v1 ([`v1`]), /healthz and /metrics ([`ops`]) — with the session,
+//! auth, security and metrics layers around them ([`middleware`]), and the
+//! one HTTP error ([`error`]).
 
 pub mod console;
 pub mod error;

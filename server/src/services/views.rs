@@ -1,5 +1,6 @@
-//! The fair-share and cluster views (queue, labs, usage series,
-//! placements, backfill) shared by the REST API and the console.
+//! The fair-share and cluster views (queue, labs, usage series and the
+//! usage page, placements, backfill, maintenance) shared by the REST API
+//! and the console.
 
 use std::sync::Arc;
 

@@ -149,7 +149,7 @@ struct JpuCluster {
     backfill: Option<BackfillState>,
 }
 
-/// The loop's backfill bookkeeping (`scheduler::backfill_loop`), in memory.
+/// The loop's backfill bookkeeping (`scheduler::backfill`), in memory.
 struct BackfillState {
     policy: BackfillPolicy,
     idle_since: HashMap<GpuKey, Millis>,

@@ -5,6 +5,7 @@
 use super::forms::{outcome, with_data};
 use super::AdminNav;
 use crate::api::admin::*;
+use crate::model::{NodeView, TierView};
 use crate::pages::components::Layout;
 use leptos::prelude::*;
 
@@ -40,110 +41,138 @@ fn AdminClusterPageBody() -> impl IntoView {
             let tier_names: Vec<String> = admin.tiers.iter().map(|t| t.name.clone()).collect();
             let tier_options = tier_names.clone();
             view! {
-                <section aria-labelledby="tiers-h">
-                    <h2 id="tiers-h">"Tiers"</h2>
-                    <div class="scroll">
-                    <table class="table" data-testid="tiers">
-                        <thead><tr><th>"Tier"</th><th>"VRAM GB"</th><th>"TFLOPS"</th><th>"Order"</th><th>"Max GPUs"</th><th>"State"</th><th></th></tr></thead>
-                        <tbody>
-                            {admin.tiers.into_iter().map(|t| view! {
-                                <tr>
-                                    <td>{t.display_name.clone()} " " <code>{t.name.clone()}</code></td>
-                                    <td>{t.vram_gb}</td><td>{t.tflops}</td><td>{t.sort_order}</td><td>{t.max_gpus}</td>
-                                    <td>{if t.active { "active" } else { "inactive" }}</td>
-                                    <td>
-                                        <ActionForm action=tier_active>
-                                            <input type="hidden" name="name" value=t.name.clone()/>
-                                            <input type="hidden" name="active" value=(!t.active).to_string()/>
-                                            <button type="submit">{if t.active { "Deactivate" } else { "Activate" }}</button>
-                                        </ActionForm>
-                                    </td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                    </div>
-                </section>
-                <section aria-labelledby="nodes-h">
-                    <h2 id="nodes-h">"Nodes"</h2>
-                    <div class="scroll">
-                    <table class="table" data-testid="nodes">
-                        <thead><tr><th>"Node"</th><th>"State"</th><th>"GPUs"</th><th></th></tr></thead>
-                        <tbody>
-                            {admin.nodes.into_iter().map(|n| {
-                                let gpus = n.gpus.iter().map(|g| format!("{}#{}", g.tier, g.index)).collect::<Vec<_>>().join(", ");
-                                let (to_drain, to_remove) = (n.name.clone(), n.name.clone());
-                                view! {
-                                    <tr>
-                                        <td>{n.name.clone()}</td><td>{n.state.as_str()}</td><td>{gpus}</td>
-                                        <td class="actions">
-                                            <ActionForm action=drain>
-                                                <input type="hidden" name="name" value=to_drain/>
-                                                <button type="submit">"Drain"</button>
-                                            </ActionForm>
-                                            <ActionForm action=delete>
-                                                <input type="hidden" name="name" value=to_remove/>
-                                                <button type="submit">"Remove"</button>
-                                            </ActionForm>
-                                        </td>
-                                    </tr>
-                                }
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                    </div>
-                    <h3>"Add a node"</h3>
-                    <ActionForm action=create_node attr:class="card form" attr:data-testid="add-node">
-                        <label for="node-name">"Name"</label>
-                        <input id="node-name" name="name" required maxlength="64" placeholder="node-a100"/>
-                        <label for="node-tier">"GPU tier"</label>
-                        <select id="node-tier" name="tier">
-                            {tier_options.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
-                        </select>
-                        <label for="node-count">"Number of GPUs"</label>
-                        <input id="node-count" name="count" type="number" min="1" max="64" value="2" required/>
-                        {outcome(create_node.value())}
-                        <button type="submit">"Add node"</button>
-                    </ActionForm>
-                </section>
-                <section aria-labelledby="tier-forms-h">
-                    <h2 id="tier-forms-h">"Change tiers"</h2>
-                    <ActionForm action=update_tier attr:class="card form" attr:data-testid="edit-tier">
-                        <h3>"Edit a tier (blank = unchanged)"</h3>
-                        <label for="edit-tier-name">"Tier"</label>
-                        <select id="edit-tier-name" name="name">
-                            {tier_names.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
-                        </select>
-                        <label for="edit-vram">"VRAM (GB)"</label>
-                        <input id="edit-vram" name="vram_gb" type="number" min="1"/>
-                        <label for="edit-tflops">"TFLOPS (FP32)"</label>
-                        <input id="edit-tflops" name="tflops" type="number" step="0.1" min="0.1"/>
-                        <label for="edit-order">"Order (higher = better)"</label>
-                        <input id="edit-order" name="sort_order" type="number"/>
-                        <label for="edit-max">"Max GPUs per job"</label>
-                        <input id="edit-max" name="max_gpus" type="number" min="1" max="8"/>
-                        {outcome(update_tier.value())}
-                        <button type="submit">"Save tier"</button>
-                    </ActionForm>
-                    <ActionForm action=create_tier attr:class="card form" attr:data-testid="add-tier">
-                        <h3>"Add a tier"</h3>
-                        <label for="tier-name">"Name (as Slurm's GPU type)"</label>
-                        <input id="tier-name" name="name" required maxlength="64" placeholder="a100"/>
-                        <label for="tier-display">"Display name"</label>
-                        <input id="tier-display" name="display_name" maxlength="64" placeholder="A100 80GB"/>
-                        <label for="tier-vram">"VRAM (GB)"</label>
-                        <input id="tier-vram" name="vram_gb" type="number" min="1" required/>
-                        <label for="tier-tflops">"TFLOPS (FP32)"</label>
-                        <input id="tier-tflops" name="tflops" type="number" step="0.1" min="0.1" required/>
-                        <label for="tier-order">"Order (higher = better)"</label>
-                        <input id="tier-order" name="sort_order" type="number" required/>
-                        <label for="tier-max">"Max GPUs per job"</label>
-                        <input id="tier-max" name="max_gpus" type="number" min="1" max="8" value="2" required/>
-                        {outcome(create_tier.value())}
-                        <button type="submit">"Add tier"</button>
-                    </ActionForm>
-                </section>
+                {tiers_table(admin.tiers, tier_active)}
+                {nodes_section(admin.nodes, tier_options, drain, delete, create_node)}
+                {tier_forms(tier_names, update_tier, create_tier)}
             }
         })}
+    }
+}
+
+fn tiers_table(tiers: Vec<TierView>, tier_active: ServerAction<AdminSetTierActive>) -> impl IntoView {
+    view! {
+        <section aria-labelledby="tiers-h">
+            <h2 id="tiers-h">"Tiers"</h2>
+            <div class="scroll">
+            <table class="table" data-testid="tiers">
+                <thead><tr><th>"Tier"</th><th>"VRAM GB"</th><th>"TFLOPS"</th><th>"Order"</th><th>"Max GPUs"</th><th>"State"</th><th></th></tr></thead>
+                <tbody>
+                    {tiers.into_iter().map(|t| view! {
+                        <tr>
+                            <td>{t.display_name.clone()} " " <code>{t.name.clone()}</code></td>
+                            <td>{t.vram_gb}</td><td>{t.tflops}</td><td>{t.sort_order}</td><td>{t.max_gpus}</td>
+                            <td>{if t.active { "active" } else { "inactive" }}</td>
+                            <td>
+                                <ActionForm action=tier_active>
+                                    <input type="hidden" name="name" value=t.name.clone()/>
+                                    <input type="hidden" name="active" value=(!t.active).to_string()/>
+                                    <button type="submit">{if t.active { "Deactivate" } else { "Activate" }}</button>
+                                </ActionForm>
+                            </td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            </div>
+        </section>
+    }
+}
+
+fn nodes_section(
+    nodes: Vec<NodeView>,
+    tier_options: Vec<String>,
+    drain: ServerAction<AdminDrainNode>,
+    delete: ServerAction<AdminDeleteNode>,
+    create_node: ServerAction<AdminCreateNode>,
+) -> impl IntoView {
+    view! {
+        <section aria-labelledby="nodes-h">
+            <h2 id="nodes-h">"Nodes"</h2>
+            <div class="scroll">
+            <table class="table" data-testid="nodes">
+                <thead><tr><th>"Node"</th><th>"State"</th><th>"GPUs"</th><th></th></tr></thead>
+                <tbody>
+                    {nodes.into_iter().map(|n| {
+                        let gpus = n.gpus.iter().map(|g| format!("{}#{}", g.tier, g.index)).collect::<Vec<_>>().join(", ");
+                        let (to_drain, to_remove) = (n.name.clone(), n.name.clone());
+                        view! {
+                            <tr>
+                                <td>{n.name.clone()}</td><td>{n.state.as_str()}</td><td>{gpus}</td>
+                                <td class="actions">
+                                    <ActionForm action=drain>
+                                        <input type="hidden" name="name" value=to_drain/>
+                                        <button type="submit">"Drain"</button>
+                                    </ActionForm>
+                                    <ActionForm action=delete>
+                                        <input type="hidden" name="name" value=to_remove/>
+                                        <button type="submit">"Remove"</button>
+                                    </ActionForm>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            </div>
+            <h3>"Add a node"</h3>
+            <ActionForm action=create_node attr:class="card form" attr:data-testid="add-node">
+                <label for="node-name">"Name"</label>
+                <input id="node-name" name="name" required maxlength="64" placeholder="node-a100"/>
+                <label for="node-tier">"GPU tier"</label>
+                <select id="node-tier" name="tier">
+                    {tier_options.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                </select>
+                <label for="node-count">"Number of GPUs"</label>
+                <input id="node-count" name="count" type="number" min="1" max="64" value="2" required/>
+                {outcome(create_node.value())}
+                <button type="submit">"Add node"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+fn tier_forms(
+    tier_names: Vec<String>,
+    update_tier: ServerAction<AdminUpdateTier>,
+    create_tier: ServerAction<AdminCreateTier>,
+) -> impl IntoView {
+    view! {
+        <section aria-labelledby="tier-forms-h">
+            <h2 id="tier-forms-h">"Change tiers"</h2>
+            <ActionForm action=update_tier attr:class="card form" attr:data-testid="edit-tier">
+                <h3>"Edit a tier (blank = unchanged)"</h3>
+                <label for="edit-tier-name">"Tier"</label>
+                <select id="edit-tier-name" name="name">
+                    {tier_names.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                </select>
+                <label for="edit-vram">"VRAM (GB)"</label>
+                <input id="edit-vram" name="vram_gb" type="number" min="1"/>
+                <label for="edit-tflops">"TFLOPS (FP32)"</label>
+                <input id="edit-tflops" name="tflops" type="number" step="0.1" min="0.1"/>
+                <label for="edit-order">"Order (higher = better)"</label>
+                <input id="edit-order" name="sort_order" type="number"/>
+                <label for="edit-max">"Max GPUs per job"</label>
+                <input id="edit-max" name="max_gpus" type="number" min="1" max="8"/>
+                {outcome(update_tier.value())}
+                <button type="submit">"Save tier"</button>
+            </ActionForm>
+            <ActionForm action=create_tier attr:class="card form" attr:data-testid="add-tier">
+                <h3>"Add a tier"</h3>
+                <label for="tier-name">"Name (as Slurm's GPU type)"</label>
+                <input id="tier-name" name="name" required maxlength="64" placeholder="a100"/>
+                <label for="tier-display">"Display name"</label>
+                <input id="tier-display" name="display_name" maxlength="64" placeholder="A100 80GB"/>
+                <label for="tier-vram">"VRAM (GB)"</label>
+                <input id="tier-vram" name="vram_gb" type="number" min="1" required/>
+                <label for="tier-tflops">"TFLOPS (FP32)"</label>
+                <input id="tier-tflops" name="tflops" type="number" step="0.1" min="0.1" required/>
+                <label for="tier-order">"Order (higher = better)"</label>
+                <input id="tier-order" name="sort_order" type="number" required/>
+                <label for="tier-max">"Max GPUs per job"</label>
+                <input id="tier-max" name="max_gpus" type="number" min="1" max="8" value="2" required/>
+                {outcome(create_tier.value())}
+                <button type="submit">"Add tier"</button>
+            </ActionForm>
+        </section>
     }
 }

@@ -1,5 +1,7 @@
-//! Console sign-in and sign-out as plain form posts (they work without
-//! JavaScript), and the Leptos routes with the shared state as context.
+//! The console adapter: sign-in and sign-out as plain form posts (they
+//! work without JavaScript), the Leptos routes with the shared state as
+//! context, and the [`backend`] the server functions call ([`admin`]
+//! parses the admin pages' forms).
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};

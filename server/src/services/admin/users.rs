@@ -1,6 +1,6 @@
-//! Admin actions. Each one is written to the audit log in the same
-//! transaction as the change, and wakes the scheduler so the change takes
-//! effect at once rather than at the next timer tick.
+//! Admin actions on maintenance, labs and users (create, change, disable,
+//! uid allocation), and the lists the admin pages and API show of them.
+//! Each change is audited in its own transaction and wakes the scheduler.
 
 use app::model::{MaintenancePhase, MaintenanceView};
 use serde::Deserialize;

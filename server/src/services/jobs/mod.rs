@@ -1,5 +1,7 @@
 //! Job operations shared by the REST API and the console: submit (with
-//! the policy's admission checks), view, cancel. Handlers stay thin.
+//! the policy's admission checks, batched in [`submit_batch`]), view,
+//! list, cancel; [`input`] validates, [`output`] and [`reading`] serve
+//! what a job wrote to its owner.
 
 pub mod input;
 pub mod output;
