@@ -50,6 +50,7 @@ async fn main() {
                     workspace: None,
                     env_json: "{}",
                     time_limit_minutes: 15,
+                    min_vram_gb: 0,
                 };
                 sleepers.push(db::jobs::insert(&mut tx, job, now).await.unwrap());
             }
@@ -65,6 +66,7 @@ async fn main() {
                 workspace: None,
                 env_json: "{}",
                 time_limit_minutes: 60,
+                min_vram_gb: 0,
             };
             db::jobs::insert(&mut tx, job, now).await.unwrap();
         }

@@ -78,6 +78,17 @@ pub async fn admin_drain_node(name: String) -> Result<String, ConsoleError> {
 }
 
 #[server]
+pub async fn admin_resume_node(name: String) -> Result<String, ConsoleError> {
+    act(AdminAction::ResumeNode { name }).await
+}
+
+/// One pattern per line.
+#[server]
+pub async fn admin_set_oom_patterns(patterns: String) -> Result<String, ConsoleError> {
+    act(AdminAction::SetOomPatterns { patterns }).await
+}
+
+#[server]
 pub async fn admin_delete_node(name: String) -> Result<String, ConsoleError> {
     act(AdminAction::DeleteNode { name }).await
 }

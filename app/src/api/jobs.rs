@@ -50,11 +50,14 @@ pub async fn submit_job(
     time_limit_minutes: String,
     env: String,
     workspace: Option<String>,
+    min_vram_gb: Option<String>,
 ) -> Result<i64, ConsoleError> {
     use crate::api::backend::*;
     let (backend, who) = signed_in().await?;
     let workspace = workspace.unwrap_or_default();
-    let form = crate::model::views::SubmitForm { name, command, num_gpus, time_limit_minutes, env, workspace };
+    let min_vram_gb = min_vram_gb.unwrap_or_default();
+    let form =
+        crate::model::views::SubmitForm { name, command, num_gpus, time_limit_minutes, env, workspace, min_vram_gb };
     let job = backend.submit(&who, form).await.map_err(answer)?;
     leptos_axum::redirect(&format!("/jobs/{}", job.id));
     Ok(job.id)

@@ -8,6 +8,7 @@ use crate::model::views::BackfillView;
 use crate::model::{NodeView, Role, TierView};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct UserView {
     pub username: String,
     pub lab: String,
@@ -29,6 +30,9 @@ pub struct AdminClusterView {
     pub users: Vec<UserView>,
     /// With the command (admins see it).
     pub backfill: BackfillView,
+    /// Policy §6's GPU-OOM signatures in force.
+    #[serde(default)]
+    pub oom_patterns: Vec<String>,
 }
 
 /// One admin change from a console form. Empty text = leave as is (for
@@ -64,6 +68,13 @@ pub enum AdminAction {
     },
     DeleteNode {
         name: String,
+    },
+    ResumeNode {
+        name: String,
+    },
+    /// One pattern per line.
+    SetOomPatterns {
+        patterns: String,
     },
     CreateLab {
         name: String,

@@ -115,10 +115,12 @@ named_enum!(
 );
 
 named_enum!(
-    /// Administrative state of a node.
+    /// State of a node: `DRAINED` is a draining node with nothing left
+    /// running on it (shown, never stored).
     NodeState, "node state" {
         Up => "UP",
         Draining => "DRAINING",
+        Drained => "DRAINED",
         Down => "DOWN",
     }
 );

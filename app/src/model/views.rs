@@ -86,11 +86,23 @@ pub struct LabUsageSeries {
 pub struct PlacementView {
     pub node: String,
     pub tier: String,
+    /// `idle + research + backfill + reserved`: every GPU in one column.
     pub capacity: u32,
+    /// Free of everything.
     pub idle: u32,
+    /// Running research jobs.
     pub research: u32,
+    /// Running LLM backfill (and not reserved): reclaimed when research
+    /// needs it, so it counts as idle to the scheduler (policy §1).
     pub backfill: u32,
+    /// Held by the rank-1 job's reservation (even if backfill still runs
+    /// on it until the job starts).
     pub reserved: u32,
+    /// Whether research may start here: the node is up and the tier active.
+    pub usable: bool,
+    /// GPUs a research job could start on now: `idle + backfill` when
+    /// usable, else 0.
+    pub available: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -216,6 +228,9 @@ pub struct SubmitForm {
     /// A READY workspace of the lab; empty = none.
     #[serde(default)]
     pub workspace: String,
+    /// GB; empty = any tier.
+    #[serde(default)]
+    pub min_vram_gb: String,
 }
 
 /// A pending reason (policy §9) in words for the console, e.g.
@@ -240,6 +255,10 @@ pub fn reason_in_words(reason: &str) -> String {
         "USER_CONCURRENCY_LIMIT" => "over the owner's concurrent-job limit (personal queue)".into(),
         "WAITING_FOR_HIGHER_RANK" => "waiting for higher-ranked jobs".into(),
         "NO_IDLE_GPU" => "no idle GPUs fit it yet".into(),
+        r if r.starts_with("NO_IDLE_GPU (needs ≥ ") => {
+            let gb = r.trim_start_matches("NO_IDLE_GPU (needs ≥ ").trim_end_matches(" GB VRAM)");
+            format!("needs a GPU with at least {gb} GB of VRAM; none of those is idle")
+        }
         "MAINTENANCE" => "maintenance: nothing is dispatched".into(),
         other => other.to_string(),
     }
@@ -275,6 +294,10 @@ mod tests {
         );
         assert_eq!(reason_in_words("RESERVING (0/4 GPUs on a/b)"), "waiting for 4 more GPUs on a (b), reserved 0/4");
         assert_eq!(reason_in_words("NO_IDLE_GPU"), "no idle GPUs fit it yet");
+        assert_eq!(
+            reason_in_words("NO_IDLE_GPU (needs ≥ 13 GB VRAM)"),
+            "needs a GPU with at least 13 GB of VRAM; none of those is idle"
+        );
         assert_eq!(reason_in_words("SOMETHING_NEW"), "SOMETHING_NEW");
     }
 }

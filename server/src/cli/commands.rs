@@ -2,13 +2,13 @@
 //! (a table, or the JSON with `--json`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::client::{self, exit, CliError, Client, Stored};
 use super::render::{job_rows, print, table, text};
+use super::SubmitArgs;
 
 pub async fn login(json: bool, server: String, username: String) -> Result<(), CliError> {
     let password = match std::env::var("JPU_PASSWORD") {
@@ -37,15 +37,8 @@ pub async fn logout(json: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-pub async fn submit(
-    json: bool,
-    script: PathBuf,
-    gpus: u32,
-    name: Option<String>,
-    time: Option<u32>,
-    env: Vec<String>,
-    workspace: Option<String>,
-) -> Result<(), CliError> {
+pub async fn submit(json: bool, args: SubmitArgs) -> Result<(), CliError> {
+    let SubmitArgs { script, gpus, name, time, env, workspace, min_vram } = args;
     let client = Client::from_config()?;
     let command = std::fs::read_to_string(&script)
         .map_err(|e| CliError::new(exit::USAGE, format!("cannot read {}: {e}", script.display())))?;
@@ -64,6 +57,9 @@ pub async fn submit(
     }
     if let Some(workspace) = workspace {
         body["workspace"] = json!(workspace);
+    }
+    if let Some(gb) = min_vram {
+        body["min_vram_gb"] = json!(gb);
     }
     let job = client.post("/v1/jobs", &body).await?;
     print(json, &job, |j| format!("submitted job {} ({}), {}", text(&j["id"]), text(&j["name"]), text(&j["state"])));

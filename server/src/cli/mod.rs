@@ -35,23 +35,7 @@ enum Command {
     /// Revoke the stored token and forget it.
     Logout,
     /// Submit a bash script.
-    Submit {
-        script: PathBuf,
-        #[arg(long, default_value_t = 1)]
-        gpus: u32,
-        /// Job name (default: the script's file name).
-        #[arg(long)]
-        name: Option<String>,
-        /// Time limit in minutes.
-        #[arg(long)]
-        time: Option<u32>,
-        /// Environment variable for the job, KEY=value (repeatable).
-        #[arg(long = "env", value_name = "KEY=VALUE")]
-        env: Vec<String>,
-        /// Run inside this READY workspace of your lab (its container image).
-        #[arg(long)]
-        workspace: Option<String>,
-    },
+    Submit(SubmitArgs),
     /// The global queue in this cycle's order, and your personal queue.
     Queue,
     /// Your lab's jobs, newest first.
@@ -84,6 +68,28 @@ enum Command {
     },
 }
 
+#[derive(clap::Args)]
+pub struct SubmitArgs {
+    pub script: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    pub gpus: u32,
+    /// Job name (default: the script's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Time limit in minutes.
+    #[arg(long)]
+    pub time: Option<u32>,
+    /// Environment variable for the job, KEY=value (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// Run inside this READY workspace of your lab (its container image).
+    #[arg(long)]
+    pub workspace: Option<String>,
+    /// Only on tiers with at least this much VRAM (GB), from the first attempt.
+    #[arg(long = "min-vram", value_name = "GB")]
+    pub min_vram: Option<u32>,
+}
+
 /// Runs the CLI and returns the process exit code.
 pub async fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
@@ -108,9 +114,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Login { server, username } => commands::login(json, server, username).await,
         Command::Logout => commands::logout(json).await,
-        Command::Submit { script, gpus, name, time, env, workspace } => {
-            commands::submit(json, script, gpus, name, time, env, workspace).await
-        }
+        Command::Submit(args) => commands::submit(json, args).await,
         Command::Queue => commands::queue(json).await,
         Command::Jobs { state, limit } => commands::jobs(json, state, limit).await,
         Command::Show { id } => commands::show(json, id).await,

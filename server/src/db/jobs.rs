@@ -19,6 +19,8 @@ pub struct NewJob<'a> {
     pub workspace: Option<&'a str>,
     pub env_json: &'a str,
     pub time_limit_minutes: u32,
+    /// 0 = any tier.
+    pub min_vram_gb: u32,
 }
 
 pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
@@ -39,7 +41,7 @@ pub async fn insert_many(
             serde_json::json!({
                 "name": j.name, "user_id": j.user_id, "lab_id": j.lab_id, "state": j.state.as_str(),
                 "command": j.command, "num_gpus": j.num_gpus, "workspace": j.workspace, "env_json": j.env_json,
-                "time_limit_minutes": j.time_limit_minutes,
+                "time_limit_minutes": j.time_limit_minutes, "min_vram_gb": j.min_vram_gb,
                 "entered": (j.state == JobState::GlobalQueueWait).then_some(now_ms),
             })
         })
@@ -47,11 +49,12 @@ pub async fn insert_many(
     let rows = serde_json::Value::Array(rows).to_string();
     let mut ids: Vec<i64> = sqlx::query_scalar!(
         r#"INSERT INTO jobs (name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
-                            submitted_at, queue_entered_at, pending_reason)
+                            min_vram_gb, submitted_at, queue_entered_at, pending_reason)
            SELECT json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
                   json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
                   json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
-                  json_extract(value, '$.time_limit_minutes'), ?, json_extract(value, '$.entered'),
+                  json_extract(value, '$.time_limit_minutes'), json_extract(value, '$.min_vram_gb'), ?,
+                  json_extract(value, '$.entered'),
                   CASE WHEN json_extract(value, '$.state') = 'USER_QUEUE_WAIT' THEN 'USER_CONCURRENCY_LIMIT' END
            FROM json_each(?) ORDER BY key
            RETURNING id AS "id!""#,
@@ -228,6 +231,8 @@ pub struct EndedAttemptRow {
     pub state: String,
     pub reservation_gpu_seconds: f64,
     pub reservation_cost: f64,
+    /// The tier the accrued reservation cost was held on.
+    pub accrued_tier: Option<String>,
     pub tflops: Option<f64>,
     pub vram_gb: Option<i64>,
 }
@@ -240,7 +245,7 @@ pub async fn ended_attempt(
     let attempt = i64::from(attempt);
     let row = sqlx::query!(
         r#"SELECT a.id AS "id!", a.tier, a.gpu_indices, a.started_at, a.phase, j.lab_id, j.num_gpus, j.state,
-                  j.reservation_gpu_seconds, j.reservation_cost, j.queue_entered_at, t.tflops AS "tflops?", t.vram_gb AS "vram_gb?"
+                  j.reservation_gpu_seconds, j.reservation_cost, j.accrued_tier, t.tflops AS "tflops?", t.vram_gb AS "vram_gb?"
            FROM job_attempts a JOIN jobs j ON j.id = a.job_id LEFT JOIN tiers t ON t.name = a.tier
            WHERE a.job_id = ? AND a.attempt = ?"#,
         job,
@@ -259,6 +264,7 @@ pub async fn ended_attempt(
         state: a.state,
         reservation_gpu_seconds: a.reservation_gpu_seconds,
         reservation_cost: a.reservation_cost,
+        accrued_tier: a.accrued_tier,
         tflops: a.tflops,
         vram_gb: a.vram_gb,
     }))

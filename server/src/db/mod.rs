@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod job_view;
 pub mod jobs;
 pub mod maintenance;
+pub mod oom_patterns;
 pub mod scheduling;
 pub mod secrets;
 pub mod views;

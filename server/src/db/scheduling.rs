@@ -377,17 +377,21 @@ async fn mark_waiting(
 async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
     let mut dispatched = Vec::with_capacity(dispatches.len());
     for d in dispatches {
+        // what it accrued was held on its reservation's tier: after a swap,
+        // not the one it runs on
+        let accrued_tier = d.swapped_from.as_ref().map_or(d.tier.as_str(), |(_, tier)| tier.as_str());
         let gpus = format_gpus(&d.gpus);
         let done = sqlx::query!(
             "UPDATE jobs SET state = 'DISPATCHING', node = ?, tier = ?, gpu_indices = ?, rank = NULL, pending_reason = NULL,
                     reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_accrued_at = NULL,
-                    reservation_gpu_seconds = ?, reservation_cost = ?
+                    reservation_gpu_seconds = ?, reservation_cost = ?, accrued_tier = ?
              WHERE id = ? AND state = 'GLOBAL_QUEUE_WAIT'",
             d.node,
             d.tier,
             gpus,
             d.accrued.gpu_seconds,
             d.accrued.cost,
+            accrued_tier,
             d.job
         )
         .execute(&mut *conn)

@@ -167,6 +167,8 @@ pub async fn daily_usage(
 
 pub async fn placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementView>, sqlx::Error> {
     let placements = super::scheduling::load_placements(conn).await?;
+    let active: Vec<String> =
+        super::scheduling::load_tiers(conn).await?.into_iter().filter(|t| t.active).map(|t| t.name).collect();
     let reserved = sqlx::query!(
         "SELECT reserved_node, reserved_tier, reserved_gpus FROM jobs WHERE reserved_node IS NOT NULL AND reserved_tier IS NOT NULL"
     )
@@ -180,15 +182,20 @@ pub async fn placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementView
                 .filter(|r| r.reserved_node.as_deref() == Some(&p.node) && r.reserved_tier.as_deref() == Some(&p.tier))
                 .flat_map(|r| parse_gpus(r.reserved_gpus.as_deref()))
                 .collect();
+            // one column per GPU: research, else reserved, else backfill, else idle
             let idle = p.free.iter().filter(|g| !p.backfill.contains(g) && !held.contains(g)).count() as u32;
+            let backfill = p.backfill.iter().filter(|g| !held.contains(g)).count() as u32;
+            let usable = p.usable && active.contains(&p.tier);
             PlacementView {
                 node: p.node,
                 tier: p.tier,
                 capacity: p.capacity,
                 idle,
                 research: p.capacity - p.free.len() as u32,
-                backfill: p.backfill.len() as u32,
+                backfill,
                 reserved: held.len() as u32,
+                usable,
+                available: if usable { idle + backfill } else { 0 },
             }
         })
         .collect())

@@ -143,6 +143,8 @@ fn place(plan: &mut Plan, places: &mut Placements, mut job: QueuedJob, turn: Tur
     }
     let reason = if places.could_fit_at_cycle_start(&job) {
         PendingReason::WaitingForHigherRank
+    } else if job.min_vram_gb > 0 {
+        PendingReason::NoIdleLargeGpu { min_vram_gb: job.min_vram_gb }
     } else {
         PendingReason::NoIdleGpu
     };

@@ -115,8 +115,19 @@ pub struct Snapshot {
 pub enum PendingReason {
     UserConcurrencyLimit,
     WaitingForHigherRank,
-    Reserving { have: u32, need: u32, node: String, tier: String },
+    Reserving {
+        have: u32,
+        need: u32,
+        node: String,
+        tier: String,
+    },
     NoIdleGpu,
+    /// `NO_IDLE_GPU` for a job that must have at least this much VRAM
+    /// (asked at submit, or raised by a GPU OOM): smaller tiers may sit
+    /// idle, and it says why it does not take them.
+    NoIdleLargeGpu {
+        min_vram_gb: u32,
+    },
     Maintenance,
 }
 
@@ -127,7 +138,7 @@ impl PendingReason {
             PendingReason::UserConcurrencyLimit => "USER_CONCURRENCY_LIMIT",
             PendingReason::WaitingForHigherRank => "WAITING_FOR_HIGHER_RANK",
             PendingReason::Reserving { .. } => "RESERVING",
-            PendingReason::NoIdleGpu => "NO_IDLE_GPU",
+            PendingReason::NoIdleGpu | PendingReason::NoIdleLargeGpu { .. } => "NO_IDLE_GPU",
             PendingReason::Maintenance => "MAINTENANCE",
         }
     }
@@ -139,6 +150,7 @@ impl fmt::Display for PendingReason {
             PendingReason::Reserving { have, need, node, tier } => {
                 write!(f, "RESERVING ({have}/{need} GPUs on {node}/{tier})")
             }
+            PendingReason::NoIdleLargeGpu { min_vram_gb } => write!(f, "NO_IDLE_GPU (needs ≥ {min_vram_gb} GB VRAM)"),
             other => f.write_str(other.code()),
         }
     }

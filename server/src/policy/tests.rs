@@ -206,8 +206,14 @@ fn waiting_jobs_carry_a_pending_reason() {
     ));
     assert_eq!(dispatch_of(&plan, 1).unwrap().gpus, vec![0]);
     assert_eq!(waiting_of(&plan, 2).reason, PendingReason::WaitingForHigherRank);
-    assert_eq!(waiting_of(&plan, 3).reason, PendingReason::NoIdleGpu);
+    // job 3 needs more VRAM than the free 4090 has: it says so
+    assert_eq!(waiting_of(&plan, 3).reason, PendingReason::NoIdleLargeGpu { min_vram_gb: 40 });
+    assert_eq!(waiting_of(&plan, 3).reason.to_string(), "NO_IDLE_GPU (needs ≥ 40 GB VRAM)");
+    assert_eq!(waiting_of(&plan, 3).reason.code(), "NO_IDLE_GPU");
     assert_eq!(PendingReason::NoIdleGpu.to_string(), "NO_IDLE_GPU");
+    // with no GPU free at all, a job without a VRAM floor is plainly NO_IDLE_GPU
+    let full = decide(&snapshot(vec![state("a", "rtx4090", 2, &[])], &[(BCG, 1.0)], vec![job(4, BCG, 1, 0)]));
+    assert_eq!(waiting_of(&full, 4).reason, PendingReason::NoIdleGpu);
     let r = PendingReason::Reserving { have: 1, need: 2, node: "node-4090".into(), tier: "rtx4090".into() };
     assert_eq!(r.to_string(), "RESERVING (1/2 GPUs on node-4090/rtx4090)");
 }

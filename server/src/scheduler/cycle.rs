@@ -18,7 +18,7 @@ use crate::clock::now_ms;
 use crate::db;
 use crate::executor::{ExecutorError, Finished, StartRequest};
 use crate::policy::backfill::BackfillPlan;
-use crate::policy::oom::{EndSignal, DEFAULT_GPU_OOM_PATTERNS};
+use crate::policy::oom::EndSignal;
 
 /// What step 3 leaves for the steps after it.
 struct Decided {
@@ -69,8 +69,11 @@ impl Scheduler {
         }
         let mut ended = 0;
         let mut tx = db::write_tx(&self.db).await?;
+        // read at each end: an admin's change applies to the next one
+        let patterns = db::oom_patterns::in_force(&mut tx).await?;
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         for end in &finished {
-            if record_end(&mut tx, end, DEFAULT_GPU_OOM_PATTERNS, now_ms()).await?.is_some() {
+            if record_end(&mut tx, end, &patterns, now_ms()).await?.is_some() {
                 ended += 1;
             }
         }
@@ -186,7 +189,7 @@ impl Scheduler {
         for (job, attempt, node) in stuck {
             let mut tx = db::write_tx(&self.db).await?;
             let end = Finished { job, attempt, end: EndSignal::Cancelled, log_tail: String::new(), ended_ms: None };
-            record_end(&mut tx, &end, DEFAULT_GPU_OOM_PATTERNS, now).await?;
+            record_end(&mut tx, &end, &[], now).await?;
             db::jobs::set_kill_unconfirmed(&mut tx, job).await?;
             db::cluster::set_node_state(&mut tx, &node, "DRAINING").await?;
             let detail = serde_json::json!({"job": job, "attempt": attempt, "reason": "the executor never confirmed the cancelled job's end"});

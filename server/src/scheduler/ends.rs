@@ -10,7 +10,7 @@ use crate::clock::now_ms;
 use crate::db;
 use crate::db::scheduling::{load_tiers, parse_gpus, record_charges};
 use crate::executor::{Finished, Observed};
-use crate::policy::oom::{EndSignal, DEFAULT_GPU_OOM_PATTERNS};
+use crate::policy::oom::EndSignal;
 use crate::policy::outcome::{self, EndedAttempt};
 use crate::policy::usage::{self, RunSpan};
 use crate::policy::Accrued;
@@ -37,7 +37,8 @@ pub async fn record_end(
     let run =
         RunSpan { tier: &a.tier, tflops: a.tflops.unwrap_or(0.0), gpus, started_ms: a.started_at, ended_ms: now_ms };
     let accrued = Accrued { gpu_seconds: a.reservation_gpu_seconds, cost: a.reservation_cost };
-    let charges = usage::end_charges(a.lab_id, end.job, Some(run), accrued, &a.tier);
+    let reservation_tier = a.accrued_tier.as_deref().unwrap_or(&a.tier);
+    let charges = usage::end_charges(a.lab_id, end.job, Some(run), accrued, reservation_tier);
     let attempt_usage: f64 = charges.iter().map(|c| c.amount).sum();
     record_charges(conn, &charges, now_ms).await?;
 
@@ -97,7 +98,7 @@ impl Scheduler {
                 }
                 (Observed::NotStarted, false) => {
                     let lost = Finished { job, attempt, end: EndSignal::Lost, log_tail: String::new(), ended_ms: None };
-                    record_end(&mut tx, &lost, DEFAULT_GPU_OOM_PATTERNS, now_ms()).await?;
+                    record_end(&mut tx, &lost, &[], now_ms()).await?;
                 }
                 (_, false) => {}
             }

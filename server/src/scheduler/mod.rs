@@ -20,7 +20,7 @@ use crate::executor::{Executor, ExecutorError};
 
 mod backfill;
 mod cycle;
-mod ends;
+pub mod ends;
 mod run;
 
 #[derive(Debug, thiserror::Error)]

@@ -15,15 +15,7 @@ const MY_JOBS: i64 = 50;
 pub async fn dashboard(state: &Services, caller: &Caller) -> ServiceResult<DashboardView> {
     let mut conn = state.db.acquire().await?;
     let tiers = db::cluster::list_tiers(&mut conn).await?;
-    let mut nodes = db::cluster::list_nodes(&mut conn).await?;
-    let uses = db::views::gpu_uses(&mut conn).await?;
-    for node in &mut nodes {
-        for gpu in &mut node.gpus {
-            if let Some(used) = uses.get(&(node.name.clone(), gpu.tier.clone(), gpu.index as u32)) {
-                gpu.used_by = *used;
-            }
-        }
-    }
+    let nodes = crate::services::admin::cluster::nodes_in_use(&mut conn).await?;
     let labs = db::views::labs(&mut conn, now_ms()).await?;
     drop(conn);
     let query = ListQuery {

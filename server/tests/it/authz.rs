@@ -78,8 +78,18 @@ async fn every_endpoint_answers_each_role_as_documented() {
             Some(json!({"name": "node-x", "gpus": [{"tier": "h100", "count": 2}]})),
             [401, 403, 403, 403, 201],
         ),
+        (Method::GET, "/v1/admin/nodes".into(), None, admins),
+        (Method::GET, "/v1/admin/users".into(), None, admins),
         (Method::POST, "/v1/admin/nodes/node-x/drain".into(), None, [401, 403, 403, 403, 200]),
+        (Method::POST, "/v1/admin/nodes/node-x/resume".into(), None, [401, 403, 403, 403, 200]),
         (Method::DELETE, "/v1/admin/nodes/node-x".into(), None, [401, 403, 403, 403, 204]),
+        (Method::GET, "/v1/admin/oom-patterns".into(), None, admins),
+        (
+            Method::PUT,
+            "/v1/admin/oom-patterns".into(),
+            Some(json!({"patterns": ["CUDA out of memory"]})),
+            [401, 403, 403, 403, 200],
+        ),
         (
             Method::POST,
             "/v1/jobs".into(),

@@ -8,6 +8,7 @@ mod auth;
 mod authz;
 mod backfill;
 mod cli;
+mod conformance;
 mod console;
 mod edge;
 mod helpers;

@@ -5,7 +5,7 @@
 use super::forms::{outcome, with_data};
 use super::AdminNav;
 use crate::api::admin::*;
-use crate::model::{NodeView, TierView};
+use crate::model::{NodeState, NodeView, TierView};
 use crate::pages::components::Layout;
 use leptos::prelude::*;
 
@@ -23,6 +23,8 @@ fn AdminClusterPageBody() -> impl IntoView {
     let create_node = ServerAction::<AdminCreateNode>::new();
     let drain = ServerAction::<AdminDrainNode>::new();
     let delete = ServerAction::<AdminDeleteNode>::new();
+    let resume = ServerAction::<AdminResumeNode>::new();
+    let oom = ServerAction::<AdminSetOomPatterns>::new();
     let versions = move || {
         create_tier.version().get()
             + update_tier.version().get()
@@ -30,6 +32,8 @@ fn AdminClusterPageBody() -> impl IntoView {
             + create_node.version().get()
             + drain.version().get()
             + delete.version().get()
+            + resume.version().get()
+            + oom.version().get()
     };
     view! {
         <h1>"Tiers and nodes"</h1>
@@ -37,13 +41,15 @@ fn AdminClusterPageBody() -> impl IntoView {
         {outcome(tier_active.value())}
         {outcome(drain.value())}
         {outcome(delete.value())}
+        {outcome(resume.value())}
         {with_data(versions, move |admin| {
             let tier_names: Vec<String> = admin.tiers.iter().map(|t| t.name.clone()).collect();
             let tier_options = tier_names.clone();
             view! {
                 {tiers_table(admin.tiers, tier_active)}
-                {nodes_section(admin.nodes, tier_options, drain, delete, create_node)}
+                {nodes_section(admin.nodes, tier_options, NodeActions { drain, resume, delete, create_node })}
                 {tier_forms(tier_names, update_tier, create_tier)}
+                {oom_section(admin.oom_patterns, oom)}
             }
         })}
     }
@@ -78,13 +84,17 @@ fn tiers_table(tiers: Vec<TierView>, tier_active: ServerAction<AdminSetTierActiv
     }
 }
 
-fn nodes_section(
-    nodes: Vec<NodeView>,
-    tier_options: Vec<String>,
+/// What the nodes table's buttons post.
+#[derive(Clone, Copy)]
+struct NodeActions {
     drain: ServerAction<AdminDrainNode>,
+    resume: ServerAction<AdminResumeNode>,
     delete: ServerAction<AdminDeleteNode>,
     create_node: ServerAction<AdminCreateNode>,
-) -> impl IntoView {
+}
+
+fn nodes_section(nodes: Vec<NodeView>, tier_options: Vec<String>, actions: NodeActions) -> impl IntoView {
+    let NodeActions { drain, resume, delete, create_node } = actions;
     view! {
         <section aria-labelledby="nodes-h">
             <h2 id="nodes-h">"Nodes"</h2>
@@ -99,10 +109,21 @@ fn nodes_section(
                             <tr>
                                 <td>{n.name.clone()}</td><td>{n.state.as_str()}</td><td>{gpus}</td>
                                 <td class="actions">
-                                    <ActionForm action=drain>
-                                        <input type="hidden" name="name" value=to_drain/>
-                                        <button type="submit">"Drain"</button>
-                                    </ActionForm>
+                                    {if n.state == NodeState::Up {
+                                        view! {
+                                            <ActionForm action=drain>
+                                                <input type="hidden" name="name" value=to_drain/>
+                                                <button type="submit">"Drain"</button>
+                                            </ActionForm>
+                                        }.into_any()
+                                    } else {
+                                        view! {
+                                            <ActionForm action=resume>
+                                                <input type="hidden" name="name" value=to_drain/>
+                                                <button type="submit">"Resume"</button>
+                                            </ActionForm>
+                                        }.into_any()
+                                    }}
                                     <ActionForm action=delete>
                                         <input type="hidden" name="name" value=to_remove/>
                                         <button type="submit">"Remove"</button>
@@ -172,6 +193,22 @@ fn tier_forms(
                 <input id="tier-max" name="max_gpus" type="number" min="1" max="8" value="2" required/>
                 {outcome(create_tier.value())}
                 <button type="submit">"Add tier"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+/// Policy §6's GPU-OOM signatures: a failed attempt whose last 64 KiB of
+/// output contains one (any case) is retried on a larger tier.
+fn oom_section(patterns: Vec<String>, oom: ServerAction<AdminSetOomPatterns>) -> impl IntoView {
+    view! {
+        <section aria-labelledby="oom-h">
+            <h2 id="oom-h">"GPU out-of-memory signatures"</h2>
+            <ActionForm action=oom attr:class="card form" attr:data-testid="oom-patterns">
+                <label for="oom-patterns">"One per line, any case: a failed job whose output ends with one is retried on a larger tier"</label>
+                <textarea id="oom-patterns" name="patterns" rows="7">{patterns.join("\n")}</textarea>
+                {outcome(oom.value())}
+                <button type="submit">"Save signatures"</button>
             </ActionForm>
         </section>
     }

@@ -25,7 +25,7 @@ fn SubmitPageBody() -> impl IntoView {
     };
     let general_error = move || {
         error().filter(|e| {
-            !["name", "command", "num_gpus", "time_limit_minutes", "env", "workspace"]
+            !["name", "command", "num_gpus", "time_limit_minutes", "min_vram_gb", "env", "workspace"]
                 .iter()
                 .any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} ")))
         })
@@ -57,6 +57,9 @@ fn SubmitPageBody() -> impl IntoView {
             <label for="time_limit_minutes">"Time limit (minutes, empty = default)"</label>
             <input id="time_limit_minutes" name="time_limit_minutes" type="number" min="1"/>
             {move || field_error("time_limit_minutes")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <label for="min_vram_gb">"Minimum GPU memory (GB, empty = any tier)"</label>
+            <input id="min_vram_gb" name="min_vram_gb" type="number" min="0" max="4096"/>
+            {move || field_error("min_vram_gb")().map(|e| view! { <p class="error field-error">{e}</p> })}
             <label for="workspace">"Workspace (container image)"</label>
             <select id="workspace" name="workspace">
                 <option value="">"none (run on the node)"</option>

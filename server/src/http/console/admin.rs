@@ -11,6 +11,7 @@ use crate::auth::Caller;
 use crate::http::console::backend::parse_number;
 use crate::services::admin::backfill::{self, BackfillPatch};
 use crate::services::admin::cluster::{self, NewNodeBody, NewTierBody, NodeGpus, TierPatch};
+use crate::services::admin::oom::{self, OomPatterns};
 use crate::services::admin::{self, NewLabBody, NewUserBody, UserPatch};
 use crate::services::{views, Services};
 
@@ -39,6 +40,7 @@ pub async fn view(state: &Services) -> Result<AdminClusterView, ConsoleError> {
         labs: admin::lab_names(state).await?,
         users: admin::users(state).await?,
         backfill: views::backfill(state, true).await?,
+        oom_patterns: oom::get(state).await?.patterns,
     })
 }
 
@@ -86,6 +88,15 @@ pub async fn act(state: &Services, admin: &Caller, action: AdminAction) -> Resul
         DrainNode { name } => {
             cluster::drain_node(state, admin, &name).await?;
             format!("Node {name} is draining: running jobs finish, nothing new starts there.")
+        }
+        ResumeNode { name } => {
+            cluster::resume_node(state, admin, &name).await?;
+            format!("Node {name} is up again: new jobs may start there.")
+        }
+        SetOomPatterns { patterns } => {
+            let patterns = patterns.lines().map(str::trim).filter(|p| !p.is_empty()).map(String::from).collect();
+            let now = oom::set(state, admin, OomPatterns { patterns }).await?;
+            format!("{} GPU-OOM signature(s) in force from the next attempt end.", now.patterns.len())
         }
         DeleteNode { name } => {
             cluster::delete_node(state, admin, &name).await?;

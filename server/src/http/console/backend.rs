@@ -83,6 +83,7 @@ fn submit_body(form: SubmitForm) -> Result<SubmitBody, ConsoleError> {
         workspace: Some(form.workspace.trim().to_string()).filter(|w| !w.is_empty()),
         time_limit_minutes: parse_number("time_limit_minutes", &form.time_limit_minutes)?,
         env: parse_env(&form.env)?,
+        min_vram_gb: parse_number("min_vram_gb", &form.min_vram_gb)?,
     })
 }
 

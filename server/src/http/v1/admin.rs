@@ -14,10 +14,12 @@ use crate::http::extract::{AdminUser, ApiJson, ApiPath, ApiQuery};
 use crate::http::openapi::ErrorBody;
 use crate::services::admin::backfill::BackfillPatch;
 use crate::services::admin::cluster::{self, NewNodeBody, NewTierBody, TierPatch};
+use crate::services::admin::oom::{self, OomPatterns};
 use crate::services::admin::{self, LabCreated, MaintenanceAction, NewLabBody, NewUserBody, UserPatch};
 use crate::services::audit::{self, AuditPage};
 use crate::services::views;
 use crate::state::AppState;
+use app::model::admin::UserView;
 use app::model::views::BackfillView;
 use app::model::{MaintenanceView, NodeView, TierView};
 
@@ -26,13 +28,15 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(update_backfill))
         .routes(routes!(maintenance))
         .routes(routes!(create_lab))
-        .routes(routes!(create_user))
+        .routes(routes!(create_user, list_users))
         .routes(routes!(update_user))
         .routes(routes!(create_tier))
         .routes(routes!(update_tier))
-        .routes(routes!(create_node))
+        .routes(routes!(create_node, list_nodes))
         .routes(routes!(delete_node))
         .routes(routes!(drain_node))
+        .routes(routes!(resume_node))
+        .routes(routes!(oom_patterns, set_oom_patterns))
         .routes(routes!(audit_log))
 }
 
@@ -200,6 +204,84 @@ async fn drain_node(
     ApiPath(name): ApiPath<String>,
 ) -> Result<Json<NodeView>, ApiError> {
     Ok(Json(cluster::drain_node(&state, &admin, &name).await?))
+}
+
+/// Takes a drained (or draining) node back into service.
+#[utoipa::path(post, path = "/admin/nodes/{name}/resume", tag = "admin", params(("name" = String, Path)), security(("bearer" = [])),
+    responses(
+        (status = 200, body = NodeView),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+        (status = 404, description = "no such node", body = ErrorBody),
+        (status = 409, description = "already up, or down (the executor brings it back)", body = ErrorBody),
+    ))]
+async fn resume_node(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiPath(name): ApiPath<String>,
+) -> Result<Json<NodeView>, ApiError> {
+    Ok(Json(cluster::resume_node(&state, &admin, &name).await?))
+}
+
+/// Every node with its state (`UP|DRAINING|DRAINED|DOWN`) and what each
+/// GPU is doing.
+#[utoipa::path(get, path = "/admin/nodes", tag = "admin", security(("bearer" = [])),
+    responses(
+        (status = 200, body = Vec<NodeView>),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+    ))]
+async fn list_nodes(
+    State(state): State<AppState>,
+    AdminUser(_admin): AdminUser,
+) -> Result<Json<Vec<NodeView>>, ApiError> {
+    Ok(Json(cluster::nodes(&state).await?))
+}
+
+/// Every user with their lab, role, uid, limit and whether disabled.
+#[utoipa::path(get, path = "/admin/users", tag = "admin", security(("bearer" = [])),
+    responses(
+        (status = 200, body = Vec<UserView>),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+    ))]
+async fn list_users(
+    State(state): State<AppState>,
+    AdminUser(_admin): AdminUser,
+) -> Result<Json<Vec<UserView>>, ApiError> {
+    Ok(Json(admin::users(&state).await?))
+}
+
+/// Policy §6's GPU-OOM signatures in force (the built-in list until an
+/// admin sets one).
+#[utoipa::path(get, path = "/admin/oom-patterns", tag = "admin", security(("bearer" = [])),
+    responses(
+        (status = 200, body = OomPatterns),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+    ))]
+async fn oom_patterns(
+    State(state): State<AppState>,
+    AdminUser(_admin): AdminUser,
+) -> Result<Json<OomPatterns>, ApiError> {
+    Ok(Json(oom::get(&state).await?))
+}
+
+/// Replaces the GPU-OOM signatures (case-insensitive substrings, at most
+/// 100 of 1–200 characters); in force at the next attempt end.
+#[utoipa::path(put, path = "/admin/oom-patterns", tag = "admin", request_body = OomPatterns, security(("bearer" = [])),
+    responses(
+        (status = 200, body = OomPatterns),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+        (status = 422, description = "a pattern empty, too long or not printable; too many", body = ErrorBody),
+    ))]
+async fn set_oom_patterns(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiJson(body): ApiJson<OomPatterns>,
+) -> Result<Json<OomPatterns>, ApiError> {
+    Ok(Json(oom::set(&state, &admin, body).await?))
 }
 
 /// Removes a node nothing runs on.

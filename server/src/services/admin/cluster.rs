@@ -2,7 +2,7 @@
 //! (policy §1) and nodes with their GPUs. Like every admin action, each is
 //! audited in the transaction that makes it and wakes the scheduler.
 
-use app::model::{NodeState, NodeView, TierView};
+use app::model::{GpuUse, NodeState, NodeView, TierView};
 use serde::Deserialize;
 
 use crate::auth::Caller;
@@ -226,7 +226,26 @@ pub struct NewNodeBody {
 const MAX_GPUS_PER_NODE: i64 = 64;
 
 async fn node_view(conn: &mut sqlx::SqliteConnection, name: &str) -> Result<Option<NodeView>, sqlx::Error> {
-    Ok(db::cluster::list_nodes(conn).await?.into_iter().find(|n| n.name == name))
+    Ok(nodes_in_use(conn).await?.into_iter().find(|n| n.name == name))
+}
+
+/// Every node with what each GPU is doing now; a draining node with no
+/// research or backfill left on it is `DRAINED` (safe to work on).
+pub async fn nodes_in_use(conn: &mut sqlx::SqliteConnection) -> Result<Vec<NodeView>, sqlx::Error> {
+    let mut nodes = db::cluster::list_nodes(conn).await?;
+    let uses = db::views::gpu_uses(conn).await?;
+    for node in &mut nodes {
+        for gpu in &mut node.gpus {
+            if let Some(used) = uses.get(&(node.name.clone(), gpu.tier.clone(), gpu.index as u32)) {
+                gpu.used_by = *used;
+            }
+        }
+        let busy = node.gpus.iter().any(|g| matches!(g.used_by, GpuUse::Research | GpuUse::Backfill));
+        if node.state == NodeState::Draining && !busy {
+            node.state = NodeState::Drained;
+        }
+    }
+    Ok(nodes)
 }
 
 /// Adds a node; its GPUs are numbered from 0 in the order given.
@@ -270,15 +289,41 @@ pub async fn drain_node(state: &Services, admin: &Caller, name: &str) -> Result<
     let mut tx = db::write_tx(&state.db).await?;
     let node =
         node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no node named `{name}`")))?;
-    if node.state == NodeState::Draining {
+    if matches!(node.state, NodeState::Draining | NodeState::Drained) {
         return Err(ServiceError::Conflict(format!("node `{name}` is already draining")));
     }
     db::cluster::set_node_state(&mut tx, name, "DRAINING").await?;
     let detail = serde_json::json!({"from": node.state.as_str()});
     db::audit::record(&mut tx, &admin.user.username, "node.drain", Some(name), &detail, now).await?;
+    let node = node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::Internal("the node vanished".into()))?;
     tx.commit().await?;
     state.wake_scheduler();
-    Ok(NodeView { state: NodeState::Draining, ..node })
+    Ok(node)
+}
+
+/// The way back from a drain: the node takes new work again.
+pub async fn resume_node(state: &Services, admin: &Caller, name: &str) -> Result<NodeView, ServiceError> {
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let node =
+        node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no node named `{name}`")))?;
+    match node.state {
+        NodeState::Up => return Err(ServiceError::Conflict(format!("node `{name}` is already up"))),
+        // Slurm says when a node is down; only Slurm can bring it back
+        NodeState::Down => {
+            return Err(ServiceError::Conflict(format!(
+                "node `{name}` is down; it comes back when the executor says so"
+            )))
+        }
+        NodeState::Draining | NodeState::Drained => {}
+    }
+    db::cluster::set_node_state(&mut tx, name, "UP").await?;
+    let detail = serde_json::json!({"from": node.state.as_str()});
+    db::audit::record(&mut tx, &admin.user.username, "node.resume", Some(name), &detail, now).await?;
+    let node = node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::Internal("the node vanished".into()))?;
+    tx.commit().await?;
+    state.wake_scheduler();
+    Ok(node)
 }
 
 /// Removes a node nothing runs on (drain it first).
@@ -308,5 +353,5 @@ pub async fn tiers(state: &Services) -> Result<Vec<TierView>, ServiceError> {
 
 /// Every node with its GPUs.
 pub async fn nodes(state: &Services) -> Result<Vec<NodeView>, ServiceError> {
-    Ok(db::cluster::list_nodes(&mut *state.db.acquire().await?).await?)
+    Ok(nodes_in_use(&mut *state.db.acquire().await?).await?)
 }

@@ -6,6 +6,7 @@
 
 pub mod backfill;
 pub mod cluster;
+pub mod oom;
 pub mod seed;
 mod users;
 

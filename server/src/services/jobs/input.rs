@@ -145,7 +145,14 @@ pub struct SubmitBody {
     /// of the names JPU-Share sets.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Keeps the job off tiers with less VRAM (GB) from its first
+    /// attempt; more than any tier has is NO_FIT_PLACEMENT.
+    #[schema(minimum = 0, maximum = 4096)]
+    pub min_vram_gb: Option<i64>,
 }
+
+/// The most VRAM a job may ask for, in GB (far beyond any GPU made).
+pub const MAX_VRAM_GB: i64 = 4096;
 
 /// A submit request whose fields are each valid on their own.
 #[derive(Debug, Clone)]
@@ -156,6 +163,8 @@ pub struct ValidSubmit {
     pub workspace: Option<String>,
     pub time_limit_minutes: Option<u32>,
     pub env: EnvVars,
+    /// 0 = any tier.
+    pub min_vram_gb: u32,
 }
 
 impl TryFrom<SubmitBody> for ValidSubmit {
@@ -172,7 +181,15 @@ impl TryFrom<SubmitBody> for ValidSubmit {
                 ))
             }
         };
+        let min_vram_gb = match b.min_vram_gb {
+            None => 0,
+            Some(gb) if (0..=MAX_VRAM_GB).contains(&gb) => gb as u32,
+            Some(gb) => {
+                return Err(field_error("min_vram_gb", format!("must be between 0 and {MAX_VRAM_GB}, got {gb}")))
+            }
+        };
         Ok(ValidSubmit {
+            min_vram_gb,
             name: JobName::parse(&b.name)?,
             command: Command::parse(&b.command)?,
             num_gpus: NumGpus::parse(b.num_gpus)?,
@@ -210,6 +227,24 @@ mod tests {
     }
 
     #[test]
+    fn min_vram_is_zero_to_its_bound() {
+        let body = |gb: Option<i64>| SubmitBody {
+            name: "x".into(),
+            command: "true".into(),
+            num_gpus: 1,
+            workspace: None,
+            time_limit_minutes: None,
+            env: BTreeMap::new(),
+            min_vram_gb: gb,
+        };
+        assert_eq!(ValidSubmit::try_from(body(None)).unwrap().min_vram_gb, 0);
+        assert_eq!(ValidSubmit::try_from(body(Some(MAX_VRAM_GB))).unwrap().min_vram_gb, 4096);
+        let over = ValidSubmit::try_from(body(Some(MAX_VRAM_GB + 1))).unwrap_err();
+        assert_eq!(over.field, "min_vram_gb");
+        assert!(ValidSubmit::try_from(body(Some(-1))).is_err());
+    }
+
+    #[test]
     fn time_limits_name_the_bound_they_break() {
         let body = |m: i64| SubmitBody {
             name: "x".into(),
@@ -218,6 +253,7 @@ mod tests {
             workspace: None,
             time_limit_minutes: Some(m),
             env: BTreeMap::new(),
+            min_vram_gb: None,
         };
         assert!(ValidSubmit::try_from(body(1)).is_ok());
         assert!(ValidSubmit::try_from(body(0)).unwrap_err().message.contains("at least 1"));

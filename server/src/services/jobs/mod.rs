@@ -82,8 +82,16 @@ pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<JobVie
         return Err(ServiceError::Forbidden("only the job's owner or an admin may cancel it".into()));
     }
     let mut tx = db::write_tx(&state.db).await?;
-    let outcome = db::jobs::cancel(&mut tx, id, now_ms()).await?;
+    let now = now_ms();
+    let outcome = db::jobs::cancel(&mut tx, id, now).await?;
+    let before = view.state;
     let view = db::job_view::view(&mut tx, id).await?.ok_or(ServiceError::NotFound("no such job".into()))?;
+    let cancelled = matches!(outcome, db::jobs::CancelOutcome::Cancelled | db::jobs::CancelOutcome::Cancelling);
+    if cancelled && view.user != caller.user.username {
+        // an admin stopping someone else's work answers for it (api.md)
+        let detail = serde_json::json!({"job": id, "owner": view.user, "lab": view.lab, "state_before": before});
+        db::audit::record(&mut tx, &caller.user.username, "job.cancel", Some(&id.to_string()), &detail, now).await?;
+    }
     tx.commit().await?;
     match outcome {
         db::jobs::CancelOutcome::AlreadyEnded => {

@@ -194,7 +194,7 @@ async fn judge(
     let (caller, job) = (&request.caller, &request.job);
     let wanted = admission::Request {
         num_gpus: job.num_gpus.get(),
-        min_vram_gb: 0,
+        min_vram_gb: job.min_vram_gb,
         unfinished: load.0,
         holding: load.1,
         max_concurrent: caller.user.max_concurrent.max(0) as u32,
@@ -223,6 +223,7 @@ fn new_job<'a>(request: &'a Request, admitted: &Admitted, env_json: &'a str) -> 
         workspace: request.job.workspace.as_deref(),
         env_json,
         time_limit_minutes: admitted.time_limit_minutes,
+        min_vram_gb: request.job.min_vram_gb,
     }
 }
 
