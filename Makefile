@@ -10,7 +10,7 @@
 run:
 	.ci/install-tools
 	PROFILE=wasm-release .ci/build-site
-	cargo build --release -p server --bin jpu-share
+	cargo build --release -p server --bin jpu-share --bin jpu
 	./target/release/jpu-share serve
 
 # Incremental caches only pay off on repeated local builds; in a one-shot

@@ -10,3 +10,7 @@ CREATE TABLE oom_patterns (
 -- dispatch to its end (R4 charges it then): after a swap the job runs on
 -- another tier than the one it held.
 ALTER TABLE jobs ADD COLUMN accrued_tier TEXT;
+
+-- The part of an attempt's usage that was reservation time (R4 charges it
+-- with the run), shown apart from the run in the job view.
+ALTER TABLE job_attempts ADD COLUMN reserved_tflop_s REAL NOT NULL DEFAULT 0;

@@ -219,7 +219,12 @@ pub struct AttemptView {
     pub ended_at: Option<String>,
     pub exit_code: Option<i64>,
     pub reason: Option<String>,
+    /// Run and reservation time together (charged at the end, R4).
     pub usage_tflop_s: f64,
+    /// Of `usage_tflop_s`, what its reservation held before it ran
+    /// (booked on the reservation's tier, which after a swap is not `tier`).
+    #[serde(default)]
+    pub reserved_usage_tflop_s: f64,
 }
 
 /// The job object of api.md.

@@ -70,7 +70,11 @@ pub struct UsageDay {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TierUsage {
     pub tier: String,
+    /// Run and reservation charges on this tier.
     pub usage_tflop_s: f64,
+    /// Of `usage_tflop_s`, reservation time (R4).
+    #[serde(default)]
+    pub reserved_tflop_s: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

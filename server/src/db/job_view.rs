@@ -57,7 +57,7 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         return Ok(None);
     };
     let attempts = sqlx::query!(
-        "SELECT attempt, tier, node, phase, started_at, ended_at, exit_code, reason, usage_tflop_s
+        "SELECT attempt, tier, node, phase, started_at, ended_at, exit_code, reason, usage_tflop_s, reserved_tflop_s
          FROM job_attempts WHERE job_id = ? ORDER BY attempt",
         id
     )
@@ -73,6 +73,7 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         exit_code: a.exit_code,
         reason: a.reason,
         usage_tflop_s: a.usage_tflop_s,
+        reserved_usage_tflop_s: a.reserved_tflop_s,
     })
     .collect();
     let reservation = super::scheduling::reservation_view(

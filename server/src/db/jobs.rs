@@ -270,7 +270,8 @@ pub async fn ended_attempt(
     }))
 }
 
-/// The attempt is over: when, how, why, and the TFLOP·s it used.
+/// The attempt is over: when, how, why, and the TFLOP·s it used (of
+/// which `reserved_tflop_s` were reservation time).
 pub async fn close_attempt(
     conn: &mut SqliteConnection,
     attempt_id: i64,
@@ -278,13 +279,17 @@ pub async fn close_attempt(
     exit_code: Option<i32>,
     reason: &str,
     usage_tflop_s: f64,
+    reserved_tflop_s: f64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE job_attempts SET phase = 'ENDED', ended_at = ?, exit_code = ?, reason = ?, usage_tflop_s = ? WHERE id = ?",
+        "UPDATE job_attempts SET phase = 'ENDED', ended_at = ?, exit_code = ?, reason = ?, usage_tflop_s = ?,
+                reserved_tflop_s = ?
+         WHERE id = ?",
         ended_ms,
         exit_code,
         reason,
         usage_tflop_s,
+        reserved_tflop_s,
         attempt_id
     )
     .execute(&mut *conn)

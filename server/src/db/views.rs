@@ -141,7 +141,8 @@ pub async fn daily_usage(
     let first = today - i64::from(days.max(1)) + 1;
     let since = first * DAY_MS;
     let rows = sqlx::query!(
-        r#"SELECT charged_at / 86400000 AS "day!: i64", tier, SUM(amount) AS "amount!: f64"
+        r#"SELECT charged_at / 86400000 AS "day!: i64", tier, SUM(amount) AS "amount!: f64",
+                  SUM(CASE WHEN kind = 'reservation' THEN amount ELSE 0 END) AS "reserved!: f64"
            FROM usage_charges WHERE lab_id = ? AND charged_at >= ?
            GROUP BY 1, tier ORDER BY 1, tier"#,
         lab_id,
@@ -152,14 +153,15 @@ pub async fn daily_usage(
     let mut by_day: BTreeMap<i64, Vec<TierUsage>> = (first..=today).map(|d| (d, Vec::new())).collect();
     for r in rows {
         if let Some(tiers) = by_day.get_mut(&r.day) {
-            tiers.push(TierUsage { tier: r.tier, usage_tflop_s: r.amount });
+            tiers.push(TierUsage { tier: r.tier, usage_tflop_s: r.amount, reserved_tflop_s: r.reserved });
         }
     }
     Ok(by_day
         .into_iter()
         .map(|(day, by_tier)| UsageDay {
             date: rfc3339(day * DAY_MS)[..10].to_string(),
-            usage_tflop_s: by_tier.iter().map(|t| t.usage_tflop_s).sum(),
+            // from +0.0: an empty f64 sum is -0.0, which printed as "-0.0"
+            usage_tflop_s: by_tier.iter().fold(0.0, |sum, t| sum + t.usage_tflop_s),
             by_tier,
         })
         .collect())

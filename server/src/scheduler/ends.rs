@@ -13,7 +13,7 @@ use crate::executor::{Finished, Observed};
 use crate::policy::oom::EndSignal;
 use crate::policy::outcome::{self, EndedAttempt};
 use crate::policy::usage::{self, RunSpan};
-use crate::policy::Accrued;
+use crate::policy::{Accrued, ChargeKind};
 
 /// Records an attempt's end: charges it (R4), then finishes the job or,
 /// after a GPU OOM with a larger tier left, requeues it (§6). `None` if
@@ -40,6 +40,8 @@ pub async fn record_end(
     let reservation_tier = a.accrued_tier.as_deref().unwrap_or(&a.tier);
     let charges = usage::end_charges(a.lab_id, end.job, Some(run), accrued, reservation_tier);
     let attempt_usage: f64 = charges.iter().map(|c| c.amount).sum();
+    // folded from +0.0: an empty f64 sum is -0.0
+    let reserved = charges.iter().filter(|c| c.kind == ChargeKind::Reservation).fold(0.0, |sum, c| sum + c.amount);
     record_charges(conn, &charges, now_ms).await?;
 
     let ended = EndedAttempt {
@@ -51,7 +53,7 @@ pub async fn record_end(
         attempt: end.attempt,
     };
     let verdict = outcome::verdict(&ended, &load_tiers(conn).await?, patterns);
-    db::jobs::close_attempt(conn, a.id, now_ms, verdict.exit_code, verdict.reason, attempt_usage).await?;
+    db::jobs::close_attempt(conn, a.id, now_ms, verdict.exit_code, verdict.reason, attempt_usage, reserved).await?;
     match verdict.retry {
         Some(retry) => {
             db::jobs::requeue_for_larger_tier(conn, end.job, retry.attempt, retry.min_vram_gb, verdict.exit_code)

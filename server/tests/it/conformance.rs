@@ -223,4 +223,16 @@ async fn reservation_cost_is_booked_on_the_tier_it_was_held_on_after_a_swap() {
     assert_eq!((charges[0].0.as_str(), charges[0].1.as_str()), ("reservation", "rtx4090"));
     assert!((charges[0].2 - held.cost).abs() < 1e-6);
     assert_eq!((charges[1].0.as_str(), charges[1].1.as_str()), ("run", "rtx3080ti"));
+    // the job view and the lab's series show the reservation part apart
+    let viewed = body(app.job(&demo, id).await).await;
+    let reserved = viewed["attempts"][0]["reserved_usage_tflop_s"].as_f64().unwrap();
+    assert!((reserved - held.cost).abs() < 1e-6, "{viewed}");
+    assert!(viewed["attempts"][0]["usage_tflop_s"].as_f64().unwrap() > reserved);
+    let series = app.get(Some(&demo), "/v1/labs/demo-lab/usage?days=2").await.text().await.unwrap();
+    assert!(!series.contains("-0.0"), "no negative zeros: {series}");
+    let series: Value = serde_json::from_str(&series).unwrap();
+    let today = series["days"].as_array().unwrap().last().cloned().unwrap();
+    let tier = |name: &str| today["by_tier"].as_array().unwrap().iter().find(|t| t["tier"] == name).cloned().unwrap();
+    assert!((tier("rtx4090")["reserved_tflop_s"].as_f64().unwrap() - held.cost).abs() < 1e-6, "{today}");
+    assert_eq!(tier("rtx3080ti")["reserved_tflop_s"], 0.0);
 }

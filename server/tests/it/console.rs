@@ -60,3 +60,47 @@ async fn signing_in_again_rotates_the_session_id_and_kills_the_old_one() {
     let current = client().get(app.url("/v1/me")).header("cookie", &second).send().await.unwrap();
     assert_eq!(current.status(), StatusCode::OK);
 }
+
+/// The console's server functions answer with the api.md code, not only
+/// words: a page can tell a job that can never fit from a user over the
+/// unfinished-jobs limit.
+#[tokio::test]
+async fn console_errors_keep_their_api_code() {
+    use leptos::server_fn::ServerFn;
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(dir.path());
+    settings.scheduler.max_unfinished_per_user = 1;
+    let app = TestApp::spawn_with(dir, settings).await;
+    let browser = client();
+    let signed_in = browser
+        .post(app.url("/login"))
+        .header("origin", &app.base)
+        .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+    let submit = |num_gpus: &'static str| {
+        browser
+            .post(app.url(app::api::SubmitJob::PATH))
+            .header("origin", &app.base)
+            .form(&[
+                ("name", "n"),
+                ("command", "true"),
+                ("num_gpus", num_gpus),
+                ("time_limit_minutes", ""),
+                ("env", ""),
+            ])
+            .send()
+    };
+    let never = submit("8").await.unwrap();
+    assert_eq!(never.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let error: serde_json::Value = never.json().await.unwrap();
+    assert_eq!(error["code"], "NO_FIT_PLACEMENT", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("8 GPU"), "{error}");
+    assert!(submit("1").await.unwrap().status().is_success());
+    let over = submit("1").await.unwrap();
+    assert_eq!(over.status(), StatusCode::TOO_MANY_REQUESTS);
+    let error: serde_json::Value = over.json().await.unwrap();
+    assert_eq!(error["code"], "QUEUE_LIMIT", "{error}");
+}

@@ -116,7 +116,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
         <h2>"Attempts"</h2>
         <div class="scroll">
         <table class="table" data-testid="attempts">
-            <thead><tr><th>"#"</th><th>"Tier"</th><th>"Node"</th><th>"Started"</th><th>"Ended"</th><th>"Exit"</th><th>"Reason"</th><th>"Usage (TFLOP·s)"</th></tr></thead>
+            <thead><tr><th>"#"</th><th>"Tier"</th><th>"Node"</th><th>"Started"</th><th>"Ended"</th><th>"Exit"</th><th>"Reason"</th><th>"Usage (TFLOP·s)"</th><th>"of which reserved"</th></tr></thead>
             <tbody>
                 {job.attempts.into_iter().map(|a| view! {
                     <tr>
@@ -125,6 +125,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
                         <td>{a.exit_code.map(|c| c.to_string()).unwrap_or_default()}</td>
                         <td>{a.reason.unwrap_or_default()}</td>
                         <td>{format!("{:.0}", a.usage_tflop_s)}</td>
+                        <td>{format!("{:.0}", a.reserved_usage_tflop_s)}</td>
                     </tr>
                 }).collect_view()}
             </tbody>
