@@ -1,6 +1,8 @@
 //! One full decision cycle at scale: 10,000 (and 100,000) queued jobs from
 //! 100 labs over 1,000 GPUs in 500 placements of 4 tiers, with an active
-//! reservation. Run: `cargo bench -p server --bench decide`.
+//! reservation; and the start-time forecast over the same state, with the
+//! busy GPUs' jobs ending over the next day. Run: `cargo bench -p server
+//! --bench decide`.
 
 use app::model::MaintenancePhase;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -78,5 +80,42 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The jobs holding the busy GPUs of `snap`, ending over the next 24 h,
+/// and a time limit of 1 to 24 h for every waiting job.
+fn forecast_inputs(snap: &Snapshot) -> (Vec<forecast::RunningJob>, std::collections::HashMap<JobId, Millis>) {
+    let mut running = Vec::new();
+    for (i, p) in snap.placements.iter().enumerate() {
+        for g in (0..p.capacity).filter(|g| !p.free.contains(g)) {
+            let id = 1_000_000 + (i as i64) * 2 + i64::from(g);
+            running.push(forecast::RunningJob {
+                id,
+                lab: id % 100,
+                user: id,
+                node: p.node.clone(),
+                tier: p.tier.clone(),
+                gpus: vec![g],
+                ends_ms: snap.now_ms + (id * 7_919 % 1_440) * 60_000,
+            });
+        }
+    }
+    let limits = snap.queue.iter().map(|j| (j.id, (1 + j.id % 24) * 3_600_000)).collect();
+    (running, limits)
+}
+
+fn bench_forecast(c: &mut Criterion) {
+    let mut group = c.benchmark_group("forecast");
+    group.sample_size(10);
+    let snap = snapshot(10_000);
+    let (running, limits) = forecast_inputs(&snap);
+    let depth = jpu_share::scheduler::forecast::FORECAST_DEPTH;
+    let events = jpu_share::scheduler::forecast::FORECAST_EVENTS;
+    let input =
+        forecast::ForecastInput { snapshot: &snap, running: &running, time_limits: &limits, depth, max_events: events };
+    let starts = forecast::forecast(&input);
+    assert!(starts.len() >= depth / 2, "the forecast reaches most of its depth: {}", starts.len());
+    group.bench_function(BenchmarkId::new("10000-waiting-depth", depth), |b| b.iter(|| forecast::forecast(&input)));
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_forecast);
 criterion_main!(benches);

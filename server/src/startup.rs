@@ -115,6 +115,7 @@ impl Application {
             executor_health: Default::default(),
             queue_cache: Default::default(),
             submits: Default::default(),
+            forecast: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);
@@ -180,6 +181,8 @@ impl Application {
             backfill: self.state.backfill.clone(),
             kill_unconfirmed_after: Duration::from_secs(settings.cancel.unconfirmed_after_seconds),
             idle_since: Default::default(),
+            forecast: self.state.forecast.clone(),
+            forecasting: Default::default(),
         })
     }
 

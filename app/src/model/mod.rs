@@ -259,6 +259,10 @@ pub struct JobView {
     /// its processes may still run; its node was drained for an admin.
     #[serde(default)]
     pub kill_unconfirmed: bool,
+    /// When a waiting job is expected to start (RFC 3339), from the
+    /// scheduler's forecast: an estimate, null when there is none.
+    #[serde(default)]
+    pub estimated_start: Option<String>,
 }
 
 #[cfg(test)]

@@ -31,6 +31,9 @@ pub struct QueueEntry {
     pub queue_entered_at: Option<String>,
     pub pending_reason: Option<String>,
     pub reservation: Option<ReservationView>,
+    /// The forecast's estimate (RFC 3339), null when there is none.
+    #[serde(default)]
+    pub estimated_start: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -83,13 +83,14 @@ pub async fn queue(json: bool) -> Result<(), CliError> {
                                 text(&e["user"]),
                                 text(&e["num_gpus"]),
                                 text(&e["pending_reason"]),
+                                text(&e["estimated_start"]),
                             ]
                         })
                         .collect()
                 })
                 .unwrap_or_default()
         };
-        let headers = ["RANK", "ID", "NAME", "LAB", "USER", "GPUS", "WHY IT WAITS"];
+        let headers = ["RANK", "ID", "NAME", "LAB", "USER", "GPUS", "WHY IT WAITS", "EXPECTED START (ESTIMATE)"];
         format!(
             "{}\n\nyour personal queue:\n{}",
             table(&headers, &rows(&q["jobs"])),
@@ -121,6 +122,9 @@ pub async fn show(json: bool, id: i64) -> Result<(), CliError> {
             &["ID", "NAME", "USER", "STATE", "GPUS", "WHERE", "WHY IT WAITS"],
             &job_rows(std::slice::from_ref(j)),
         );
+        if let Some(at) = j["estimated_start"].as_str() {
+            out.push_str(&format!("\nexpected to start about {at} (an estimate from the scheduler's forecast)\n"));
+        }
         out.push_str(&format!(
             "\nend reason: {}  exit code: {}  usage: {} TFLOP·s\n\nattempts:\n",
             text(&j["end_reason"]),

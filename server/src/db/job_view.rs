@@ -37,6 +37,7 @@ pub fn inserted_view(id: i64, j: &NewJob<'_>, user: &str, lab: &str, now_ms: i64
         time_limit_minutes: j.time_limit_minutes,
         last_error: None,
         kill_unconfirmed: false,
+        estimated_start: None,
     }
 }
 
@@ -108,5 +109,6 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         time_limit_minutes: j.time_limit_minutes as u32,
         last_error: j.last_error,
         kill_unconfirmed: j.kill_unconfirmed != 0,
+        estimated_start: None,
     }))
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use app::model::MaintenancePhase;
 use sqlx::SqliteConnection;
 
+use crate::policy::forecast::RunningJob;
 use crate::policy::{usage, Charge, ChargeKind, LabUsage, PersonalJob, PlacementState, Plan, QueuedJob};
 use crate::policy::{Accrued, Dispatch, Release, Reservation, Snapshot, TierInfo, UserSlots, Waiting};
 
@@ -413,4 +414,43 @@ async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: 
         dispatched.push(d.job);
     }
     Ok(dispatched)
+}
+
+/// What the forecast needs beyond the snapshot: research jobs holding GPUs
+/// with when their time limits end them (a cancel ends one now), and
+/// every waiting job's time limit (ms).
+pub async fn forecast_inputs(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+) -> Result<(Vec<RunningJob>, HashMap<i64, i64>), sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", lab_id, user_id, state, time_limit_minutes, started_at, node, tier, gpu_indices
+           FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut running = Vec::new();
+    let mut limits = HashMap::new();
+    for r in rows {
+        let limit_ms = r.time_limit_minutes.max(0) * 60_000;
+        match (r.state.as_str(), r.node, r.tier) {
+            ("GLOBAL_QUEUE_WAIT" | "USER_QUEUE_WAIT", _, _) => {
+                limits.insert(r.id, limit_ms);
+            }
+            (state, Some(node), Some(tier)) => {
+                let ends_ms = if state == "CANCELLING" { now_ms } else { r.started_at.unwrap_or(now_ms) + limit_ms };
+                running.push(RunningJob {
+                    id: r.id,
+                    lab: r.lab_id,
+                    user: r.user_id,
+                    node,
+                    tier,
+                    gpus: parse_gpus(r.gpu_indices.as_deref()),
+                    ends_ms,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok((running, limits))
 }

@@ -89,6 +89,7 @@ pub async fn queue(conn: &mut SqliteConnection) -> Result<Vec<QueueRow>, sqlx::E
                 queue_entered_at: r.queue_entered_at.map(rfc3339),
                 pending_reason: r.pending_reason,
                 reservation,
+                estimated_start: None,
             };
             QueueRow {
                 entry,

@@ -42,7 +42,7 @@ fn advance_maintenance(snap: &Snapshot, plan: &mut Plan) -> MaintenancePhase {
 
 /// The global queue's order: decayed lab usage, queue entry, job id (§4).
 /// Keys are computed once per job, not per comparison.
-fn fair_share_order(snap: &Snapshot, queue: Vec<QueuedJob>) -> Vec<QueuedJob> {
+pub(super) fn fair_share_order(snap: &Snapshot, queue: Vec<QueuedJob>) -> Vec<QueuedJob> {
     let usage_now: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
     let mut keyed: Vec<(f64, Millis, JobId, QueuedJob)> = queue
         .into_iter()

@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod backfill;
 pub mod cycle;
+pub mod forecast;
 pub mod model;
 pub mod oom;
 pub mod outcome;

@@ -8,6 +8,7 @@
 //! - [`ends`]: recording attempts that ended (charges, then the outcome
 //!   table), and reconciling with the executor after a restart.
 //! - [`backfill`]: LLM backfill's steps around its pure plan.
+//! - [`forecast`]: every few cycles, each waiting job's estimated start.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use crate::executor::{Executor, ExecutorError};
 mod backfill;
 mod cycle;
 pub mod ends;
+pub mod forecast;
 mod run;
 
 #[derive(Debug, thiserror::Error)]
@@ -61,4 +63,8 @@ pub struct Scheduler {
     pub backfill: crate::services::admin::backfill::BackfillControl,
     /// When each idle GPU became idle (for `backfill.min_idle_seconds`).
     pub idle_since: Arc<std::sync::Mutex<std::collections::HashMap<crate::policy::backfill::GpuKey, i64>>>,
+    /// Where the forecast goes (the views read it).
+    pub forecast: crate::services::Forecast,
+    /// Set while a forecast runs: the next waits for it rather than piling up.
+    pub forecasting: Arc<std::sync::atomic::AtomicBool>,
 }

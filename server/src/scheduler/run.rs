@@ -34,6 +34,7 @@ impl Scheduler {
         }
         let mut last_end = tokio::time::Instant::now();
         let mut last_took = Duration::ZERO;
+        let mut cycles: u64 = 0;
         loop {
             // with backfill on, idle time must be noticed without a wake-up
             let tick = if self.backfill.get().policy().enabled {
@@ -59,6 +60,12 @@ impl Scheduler {
             }
             let began = tokio::time::Instant::now();
             let outcome = self.cycle_once().await;
+            if cycles.is_multiple_of(super::forecast::FORECAST_EVERY) {
+                if let Err(e) = self.refresh_forecast().await {
+                    tracing::warn!(error = %e, "no forecast this time");
+                }
+            }
+            cycles += 1;
             last_end = tokio::time::Instant::now();
             last_took = last_end - began;
             metrics::histogram!("scheduler_cycle_seconds").record(last_took.as_secs_f64());

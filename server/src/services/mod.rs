@@ -40,11 +40,33 @@ pub struct Services {
     pub backfill: admin::backfill::BackfillControl,
     /// Submits waiting to be written together.
     pub submits: Arc<jobs::submit_batch::SubmitBatcher>,
+    /// The loop's latest start-time forecast (policy §11).
+    pub forecast: Forecast,
 }
 
 impl Services {
     pub fn wake_scheduler(&self) {
         self.wake.notify_one();
+    }
+}
+
+/// Each waiting job's estimated start (ms), as the scheduler loop last
+/// forecast it; read by the views, replaced whole by the loop.
+#[derive(Clone, Default)]
+pub struct Forecast(Arc<std::sync::RwLock<Arc<std::collections::HashMap<i64, i64>>>>);
+
+impl Forecast {
+    pub fn set(&self, starts: std::collections::HashMap<i64, i64>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(starts);
+    }
+
+    pub fn get(&self) -> Arc<std::collections::HashMap<i64, i64>> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The estimate for one job, as RFC 3339.
+    pub fn of(&self, job: i64) -> Option<String> {
+        self.get().get(&job).map(|&ms| crate::clock::rfc3339(ms))
     }
 }
 

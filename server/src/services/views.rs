@@ -48,9 +48,11 @@ impl QueueCache {
 pub async fn queue(state: &Services, caller: &Caller, limit: Option<usize>) -> Result<QueueView, ServiceError> {
     let rows = state.queue_cache.rows(&state.db).await?;
     let now = now_ms();
+    let forecast = state.forecast.get();
     let entry = |row: &db::views::QueueRow| {
         let mut entry = row.entry.clone();
         entry.lab_usage_tflop_s = crate::policy::usage::decayed(&row.lab_usage, now);
+        entry.estimated_start = forecast.get(&entry.id).map(|&ms| rfc3339(ms));
         if caller.user.role != Role::Admin && entry.lab != caller.user.lab {
             entry.name = None;
             entry.user = None;

@@ -84,7 +84,12 @@ async fn a_researcher_drives_a_job_from_the_command_line() {
         "the workspace reaches the API: {}",
         no_ws.stderr
     );
-    assert_eq!(jpu(cfg, &["queue"], None).await.code, 0);
+    let vram = jpu(cfg, &["submit", script.to_str().unwrap(), "--min-vram", "25"], None).await;
+    assert_eq!(vram.code, 1);
+    assert!(vram.stderr.contains("NO_FIT_PLACEMENT") && vram.stderr.contains("25 GB"), "{}", vram.stderr);
+    let queue = jpu(cfg, &["queue"], None).await;
+    assert_eq!(queue.code, 0);
+    assert!(queue.stdout.contains("EXPECTED START"), "{}", queue.stdout);
     let usage = jpu(cfg, &["usage"], None).await;
     assert!(usage.stdout.contains("demo-lab"), "{}", usage.stdout);
     let forbidden = jpu(cfg, &["maintenance", "start", "--message", "x"], None).await;

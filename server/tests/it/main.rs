@@ -11,6 +11,7 @@ mod cli;
 mod conformance;
 mod console;
 mod edge;
+mod forecast;
 mod helpers;
 mod isolation;
 mod local_executor;

@@ -105,6 +105,11 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
             {job.end_reason.clone().map(|r| view! { " · " <strong>{r}</strong> })}
             {job.pending_reason.clone().map(|r| view! { " · " <span class="reason">{reason_in_words(&r)}</span> })}
         </p>
+        {job.estimated_start.as_ref().map(|_| view! {
+            <p class="estimate" data-testid="estimate">
+                "Expected to start about " {short_time(&job.estimated_start)} " UTC — an estimate from the scheduler's forecast"
+            </p>
+        })}
         {reservation}
         {job.last_error.clone().map(|e| view! { <p class="error">{format!("Last dispatch error: {e}")}</p> })}
         {detail.can_cancel.then(|| view! { <CancelButton id/> })}

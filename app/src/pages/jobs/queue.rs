@@ -61,7 +61,7 @@ fn QueueTable(
         <table class="table" data-testid=testid>
             <thead>
                 <tr><th>"Rank"</th><th>"Job"</th><th>"Lab"</th><th>"User"</th><th>"GPUs"</th>
-                    <th>"Lab usage (TFLOP·s)"</th><th>"Waiting since"</th><th>"Why it waits"</th><th>"Reservation"</th></tr>
+                    <th>"Lab usage (TFLOP·s)"</th><th>"Waiting since"</th><th>"Why it waits"</th><th>"Expected start"</th><th>"Reservation"</th></tr>
             </thead>
             <tbody>
                 {entries.into_iter().map(|e| {
@@ -86,6 +86,7 @@ fn QueueTable(
                             <td>{format!("{:.0}", e.lab_usage_tflop_s)}</td>
                             <td>{short_time(&e.queue_entered_at)}</td>
                             <td class="reason">{e.pending_reason.as_deref().map(reason_in_words).unwrap_or_default()}</td>
+                            <td class="estimate">{e.estimated_start.as_ref().map(|_| format!("about {} (estimate)", short_time(&e.estimated_start)))}</td>
                             <td>{reservation}</td>
                         </tr>
                     }

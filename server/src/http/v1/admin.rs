@@ -272,6 +272,7 @@ async fn oom_patterns(
 #[utoipa::path(put, path = "/admin/oom-patterns", tag = "admin", request_body = OomPatterns, security(("bearer" = [])),
     responses(
         (status = 200, body = OomPatterns),
+        (status = 400, description = "malformed JSON", body = ErrorBody),
         (status = 401, description = "not signed in", body = ErrorBody),
         (status = 403, description = "not an admin", body = ErrorBody),
         (status = 422, description = "a pattern empty, too long or not printable; too many", body = ErrorBody),

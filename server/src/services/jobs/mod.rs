@@ -65,11 +65,19 @@ fn visible(caller: &Caller, job: &JobView) -> bool {
     caller.user.role == Role::Admin || caller.user.lab == job.lab
 }
 
+/// The forecast's estimate for a job still waiting.
+fn estimate(state: &Services, job: &JobView) -> Option<String> {
+    matches!(job.state, JobState::GlobalQueueWait | JobState::UserQueueWait)
+        .then(|| state.forecast.of(job.id))
+        .flatten()
+}
+
 pub async fn get(state: &Services, caller: &Caller, id: i64) -> Result<JobView, ServiceError> {
-    let view = db::job_view::view(&mut *state.db.acquire().await?, id)
+    let mut view = db::job_view::view(&mut *state.db.acquire().await?, id)
         .await?
         .ok_or(ServiceError::NotFound("no such job".into()))?;
     if visible(caller, &view) {
+        view.estimated_start = estimate(state, &view);
         Ok(view)
     } else {
         Err(ServiceError::NotFound("no such job".into()))
@@ -162,7 +170,8 @@ pub async fn list(
     let ids = db::views::job_ids(&mut conn, &filter).await?;
     let mut jobs = Vec::with_capacity(ids.len());
     for id in &ids {
-        if let Some(view) = db::job_view::view(&mut conn, *id).await? {
+        if let Some(mut view) = db::job_view::view(&mut conn, *id).await? {
+            view.estimated_start = estimate(state, &view);
             jobs.push(view);
         }
     }

@@ -1,0 +1,248 @@
+//! The start-time forecast (policy §11): the live state run forward
+//! through the same [`decide`](super::decide) in virtual time. Running
+//! jobs end at their time limits, every job started in the forecast ends
+//! at its own, nothing new arrives; each waiting job's estimate is the
+//! virtual time it was dispatched. It is an estimate and shown as one.
+//!
+//! Bounded: only the first `depth` jobs of the fair-share order (and the
+//! heads of personal queues) are carried forward, for at most
+//! `max_events` end times — jobs further back get no estimate rather than
+//! a slow one.
+
+use std::collections::{BTreeMap, HashMap};
+
+use app::model::{JobState, MaintenancePhase};
+
+use super::model::*;
+use super::world::{PlacementDef, Running, World, WorldJob};
+
+/// A research job holding GPUs now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningJob {
+    pub id: JobId,
+    pub lab: LabId,
+    pub user: UserId,
+    pub node: String,
+    pub tier: String,
+    pub gpus: Vec<u32>,
+    /// When its time limit ends it at the latest.
+    pub ends_ms: Millis,
+}
+
+pub struct ForecastInput<'a> {
+    pub snapshot: &'a Snapshot,
+    pub running: &'a [RunningJob],
+    /// Each waiting job's time limit (ms): how long it holds its GPUs once
+    /// started in the forecast.
+    pub time_limits: &'a HashMap<JobId, Millis>,
+    pub depth: usize,
+    pub max_events: usize,
+}
+
+/// What a job without a known limit is assumed to run (the default limit).
+const DEFAULT_LIMIT_MS: Millis = 24 * 3_600_000;
+
+/// Estimated start of each waiting job the forecast reached.
+pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
+    let snap = input.snapshot;
+    // nothing is dispatched until an admin ends maintenance: no estimate
+    if snap.phase != MaintenancePhase::Normal {
+        return HashMap::new();
+    }
+    let mut world = world_of(input);
+    let waiting: Vec<JobId> =
+        world.jobs.values().filter(|j| !j.state.is_terminal() && j.running.is_none()).map(|j| j.id).collect();
+    let mut ends: BTreeMap<JobId, Millis> = input.running.iter().map(|r| (r.id, r.ends_ms.max(snap.now_ms))).collect();
+    let mut starts: HashMap<JobId, Millis> = HashMap::new();
+    for _ in 0..input.max_events {
+        let plan = world.cycle();
+        for d in &plan.dispatches {
+            starts.insert(d.job, world.now);
+            let limit = input.time_limits.get(&d.job).copied().unwrap_or(DEFAULT_LIMIT_MS);
+            ends.insert(d.job, world.now + limit.max(1));
+        }
+        if starts.len() == waiting.len() {
+            break;
+        }
+        let Some(next) = ends.values().copied().min() else { break };
+        world.now = next;
+        let ended: Vec<JobId> = ends.iter().filter(|(_, &at)| at <= next).map(|(&id, _)| id).collect();
+        for id in ended {
+            ends.remove(&id);
+            world.end(id, JobState::Completed);
+        }
+    }
+    starts
+}
+
+/// The snapshot as a [`World`] (its jobs, GPUs and lab usage), cut to the
+/// first `depth` jobs of the global queue.
+fn world_of(input: &ForecastInput<'_>) -> World {
+    let snap = input.snapshot;
+    let placements = snap
+        .placements
+        .iter()
+        .map(|p| {
+            let mut gpus = p.free.clone();
+            for r in input.running.iter().filter(|r| r.node == p.node && r.tier == p.tier) {
+                gpus.extend(&r.gpus);
+            }
+            gpus.sort_unstable();
+            gpus.dedup();
+            PlacementDef { node: p.node.clone(), tier: p.tier.clone(), gpus, usable: p.usable }
+        })
+        .collect();
+    let mut world = World::new(snap.tiers.clone(), placements);
+    world.now = snap.now_ms;
+    world.labs = snap.labs.iter().map(|l| (l.lab, *l)).collect();
+    world.max_concurrent = snap.users.iter().map(|u| (u.user, u.max_concurrent)).collect();
+    for r in input.running {
+        world.jobs.insert(r.id, job(r.id, r.lab, r.user, r.gpus.len() as u32, JobState::Running, snap.now_ms));
+        let running = Running {
+            node: r.node.clone(),
+            tier: r.tier.clone(),
+            gpus: r.gpus.clone(),
+            started_ms: snap.now_ms,
+            charged_until_ms: snap.now_ms,
+        };
+        world.jobs.get_mut(&r.id).expect("inserted").running = Some(running);
+    }
+    let head = super::cycle::fair_share_order(snap, snap.queue.clone());
+    for q in head.into_iter().take(input.depth) {
+        let mut j = job(q.id, q.lab, q.user, q.num_gpus, JobState::GlobalQueueWait, q.queue_entered_at_ms);
+        j.min_vram_gb = q.min_vram_gb;
+        j.reservation = q.reservation;
+        j.accrued = q.accrued;
+        world.jobs.insert(q.id, j);
+    }
+    for p in &snap.personal {
+        let mut j = job(p.job.id, p.job.lab, p.job.user, p.job.num_gpus, JobState::UserQueueWait, p.submitted_at_ms);
+        j.min_vram_gb = p.job.min_vram_gb;
+        world.jobs.insert(p.job.id, j);
+    }
+    world
+}
+
+fn job(id: JobId, lab: LabId, user: UserId, num_gpus: u32, state: JobState, entered: Millis) -> WorldJob {
+    WorldJob {
+        id,
+        lab,
+        user,
+        num_gpus,
+        min_vram_gb: 0,
+        state,
+        submitted_ms: entered,
+        queue_entered_ms: entered,
+        reservation: None,
+        accrued: Accrued::default(),
+        running: None,
+        rank: None,
+        reason: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: Millis = 60_000;
+
+    fn queued(id: JobId, num_gpus: u32, entered: Millis) -> QueuedJob {
+        QueuedJob {
+            id,
+            lab: 1,
+            user: id,
+            num_gpus,
+            queue_entered_at_ms: entered,
+            min_vram_gb: 0,
+            reservation: None,
+            accrued: Accrued::default(),
+        }
+    }
+
+    fn running(id: JobId, gpu: u32, ends_ms: Millis) -> RunningJob {
+        RunningJob { id, lab: 1, user: id, node: "n".into(), tier: "t".into(), gpus: vec![gpu], ends_ms }
+    }
+
+    fn snapshot(queue: Vec<QueuedJob>) -> Snapshot {
+        Snapshot {
+            now_ms: 0,
+            phase: MaintenancePhase::Normal,
+            tiers: vec![TierInfo {
+                name: "t".into(),
+                tflops: 10.0,
+                vram_gb: 24,
+                sort_order: 1,
+                max_gpus: 2,
+                active: true,
+            }],
+            placements: vec![PlacementState {
+                node: "n".into(),
+                tier: "t".into(),
+                capacity: 2,
+                usable: true,
+                free: vec![],
+                backfill: vec![],
+            }],
+            labs: vec![LabUsage { lab: 1, value: 0.0, as_of_ms: 0 }],
+            queue,
+            personal: vec![],
+            users: vec![],
+            research_active: 2,
+            backfill_active: 0,
+        }
+    }
+
+    /// Two GPUs busy until 10 and 30 min; C (1 GPU, 60 min), D (2 GPUs,
+    /// 20 min), E (1 GPU, 5 min) wait in that order. C takes the first GPU
+    /// to free up; D, rank 1 from then, reserves the second at 30 and
+    /// absorbs the first when C ends at 70; E may not take reserved GPUs
+    /// and starts when D ends at 90.
+    #[test]
+    fn a_small_scenario_is_forecast_exactly() {
+        let snap = snapshot(vec![queued(3, 1, 1), queued(4, 2, 2), queued(5, 1, 3)]);
+        let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
+        let limits: HashMap<JobId, Millis> = [(3, 60 * MIN), (4, 20 * MIN), (5, 5 * MIN)].into();
+        let input =
+            ForecastInput { snapshot: &snap, running: &busy, time_limits: &limits, depth: 100, max_events: 100 };
+        let starts = forecast(&input);
+        assert_eq!(starts.get(&3), Some(&(10 * MIN)));
+        assert_eq!(starts.get(&4), Some(&(70 * MIN)));
+        assert_eq!(starts.get(&5), Some(&(90 * MIN)));
+    }
+
+    #[test]
+    fn the_forecast_is_bounded_and_empty_in_maintenance() {
+        let snap = snapshot(vec![queued(3, 1, 1), queued(4, 2, 2), queued(5, 1, 3)]);
+        let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
+        let limits = HashMap::new();
+        // only the head of the queue is carried forward
+        let head = forecast(&ForecastInput {
+            snapshot: &snap,
+            running: &busy,
+            time_limits: &limits,
+            depth: 1,
+            max_events: 100,
+        });
+        assert_eq!(head.keys().copied().collect::<Vec<_>>(), vec![3]);
+        // one end time looked at: only C starts
+        let short = forecast(&ForecastInput {
+            snapshot: &snap,
+            running: &busy,
+            time_limits: &limits,
+            depth: 100,
+            max_events: 2,
+        });
+        assert_eq!(short.get(&3), Some(&(10 * MIN)));
+        assert_eq!(short.get(&5), None);
+        let draining = Snapshot { phase: MaintenancePhase::Draining, ..snap.clone() };
+        let none = forecast(&ForecastInput {
+            snapshot: &draining,
+            running: &busy,
+            time_limits: &limits,
+            depth: 100,
+            max_events: 100,
+        });
+        assert!(none.is_empty());
+    }
+}

@@ -1,0 +1,71 @@
+//! The forecast step (policy §11): every [`FORECAST_EVERY`] cycles the
+//! loop reads the live state and runs it forward through the pure
+//! forecast (`crate::policy::forecast`) on a blocking thread, off the
+//! cycle's path: a cycle never waits for it, and a new one starts only
+//! when the last has finished.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::{LoopError, Scheduler};
+use crate::clock::now_ms;
+use crate::db;
+use crate::policy::forecast::{forecast, ForecastInput};
+
+/// A forecast every this many cycles (30 s at the default 5 s cycle).
+pub const FORECAST_EVERY: u64 = 6;
+/// Jobs carried forward: the head of the fair-share order. 10,000 took
+/// about a second on this 2-core machine (`benches/decide.rs`); 500 of
+/// them take tens of milliseconds and cover any queue a user looks at
+/// the top of.
+pub const FORECAST_DEPTH: usize = 500;
+/// End times looked at, at most.
+pub const FORECAST_EVENTS: usize = 5_000;
+
+/// Clears the in-flight flag however the forecast ends.
+struct Done(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl Scheduler {
+    /// Starts a forecast unless one is running.
+    pub(super) async fn refresh_forecast(&self) -> Result<(), LoopError> {
+        if self.forecasting.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let now = now_ms();
+        let read = async {
+            let mut read = self.db.begin().await?;
+            let snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
+            let (running, limits) = db::scheduling::forecast_inputs(&mut read, now).await?;
+            read.rollback().await?;
+            Ok::<_, sqlx::Error>((snapshot, running, limits))
+        };
+        let (snapshot, running, limits) = match read.await {
+            Ok(inputs) => inputs,
+            Err(e) => {
+                self.forecasting.store(false, Ordering::Release);
+                return Err(e.into());
+            }
+        };
+        let (cache, busy) = (self.forecast.clone(), self.forecasting.clone());
+        tokio::task::spawn_blocking(move || {
+            let _done = Done(busy);
+            let began = Instant::now();
+            let input = ForecastInput {
+                snapshot: &snapshot,
+                running: &running,
+                time_limits: &limits,
+                depth: FORECAST_DEPTH,
+                max_events: FORECAST_EVENTS,
+            };
+            cache.set(forecast(&input));
+            metrics::histogram!("scheduler_forecast_seconds").record(began.elapsed().as_secs_f64());
+        });
+        Ok(())
+    }
+}

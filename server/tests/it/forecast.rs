@@ -1,0 +1,44 @@
+//! The start-time forecast (policy §11) on the real server: every waiting
+//! job gets an `estimated_start` from the loop's forecast, in the queue
+//! and in the job object, and running jobs never have one.
+
+use serde_json::{json, Value};
+
+use crate::helpers::TestApp;
+
+fn ms(rfc3339: &str) -> i64 {
+    let t = time::OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339).expect("RFC 3339");
+    (t.unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+#[tokio::test]
+async fn a_waiting_job_is_expected_when_the_first_running_job_reaches_its_limit() {
+    let app = TestApp::spawn_scheduling().await;
+    let admin = app.admin_token().await;
+    let demo = app.demo_token().await;
+    let (second, third) =
+        (app.researcher(&admin, "fc-two", "demo-lab").await, app.researcher(&admin, "fc-three", "demo-lab").await);
+    // all four GPUs busy: limits of 10 and 20 minutes, running far longer
+    let mut running = Vec::new();
+    for (token, minutes) in [(&demo, 10), (&demo, 10), (&second, 20), (&second, 20)] {
+        let body = json!({"name": "busy", "command": "x", "num_gpus": 1, "time_limit_minutes": minutes,
+                          "env": {"JPU_SIM_SECONDS": "3600"}});
+        running.push((token.clone(), app.submit_ok(token, body).await["id"].as_i64().unwrap()));
+    }
+    let mut first_end = i64::MAX;
+    for (token, id) in &running {
+        let job = app.wait_state(token, *id, "RUNNING").await;
+        assert!(job["estimated_start"].is_null(), "a running job has no estimate: {job}");
+        let ends = ms(job["started_at"].as_str().unwrap()) + job["time_limit_minutes"].as_i64().unwrap() * 60_000;
+        first_end = first_end.min(ends);
+    }
+    let waiting = app.submit_ok(&third, json!({"name": "next", "command": "x", "num_gpus": 1})).await;
+    let id = waiting["id"].as_i64().unwrap();
+    let job = app.wait_job(&third, id, "an estimate", |j| j["estimated_start"].is_string()).await;
+    assert_eq!(job["state"], "GLOBAL_QUEUE_WAIT");
+    let estimate = ms(job["estimated_start"].as_str().unwrap());
+    assert!((estimate - first_end).abs() <= 1_000, "expected at {first_end}, estimated {estimate}");
+    let queue: Value = app.get(Some(&third), "/v1/queue").await.json().await.unwrap();
+    let entry = queue["jobs"].as_array().unwrap().iter().find(|e| e["id"] == id).cloned().unwrap();
+    assert_eq!(entry["estimated_start"], job["estimated_start"]);
+}
