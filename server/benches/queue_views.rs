@@ -90,6 +90,8 @@ async fn main() {
     let token = support::demo_token(&client, &base).await;
     let login = client
         .post(format!("{base}/login"))
+        // the cross-site guard wants the console's own origin on a sign-in
+        .header("origin", &base)
         .form(&[("username", "demo"), ("password", support::DEMO_PASSWORD)])
         .send()
         .await

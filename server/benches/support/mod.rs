@@ -41,6 +41,8 @@ pub async fn demo_token(client: &reqwest::Client, base: &str) -> String {
 pub async fn token(client: &reqwest::Client, base: &str, username: &str, password: &str) -> String {
     let token: Value = client
         .post(format!("{base}/v1/auth/token"))
+        // a sign-in must come from our own origin (the guard against login CSRF)
+        .header("origin", base)
         .json(&json!({"username": username, "password": password}))
         .send()
         .await

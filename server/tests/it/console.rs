@@ -93,6 +93,25 @@ async fn console_errors_keep_their_api_code() {
             ])
             .send()
     };
+    let vram = |gb: &'static str| {
+        browser
+            .post(app.url(app::api::SubmitJob::PATH))
+            .header("origin", &app.base)
+            .form(&[
+                ("name", "n"),
+                ("command", "true"),
+                ("num_gpus", "1"),
+                ("time_limit_minutes", ""),
+                ("env", ""),
+                ("min_vram_gb", gb),
+            ])
+            .send()
+    };
+    let too_much: serde_json::Value = vram("25").await.unwrap().json().await.unwrap();
+    assert_eq!(too_much["code"], "NO_FIT_PLACEMENT", "{too_much}");
+    let not_a_number: serde_json::Value = vram("lots").await.unwrap().json().await.unwrap();
+    assert_eq!(not_a_number["code"], "VALIDATION", "{not_a_number}");
+    assert!(not_a_number["message"].as_str().unwrap().starts_with("min_vram_gb:"), "{not_a_number}");
     let never = submit("8").await.unwrap();
     assert_eq!(never.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let error: serde_json::Value = never.json().await.unwrap();

@@ -337,7 +337,7 @@ async fn a_long_personal_queue_is_promoted_one_slot_at_a_time_in_submit_order() 
 }
 
 /// A cycle may apply a plan decided on a snapshot read before a submit
-/// committed (`scheduler::runner`): if that submit took the user's free
+/// committed (`scheduler::cycle`): if that submit took the user's free
 /// slot, the plan's promotion of the user's next job must not go through.
 #[tokio::test]
 async fn a_promotion_decided_before_a_submit_took_the_free_slot_is_not_made() {
