@@ -72,7 +72,12 @@ test('tiers and nodes: add a tier and a node, drain and remove it, deactivate th
   await nodeForm.getByRole('alert').getByText(/already exists/).waitFor();
 
   await row.getByRole('button', { name: 'Drain' }).click();
-  await row.getByText('DRAINING').waitFor();
+  // nothing runs there: drained at once, and it can be taken back
+  await row.getByText('DRAINED', { exact: true }).waitFor();
+  await row.getByRole('button', { name: 'Resume' }).click();
+  await row.getByText('UP', { exact: true }).waitFor();
+  await row.getByRole('button', { name: 'Drain' }).click();
+  await row.getByText('DRAINED', { exact: true }).waitFor();
   await row.getByRole('button', { name: 'Remove' }).click();
   await until('node removed', async () => (await page.getByTestId('nodes').locator('tr', { hasText: 'node-a100' }).count()) === 0);
 

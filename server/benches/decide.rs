@@ -47,6 +47,7 @@ fn snapshot(jobs: usize) -> Snapshot {
             min_vram_gb: 0,
             reservation: None,
             accrued: Accrued::default(),
+            time_limit_ms: (1 + id % 24) * 3_600_000,
         })
         .collect();
     // the rank-1 job (lowest-usage lab) holds a reservation
@@ -66,6 +67,8 @@ fn snapshot(jobs: usize) -> Snapshot {
         users: vec![],
         research_active: 500,
         backfill_active: 0,
+        mode: PolicyMode::Seed,
+        busy_until: vec![],
     }
 }
 

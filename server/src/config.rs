@@ -80,11 +80,46 @@ pub struct SchedulerSettings {
     pub max_unfinished_per_user: u32,
     /// Default job time limit when the submitter gives none (policy §8).
     pub default_time_limit_minutes: u32,
+    /// `seed` (policy §1–§10 exactly, the default) or `planned` (§11).
+    pub policy: PolicyName,
+    /// `planned`: jobs at the head of the order that get a planned start.
+    pub plan_depth: usize,
+    /// `planned`: a job waiting longer goes ahead of fair-share.
+    pub max_wait_hours: u32,
+}
+
+/// The rules the scheduler applies (`scheduler.policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyName {
+    #[default]
+    Seed,
+    Planned,
 }
 
 impl Default for SchedulerSettings {
     fn default() -> Self {
-        Self { cycle_ms: 5_000, max_unfinished_per_user: 100, default_time_limit_minutes: 24 * 60 }
+        Self {
+            cycle_ms: 5_000,
+            max_unfinished_per_user: 100,
+            default_time_limit_minutes: 24 * 60,
+            policy: PolicyName::Seed,
+            plan_depth: 100,
+            max_wait_hours: 72,
+        }
+    }
+}
+
+impl SchedulerSettings {
+    /// The mode `decide` runs in.
+    pub fn mode(&self) -> crate::policy::PolicyMode {
+        match self.policy {
+            PolicyName::Seed => crate::policy::PolicyMode::Seed,
+            PolicyName::Planned => crate::policy::PolicyMode::Planned {
+                depth: self.plan_depth,
+                max_wait_ms: i64::from(self.max_wait_hours) * 3_600_000,
+            },
+        }
     }
 }
 

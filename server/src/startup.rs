@@ -182,6 +182,7 @@ impl Application {
             kill_unconfirmed_after: Duration::from_secs(settings.cancel.unconfirmed_after_seconds),
             idle_since: Default::default(),
             forecast: self.state.forecast.clone(),
+            mode: settings.scheduler.mode(),
             forecasting: Default::default(),
         })
     }

@@ -8,7 +8,9 @@ use sqlx::SqliteConnection;
 
 use crate::policy::forecast::RunningJob;
 use crate::policy::{usage, Charge, ChargeKind, LabUsage, PersonalJob, PlacementState, Plan, QueuedJob};
-use crate::policy::{Accrued, Dispatch, Release, Reservation, Snapshot, TierInfo, UserSlots, Waiting};
+use crate::policy::{
+    Accrued, BusyGpu, Dispatch, PolicyMode, Release, Reservation, Snapshot, TierInfo, UserSlots, Waiting,
+};
 
 /// "0,1" ⇄ [0, 1]
 pub fn parse_gpus(text: Option<&str>) -> Vec<u32> {
@@ -126,7 +128,7 @@ pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<S
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.lab_id, j.user_id, j.state, j.num_gpus, j.queue_entered_at, j.submitted_at, j.min_vram_gb,
                   j.reserved_node, j.reserved_tier, j.reserved_gpus, j.reservation_gpu_seconds, j.reservation_cost,
-                  j.reservation_accrued_at
+                  j.reservation_accrued_at, j.time_limit_minutes
            FROM jobs j WHERE j.id IN (SELECT id FROM cycle_waiting_jobs)"#
     )
     .fetch_all(&mut *conn)
@@ -152,6 +154,7 @@ pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<S
             min_vram_gb: r.min_vram_gb as u32,
             reservation,
             accrued: Accrued { gpu_seconds: r.reservation_gpu_seconds, cost: r.reservation_cost },
+            time_limit_ms: r.time_limit_minutes.max(0) * 60_000,
         };
         if r.state == "GLOBAL_QUEUE_WAIT" {
             queue.push(job);
@@ -191,7 +194,29 @@ pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<S
         users,
         research_active: research_active as u32,
         backfill_active: backfill_active as u32,
+        mode: PolicyMode::Seed,
+        busy_until: busy_until(conn, now_ms).await?,
     })
+}
+
+/// Each GPU of a dispatching or running attempt, until its job's limit
+/// ends it (the planned policy's start plan; a cancelled one ends now).
+async fn busy_until(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<BusyGpu>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT a.node, a.tier, a.gpu_indices, a.started_at, j.time_limit_minutes, j.state
+           FROM job_attempts a JOIN jobs j ON j.id = a.job_id AND j.attempt = a.attempt
+           WHERE a.phase IN ('DISPATCHING', 'RUNNING')"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut busy = Vec::new();
+    for r in rows {
+        let until = if r.state == "CANCELLING" { now_ms } else { r.started_at + r.time_limit_minutes.max(0) * 60_000 };
+        for gpu in parse_gpus(Some(&r.gpu_indices)) {
+            busy.push(BusyGpu { node: r.node.clone(), tier: r.tier.clone(), gpu, until_ms: until });
+        }
+    }
+    Ok(busy)
 }
 
 /// Adds charges to labs (decaying first, §2), to the ledger and to the

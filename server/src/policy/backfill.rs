@@ -145,6 +145,8 @@ mod tests {
             users: vec![],
             research_active: 0,
             backfill_active: 0,
+            mode: PolicyMode::Seed,
+            busy_until: vec![],
         }
     }
 

@@ -10,8 +10,16 @@ use super::model::*;
 use super::placements::Placements;
 use super::usage;
 
-/// Decides one cycle.
+/// Decides one cycle, by the rules `snap.mode` names.
 pub fn decide(snap: &Snapshot) -> Plan {
+    match snap.mode {
+        PolicyMode::Seed => decide_seed(snap),
+        PolicyMode::Planned { depth, max_wait_ms } => super::planned::decide(snap, depth, max_wait_ms),
+    }
+}
+
+/// Policy §1–§10 exactly.
+fn decide_seed(snap: &Snapshot) -> Plan {
     let mut plan = Plan::default();
     let dispatching = advance_maintenance(snap, &mut plan) == MaintenancePhase::Normal;
     let mut queue: Vec<QueuedJob> = snap.queue.clone();
@@ -32,7 +40,7 @@ pub fn decide(snap: &Snapshot) -> Plan {
 
 /// Maintenance advances on its own once its condition holds (§10).
 /// Returns the phase this cycle runs in.
-fn advance_maintenance(snap: &Snapshot, plan: &mut Plan) -> MaintenancePhase {
+pub(super) fn advance_maintenance(snap: &Snapshot, plan: &mut Plan) -> MaintenancePhase {
     let phase = next_phase(snap.phase, snap.research_active, snap.backfill_active);
     if phase != snap.phase {
         plan.phase_change = Some(phase);
@@ -207,7 +215,7 @@ pub fn next_phase(phase: MaintenancePhase, research_active: u32, backfill_active
     p
 }
 
-fn promote(snap: &Snapshot, plan: &mut Plan, queue: &mut Vec<QueuedJob>) {
+pub(super) fn promote(snap: &Snapshot, plan: &mut Plan, queue: &mut Vec<QueuedJob>) {
     if snap.personal.is_empty() {
         return;
     }
@@ -250,12 +258,12 @@ fn reserving_reason(res: &Reservation, need: u32) -> PendingReason {
     PendingReason::Reserving { have: res.gpus.len() as u32, need, node: res.node.clone(), tier: res.tier.clone() }
 }
 
-fn waiting(job: QueuedJob, rank: u32, reason: PendingReason) -> Waiting {
+pub(super) fn waiting(job: QueuedJob, rank: u32, reason: PendingReason) -> Waiting {
     Waiting { job: job.id, rank, reason, reservation: job.reservation, accrued: job.accrued }
 }
 
 /// Charges what the job's reservations accrued so far (R3, R5, cancel).
-fn charge_reservation(plan: &mut Plan, job: &mut QueuedJob, tier: &str) {
+pub(super) fn charge_reservation(plan: &mut Plan, job: &mut QueuedJob, tier: &str) {
     let acc = std::mem::take(&mut job.accrued);
     if acc.gpu_seconds > 0.0 || acc.cost > 0.0 {
         plan.charges.push(Charge {

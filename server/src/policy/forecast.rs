@@ -93,11 +93,14 @@ fn world_of(input: &ForecastInput<'_>) -> World {
         })
         .collect();
     let mut world = World::new(snap.tiers.clone(), placements);
+    world.mode = snap.mode;
     world.now = snap.now_ms;
     world.labs = snap.labs.iter().map(|l| (l.lab, *l)).collect();
     world.max_concurrent = snap.users.iter().map(|u| (u.user, u.max_concurrent)).collect();
     for r in input.running {
-        world.jobs.insert(r.id, job(r.id, r.lab, r.user, r.gpus.len() as u32, JobState::Running, snap.now_ms));
+        let mut j = job(r.id, r.lab, r.user, r.gpus.len() as u32, JobState::Running, snap.now_ms);
+        j.time_limit_ms = (r.ends_ms - snap.now_ms).max(0);
+        world.jobs.insert(r.id, j);
         let running = Running {
             node: r.node.clone(),
             tier: r.tier.clone(),
@@ -113,11 +116,13 @@ fn world_of(input: &ForecastInput<'_>) -> World {
         j.min_vram_gb = q.min_vram_gb;
         j.reservation = q.reservation;
         j.accrued = q.accrued;
+        j.time_limit_ms = input.time_limits.get(&q.id).copied().unwrap_or(DEFAULT_LIMIT_MS);
         world.jobs.insert(q.id, j);
     }
     for p in &snap.personal {
         let mut j = job(p.job.id, p.job.lab, p.job.user, p.job.num_gpus, JobState::UserQueueWait, p.submitted_at_ms);
         j.min_vram_gb = p.job.min_vram_gb;
+        j.time_limit_ms = input.time_limits.get(&p.job.id).copied().unwrap_or(DEFAULT_LIMIT_MS);
         world.jobs.insert(p.job.id, j);
     }
     world
@@ -138,6 +143,7 @@ fn job(id: JobId, lab: LabId, user: UserId, num_gpus: u32, state: JobState, ente
         running: None,
         rank: None,
         reason: None,
+        time_limit_ms: DEFAULT_LIMIT_MS,
     }
 }
 
@@ -157,6 +163,7 @@ mod tests {
             min_vram_gb: 0,
             reservation: None,
             accrued: Accrued::default(),
+            time_limit_ms: 0,
         }
     }
 
@@ -190,6 +197,8 @@ mod tests {
             users: vec![],
             research_active: 2,
             backfill_active: 0,
+            mode: PolicyMode::Seed,
+            busy_until: vec![],
         }
     }
 

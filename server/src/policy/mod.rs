@@ -13,11 +13,14 @@ pub mod model;
 pub mod oom;
 pub mod outcome;
 mod placements;
+mod planned;
 pub mod usage;
 pub mod world;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_planned;
 
 pub use cycle::decide;
 pub use model::*;

@@ -76,6 +76,9 @@ pub struct QueuedJob {
     pub min_vram_gb: u32,
     pub reservation: Option<Reservation>,
     pub accrued: Accrued,
+    /// How long it may run once started (its time limit): the planned
+    /// policy's backfill and start plan count on it (§11).
+    pub time_limit_ms: Millis,
 }
 
 /// A job in its owner's personal queue (`USER_QUEUE_WAIT`).
@@ -93,6 +96,30 @@ pub struct UserSlots {
     pub holding: u32,
 }
 
+/// Which rules decide (policy §11): the seed's §1–§10 exactly, or those
+/// with a start plan for the head of the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum PolicyMode {
+    #[default]
+    Seed,
+    Planned {
+        /// Jobs at the head of the fair-share order that get a planned start.
+        depth: usize,
+        /// Jobs that waited longer go ahead of fair-share, oldest first.
+        max_wait_ms: Millis,
+    },
+}
+
+/// A GPU running a research job, and when the job's time limit ends it
+/// at the latest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BusyGpu {
+    pub node: String,
+    pub tier: String,
+    pub gpu: u32,
+    pub until_ms: Millis,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub now_ms: Millis,
@@ -108,6 +135,9 @@ pub struct Snapshot {
     pub research_active: u32,
     /// Backfill instances running (for maintenance).
     pub backfill_active: u32,
+    pub mode: PolicyMode,
+    /// Busy GPUs' latest ends (the planned mode's start plan).
+    pub busy_until: Vec<BusyGpu>,
 }
 
 /// Why a job is not running (policy §9).
@@ -129,6 +159,15 @@ pub enum PendingReason {
         min_vram_gb: u32,
     },
     Maintenance,
+    /// The planned policy's start plan (§11): it starts on `node/tier` at
+    /// `start_ms`; `held` of its `need` GPUs are held for it already.
+    Planned {
+        node: String,
+        tier: String,
+        start_ms: Millis,
+        held: u32,
+        need: u32,
+    },
 }
 
 impl PendingReason {
@@ -140,6 +179,7 @@ impl PendingReason {
             PendingReason::Reserving { .. } => "RESERVING",
             PendingReason::NoIdleGpu | PendingReason::NoIdleLargeGpu { .. } => "NO_IDLE_GPU",
             PendingReason::Maintenance => "MAINTENANCE",
+            PendingReason::Planned { .. } => "PLANNED",
         }
     }
 }
@@ -151,9 +191,19 @@ impl fmt::Display for PendingReason {
                 write!(f, "RESERVING ({have}/{need} GPUs on {node}/{tier})")
             }
             PendingReason::NoIdleLargeGpu { min_vram_gb } => write!(f, "NO_IDLE_GPU (needs ≥ {min_vram_gb} GB VRAM)"),
+            PendingReason::Planned { node, tier, start_ms, held, need } => {
+                write!(f, "PLANNED ({held}/{need} GPUs held on {node}/{tier}, start {})", utc_minute(*start_ms))
+            }
             other => f.write_str(other.code()),
         }
     }
+}
+
+/// `2026-12-04T14:20Z`: a planned start to the minute, in UTC (the
+/// console shows it in words).
+fn utc_minute(ms: Millis) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000)).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}Z", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute())
 }
 
 /// Start a job on these GPUs.

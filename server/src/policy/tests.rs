@@ -6,7 +6,7 @@ use super::model::*;
 use super::world::{PlacementDef, World};
 use super::*;
 
-const MIN: Millis = 60_000;
+pub(super) const MIN: Millis = 60_000;
 
 fn tier(name: &str, sort_order: i64, tflops: f64, vram_gb: u32, max_gpus: u32) -> TierInfo {
     TierInfo { name: name.into(), tflops, vram_gb, sort_order, max_gpus, active: true }
@@ -25,7 +25,7 @@ fn place(node: &str, tier: &str, capacity: u32) -> PlacementDef {
 }
 
 /// A placement state with `capacity` GPUs of which `free` are not in use.
-fn state(node: &str, tier: &str, capacity: u32, free: &[u32]) -> PlacementState {
+pub(super) fn state(node: &str, tier: &str, capacity: u32, free: &[u32]) -> PlacementState {
     PlacementState {
         node: node.into(),
         tier: tier.into(),
@@ -36,7 +36,7 @@ fn state(node: &str, tier: &str, capacity: u32, free: &[u32]) -> PlacementState 
     }
 }
 
-fn job(id: JobId, lab: LabId, num_gpus: u32, entered: Millis) -> QueuedJob {
+pub(super) fn job(id: JobId, lab: LabId, num_gpus: u32, entered: Millis) -> QueuedJob {
     QueuedJob {
         id,
         lab,
@@ -46,10 +46,11 @@ fn job(id: JobId, lab: LabId, num_gpus: u32, entered: Millis) -> QueuedJob {
         min_vram_gb: 0,
         reservation: None,
         accrued: Accrued::default(),
+        time_limit_ms: 60 * MIN,
     }
 }
 
-fn snapshot(placements: Vec<PlacementState>, labs: &[(LabId, f64)], queue: Vec<QueuedJob>) -> Snapshot {
+pub(super) fn snapshot(placements: Vec<PlacementState>, labs: &[(LabId, f64)], queue: Vec<QueuedJob>) -> Snapshot {
     Snapshot {
         now_ms: 10 * MIN,
         phase: MaintenancePhase::Normal,
@@ -61,6 +62,8 @@ fn snapshot(placements: Vec<PlacementState>, labs: &[(LabId, f64)], queue: Vec<Q
         users: vec![],
         research_active: 0,
         backfill_active: 0,
+        mode: PolicyMode::Seed,
+        busy_until: vec![],
     }
 }
 
@@ -71,11 +74,11 @@ fn ranks(plan: &Plan) -> Vec<(JobId, u32)> {
     r
 }
 
-fn dispatch_of(plan: &Plan, job: JobId) -> Option<&Dispatch> {
+pub(super) fn dispatch_of(plan: &Plan, job: JobId) -> Option<&Dispatch> {
     plan.dispatches.iter().find(|d| d.job == job)
 }
 
-fn waiting_of(plan: &Plan, job: JobId) -> &Waiting {
+pub(super) fn waiting_of(plan: &Plan, job: JobId) -> &Waiting {
     plan.waiting.iter().find(|w| w.job == job).expect("job waits")
 }
 
@@ -83,8 +86,8 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6 * b.abs().max(1.0)
 }
 
-const BCG: LabId = 1;
-const KDG: LabId = 2;
+pub(super) const BCG: LabId = 1;
+pub(super) const KDG: LabId = 2;
 const OSL: LabId = 3;
 
 #[test]

@@ -42,7 +42,12 @@ pub struct WorldJob {
     pub running: Option<Running>,
     pub rank: Option<u32>,
     pub reason: Option<PendingReason>,
+    /// How long it may run once started.
+    pub time_limit_ms: Millis,
 }
+
+/// The limit of a job nobody gave one (the product's default, 24 h).
+pub const DEFAULT_TIME_LIMIT_MS: Millis = 24 * 3_600_000;
 
 #[derive(Debug, Clone)]
 pub struct World {
@@ -59,6 +64,8 @@ pub struct World {
     pub backfill: HashMap<(String, String), Vec<u32>>,
     /// Concurrency limit of users not in `max_concurrent` (policy default 2).
     pub default_max_concurrent: u32,
+    /// The rules `decide` applies.
+    pub mode: PolicyMode,
 }
 
 impl World {
@@ -74,6 +81,7 @@ impl World {
             ledger: Vec::new(),
             backfill: HashMap::new(),
             default_max_concurrent: 2,
+            mode: PolicyMode::Seed,
         }
     }
 
@@ -115,6 +123,7 @@ impl World {
                 running: None,
                 rank: None,
                 reason: None,
+                time_limit_ms: DEFAULT_TIME_LIMIT_MS,
             },
         );
     }
@@ -129,6 +138,7 @@ impl World {
             min_vram_gb: j.min_vram_gb,
             reservation: j.reservation.clone(),
             accrued: j.accrued,
+            time_limit_ms: j.time_limit_ms,
         }
     }
 
@@ -188,6 +198,20 @@ impl World {
                 .collect(),
             research_active: self.jobs.values().filter(|j| j.running.is_some()).count() as u32,
             backfill_active: self.backfill.values().map(|b| b.len() as u32).sum(),
+            mode: self.mode,
+            busy_until: self
+                .jobs
+                .values()
+                .filter_map(|j| j.running.as_ref().map(|r| (r, r.started_ms + j.time_limit_ms)))
+                .flat_map(|(r, until)| {
+                    r.gpus.iter().map(move |&gpu| BusyGpu {
+                        node: r.node.clone(),
+                        tier: r.tier.clone(),
+                        gpu,
+                        until_ms: until,
+                    })
+                })
+                .collect(),
         }
     }
 

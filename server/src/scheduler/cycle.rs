@@ -108,6 +108,7 @@ impl Scheduler {
         let inputs_seen = db::plan_inputs();
         let mut read = self.db.begin().await?;
         let mut snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
+        snapshot.mode = self.mode;
         let mut marks = db::scheduling::waiting_marks(&mut read).await?;
         read.rollback().await?;
         let mut plan = crate::policy::decide(&snapshot);
@@ -115,6 +116,7 @@ impl Scheduler {
         if db::plan_inputs() != inputs_seen {
             metrics::counter!("scheduler_snapshots_reread_total").increment(1);
             snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;
+            snapshot.mode = self.mode;
             marks = db::scheduling::waiting_marks(&mut tx).await?;
             plan = crate::policy::decide(&snapshot);
         }

@@ -40,7 +40,8 @@ impl Scheduler {
         let now = now_ms();
         let read = async {
             let mut read = self.db.begin().await?;
-            let snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
+            let mut snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
+            snapshot.mode = self.mode;
             let (running, limits) = db::scheduling::forecast_inputs(&mut read, now).await?;
             read.rollback().await?;
             Ok::<_, sqlx::Error>((snapshot, running, limits))

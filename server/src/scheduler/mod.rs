@@ -67,4 +67,6 @@ pub struct Scheduler {
     pub forecast: crate::services::Forecast,
     /// Set while a forecast runs: the next waits for it rather than piling up.
     pub forecasting: Arc<std::sync::atomic::AtomicBool>,
+    /// The rules `decide` applies (`scheduler.policy`).
+    pub mode: crate::policy::PolicyMode,
 }

@@ -1,0 +1,344 @@
+//! The `planned` policy (§11): the seed's order, slots, charging and
+//! maintenance, with a start plan instead of the single rank-1
+//! reservation.
+//!
+//! Each cycle the first `depth` jobs of the order (jobs waiting past
+//! `max_wait` first, oldest first; then fair share) get, in turn, the
+//! earliest start any fitting placement can give them — running jobs end
+//! at their time limits, and each plan books its GPUs from its start for
+//! its own limit. A job whose start is now is dispatched. GPUs idle now
+//! and booked by a plan starting within [`HOLD_AHEAD_MS`] are held for it
+//! (charged lazily, §5). A planned job keeps its placement while it stays
+//! among the first `depth`. Every other job starts now only where its own
+//! limit ends before every booking on the GPUs it would take (backfill):
+//! the plan is never delayed by a job behind it.
+
+use std::collections::HashMap;
+
+use app::model::MaintenancePhase;
+
+use super::cycle::{advance_maintenance, charge_reservation, fair_share_order, promote, waiting};
+use super::model::*;
+use super::placements::tier_fits;
+use super::usage;
+
+/// Idle GPUs are held for a planned job once its start is this near:
+/// earlier, holding them would only show an idle GPU as taken (backfill
+/// may use it anyway, up to the planned start).
+pub const HOLD_AHEAD_MS: Millis = 10 * 60_000;
+
+/// A GPU whose end is unknown (a dispatch without a limit) is assumed busy
+/// this long.
+const UNKNOWN_END_MS: Millis = 24 * 3_600_000;
+
+pub(super) fn decide(snap: &Snapshot, depth: usize, max_wait_ms: Millis) -> Plan {
+    let mut plan = Plan::default();
+    let dispatching = advance_maintenance(snap, &mut plan) == MaintenancePhase::Normal;
+    let mut queue: Vec<QueuedJob> = snap.queue.clone();
+    promote(snap, &mut plan, &mut queue);
+    let queue = overdue_first(fair_share_order(snap, queue), snap.now_ms, max_wait_ms);
+    let mut time = Timeline::new(snap);
+    for (pos, mut job) in queue.into_iter().enumerate() {
+        let rank = pos as u32 + 1;
+        let hold = accrue_hold(snap, &mut job, &time);
+        if !dispatching {
+            release(&mut plan, &mut job, ReleaseReason::Maintenance);
+            plan.waiting.push(waiting(job, rank, PendingReason::Maintenance));
+        } else if pos < depth {
+            plan_start(&mut plan, &mut time, job, rank, hold);
+        } else {
+            release(&mut plan, &mut job, ReleaseReason::Demoted);
+            backfill(&mut plan, &mut time, job, rank);
+        }
+    }
+    plan
+}
+
+/// Jobs that waited `max_wait_ms` or longer go first, oldest first; the
+/// rest keep the fair-share order.
+fn overdue_first(queue: Vec<QueuedJob>, now: Millis, max_wait_ms: Millis) -> Vec<QueuedJob> {
+    let (mut overdue, rest): (Vec<QueuedJob>, Vec<QueuedJob>) =
+        queue.into_iter().partition(|j| now - j.queue_entered_at_ms >= max_wait_ms);
+    overdue.sort_by_key(|j| (j.queue_entered_at_ms, j.id));
+    overdue.extend(rest);
+    overdue
+}
+
+/// Brings a held job's accrued cost up to now; returns the slot it holds
+/// GPUs on, if that placement can still take it.
+fn accrue_hold(snap: &Snapshot, job: &mut QueuedJob, time: &Timeline<'_>) -> Option<usize> {
+    let res = job.reservation.as_mut()?;
+    let tflops = snap.tiers.iter().find(|t| t.name == res.tier).map_or(0.0, |t| t.tflops);
+    usage::accrue(res, &mut job.accrued, tflops, snap.now_ms);
+    let (node, tier) = (res.node.clone(), res.tier.clone());
+    time.find(&node, &tier).filter(|&i| time.fits(i, job))
+}
+
+/// Ends the job's hold, if it has one, charging what it accrued.
+fn release(plan: &mut Plan, job: &mut QueuedJob, reason: ReleaseReason) {
+    if let Some(res) = job.reservation.take() {
+        plan.releases.push(Release { job: job.id, node: res.node.clone(), tier: res.tier.clone(), reason });
+        charge_reservation(plan, job, &res.tier);
+    }
+}
+
+/// A job of the plan: the earliest start any fitting placement gives it
+/// (only its own while it holds GPUs there), dispatched if that is now,
+/// else booked, and held once near.
+fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank: u32, hold: Option<usize>) {
+    let now = time.now;
+    let held: Vec<u32> = job.reservation.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
+    // its hold is decided again below
+    time.held_by.retain(|_, holder| *holder != job.id);
+    let candidates: Vec<usize> = match hold {
+        Some(i) => vec![i],
+        None => (0..time.slots.len()).filter(|&i| time.fits(i, &job)).collect(),
+    };
+    // among equally early starts, the placement nobody else holds GPUs on:
+    // a planned job keeps its placement while it stays in the plan
+    let key = |at: Millis, i: usize| (at, time.held_by_others(i), time.order_key(i));
+    let best = candidates
+        .into_iter()
+        .filter_map(|i| time.earliest(i, &job, &held).map(|(at, gpus)| (at, i, gpus)))
+        .min_by(|a, b| key(a.0, a.1).cmp(&key(b.0, b.1)));
+    let Some((at, i, gpus)) = best else {
+        release(plan, &mut job, ReleaseReason::PlacementLost);
+        let reason = time.never_reason(&job);
+        plan.waiting.push(waiting(job, rank, reason));
+        return;
+    };
+    if hold.is_none() {
+        release(plan, &mut job, ReleaseReason::PlacementLost);
+    }
+    if at <= now {
+        dispatch(plan, time, job, rank, i, gpus);
+        return;
+    }
+    time.book(i, &gpus, at, at + job.time_limit_ms.max(1));
+    let slot = time.slots[i];
+    let idle_now: Vec<u32> = gpus.iter().copied().filter(|&g| time.free_at(i, g) <= now).collect();
+    let keep = if at - now <= HOLD_AHEAD_MS { idle_now } else { Vec::new() };
+    let reason = PendingReason::Planned {
+        node: slot.node.clone(),
+        tier: slot.tier.clone(),
+        start_ms: at,
+        held: keep.len() as u32,
+        need: job.num_gpus,
+    };
+    for &g in &keep {
+        time.held_by.insert((i, g), job.id);
+    }
+    match (keep.is_empty(), job.reservation.as_mut()) {
+        (true, Some(_)) => release(plan, &mut job, ReleaseReason::Demoted),
+        (false, Some(res)) => res.gpus = keep,
+        (false, None) => {
+            job.reservation =
+                Some(Reservation { node: slot.node.clone(), tier: slot.tier.clone(), gpus: keep, accrued_at_ms: now })
+        }
+        (true, None) => {}
+    }
+    plan.waiting.push(waiting(job, rank, reason));
+}
+
+/// A job behind the plan starts now only where its limit ends before
+/// every booking on the GPUs it takes.
+fn backfill(plan: &mut Plan, time: &mut Timeline<'_>, job: QueuedJob, rank: u32) {
+    // the seed's dispatch order: best tier, fewest idle that suffice, node
+    let key = |i: usize| (time.order_key(i).0, time.idle_count(i), time.order_key(i).1);
+    let best = (0..time.slots.len())
+        .filter(|&i| time.fits(i, &job))
+        .filter_map(|i| time.start_now(i, &job).map(|gpus| (i, gpus)))
+        .min_by(|a, b| key(a.0).cmp(&key(b.0)));
+    match best {
+        Some((i, gpus)) => dispatch(plan, time, job, rank, i, gpus),
+        None => {
+            let reason =
+                if time.could_fit_now(&job) { PendingReason::WaitingForHigherRank } else { time.never_reason(&job) };
+            plan.waiting.push(waiting(job, rank, reason));
+        }
+    }
+}
+
+fn dispatch(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank: u32, i: usize, gpus: Vec<u32>) {
+    let slot = time.slots[i];
+    let swapped_from = match job.reservation.take() {
+        Some(res) if res.node != slot.node || res.tier != slot.tier => Some((res.node, res.tier)),
+        _ => None,
+    };
+    time.run(i, &gpus, time.now + job.time_limit_ms.max(1));
+    plan.dispatches.push(Dispatch {
+        job: job.id,
+        rank,
+        node: slot.node.clone(),
+        tier: slot.tier.clone(),
+        reclaim_backfill: gpus.iter().copied().filter(|g| slot.backfill.contains(g)).collect(),
+        gpus,
+        accrued: job.accrued,
+        swapped_from,
+    });
+}
+
+/// When each GPU of each placement is free, and what the plan booked.
+struct Timeline<'a> {
+    now: Millis,
+    slots: Vec<&'a PlacementState>,
+    tiers: Vec<&'a TierInfo>,
+    /// Per slot: (gpu, free from).
+    gpus: Vec<Vec<(u32, Millis)>>,
+    /// Per slot: (gpu, from, to) of planned starts.
+    bookings: Vec<Vec<(u32, Millis, Millis)>>,
+    /// Per slot: GPUs free when the cycle began (for the waiting reason).
+    initial_free: Vec<usize>,
+    /// GPUs held for a planned job: no job behind it may start on them.
+    held_by: HashMap<(usize, u32), JobId>,
+    by_key: HashMap<(&'a str, &'a str), usize>,
+}
+
+impl<'a> Timeline<'a> {
+    fn new(snap: &'a Snapshot) -> Self {
+        let tier_of: HashMap<&str, &TierInfo> = snap.tiers.iter().map(|t| (t.name.as_str(), t)).collect();
+        let mut slots: Vec<&PlacementState> =
+            snap.placements.iter().filter(|p| tier_of.contains_key(p.tier.as_str())).collect();
+        slots.sort_by(|a, b| (a.node.as_str(), a.tier.as_str()).cmp(&(b.node.as_str(), b.tier.as_str())));
+        let mut ends: HashMap<(&str, &str), Vec<(u32, Millis)>> = HashMap::new();
+        for b in &snap.busy_until {
+            ends.entry((b.node.as_str(), b.tier.as_str())).or_default().push((b.gpu, b.until_ms.max(snap.now_ms)));
+        }
+        let gpus: Vec<Vec<(u32, Millis)>> = slots
+            .iter()
+            .map(|p| {
+                let mut gpus: Vec<(u32, Millis)> = p.free.iter().map(|&g| (g, snap.now_ms)).collect();
+                for &(g, until) in ends.get(&(p.node.as_str(), p.tier.as_str())).into_iter().flatten() {
+                    if !p.free.contains(&g) {
+                        gpus.push((g, until));
+                    }
+                }
+                // busy GPUs whose end is unknown
+                let mut next = 0u32;
+                while (gpus.len() as u32) < p.capacity {
+                    while gpus.iter().any(|&(g, _)| g == next) {
+                        next += 1;
+                    }
+                    gpus.push((next, snap.now_ms + UNKNOWN_END_MS));
+                }
+                gpus.sort_unstable();
+                gpus
+            })
+            .collect();
+        let by_key: HashMap<(&str, &str), usize> =
+            slots.iter().enumerate().map(|(i, p)| ((p.node.as_str(), p.tier.as_str()), i)).collect();
+        let mut held_by = HashMap::new();
+        for j in &snap.queue {
+            if let Some(r) = &j.reservation {
+                if let Some(&i) = by_key.get(&(r.node.as_str(), r.tier.as_str())) {
+                    held_by.extend(r.gpus.iter().map(|&g| ((i, g), j.id)));
+                }
+            }
+        }
+        Timeline {
+            now: snap.now_ms,
+            held_by,
+            tiers: slots.iter().map(|p| tier_of[p.tier.as_str()]).collect(),
+            initial_free: slots.iter().map(|p| if p.usable { p.free.len() } else { 0 }).collect(),
+            by_key,
+            bookings: vec![Vec::new(); slots.len()],
+            slots,
+            gpus,
+        }
+    }
+
+    fn find(&self, node: &str, tier: &str) -> Option<usize> {
+        self.by_key.get(&(node, tier)).copied()
+    }
+
+    fn fits(&self, i: usize, job: &QueuedJob) -> bool {
+        self.slots[i].usable && job.num_gpus <= self.slots[i].capacity && tier_fits(self.tiers[i], job)
+    }
+
+    /// The dispatch order among placements: best tier first, then node.
+    fn order_key(&self, i: usize) -> (i64, &str) {
+        (-self.tiers[i].sort_order, self.slots[i].node.as_str())
+    }
+
+    fn free_at(&self, i: usize, gpu: u32) -> Millis {
+        self.gpus[i].iter().find(|&&(g, _)| g == gpu).map_or(Millis::MAX, |&(_, at)| at)
+    }
+
+    fn idle_count(&self, i: usize) -> usize {
+        self.gpus[i].iter().filter(|&&(_, at)| at <= self.now).count()
+    }
+
+    fn booked(&self, i: usize, gpu: u32, from: Millis, to: Millis) -> bool {
+        self.bookings[i].iter().any(|&(g, a, b)| g == gpu && a < to && from < b)
+    }
+
+    /// GPUs of slot `i` free over `[at, at + limit)`, `prefer`red first.
+    fn usable_at(&self, i: usize, job: &QueuedJob, at: Millis, prefer: &[u32]) -> Vec<u32> {
+        let to = at + job.time_limit_ms.max(1);
+        let mut ok: Vec<u32> = self.gpus[i]
+            .iter()
+            .filter(|&&(g, free)| free <= at && !self.booked(i, g, at, to))
+            .map(|&(g, _)| g)
+            .collect();
+        ok.sort_by_key(|g| (!prefer.contains(g), self.slots[i].backfill.contains(g), *g));
+        ok
+    }
+
+    /// The earliest start slot `i` can give `job`, and on which GPUs.
+    fn earliest(&self, i: usize, job: &QueuedJob, prefer: &[u32]) -> Option<(Millis, Vec<u32>)> {
+        let n = job.num_gpus as usize;
+        if self.gpus[i].len() < n {
+            return None;
+        }
+        let mut times: Vec<Millis> = std::iter::once(self.now)
+            .chain(self.gpus[i].iter().map(|&(_, at)| at))
+            .chain(self.bookings[i].iter().map(|&(_, _, to)| to))
+            .filter(|&t| t >= self.now)
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        times.into_iter().find_map(|at| {
+            let ok = self.usable_at(i, job, at, prefer);
+            (ok.len() >= n).then(|| (at, ok[..n].to_vec()))
+        })
+    }
+
+    /// GPUs of slot `i` held for a job other than `job`.
+    fn held_by_others(&self, i: usize) -> usize {
+        self.held_by.keys().filter(|&&(s, _)| s == i).count()
+    }
+
+    /// GPUs to start `job` on slot `i` now without touching a booking or
+    /// a GPU held for a planned job.
+    fn start_now(&self, i: usize, job: &QueuedJob) -> Option<Vec<u32>> {
+        let mut ok = self.usable_at(i, job, self.now, &[]);
+        ok.retain(|&g| self.held_by.get(&(i, g)).is_none_or(|&holder| holder == job.id));
+        (ok.len() >= job.num_gpus as usize).then(|| ok[..job.num_gpus as usize].to_vec())
+    }
+
+    fn book(&mut self, i: usize, gpus: &[u32], from: Millis, to: Millis) {
+        self.bookings[i].extend(gpus.iter().map(|&g| (g, from, to)));
+    }
+
+    /// The GPUs run a job until `until`.
+    fn run(&mut self, i: usize, gpus: &[u32], until: Millis) {
+        for (g, at) in self.gpus[i].iter_mut() {
+            if gpus.contains(g) {
+                *at = until;
+            }
+        }
+    }
+
+    fn could_fit_now(&self, job: &QueuedJob) -> bool {
+        (0..self.slots.len()).any(|i| self.fits(i, job) && self.initial_free[i] >= job.num_gpus as usize)
+    }
+
+    /// Why a job no placement can take now waits.
+    fn never_reason(&self, job: &QueuedJob) -> PendingReason {
+        if job.min_vram_gb > 0 {
+            PendingReason::NoIdleLargeGpu { min_vram_gb: job.min_vram_gb }
+        } else {
+            PendingReason::NoIdleGpu
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Table-driven tests of the `planned` policy's rules (§11), on the same
+//! small builders as the seed's tests.
+
+use super::model::*;
+use super::tests::{dispatch_of, job, snapshot, state, waiting_of, BCG, KDG, MIN};
+use super::*;
+
+const NOW: Millis = 10 * MIN;
+
+fn planned(mut snap: Snapshot, depth: usize, busy: &[(&str, u32, Millis)]) -> Snapshot {
+    snap.mode = PolicyMode::Planned { depth, max_wait_ms: 1_000 * MIN };
+    snap.busy_until = busy
+        .iter()
+        .map(|&(node, gpu, until)| BusyGpu { node: node.into(), tier: "rtx4090".into(), gpu, until_ms: until })
+        .collect();
+    snap
+}
+
+fn limit(mut j: QueuedJob, minutes: i64) -> QueuedJob {
+    j.time_limit_ms = minutes * MIN;
+    j
+}
+
+/// GPU 1 of node `a` runs until +30 min; the rank-1 2-GPU job is planned
+/// there at +30. Behind it, a job that ends before +30 starts on the
+/// idle GPU; one that would still run at +30 waits.
+#[test]
+fn a_later_job_backfills_only_when_it_ends_before_the_plan() {
+    for (minutes, starts) in [(20, true), (30, true), (31, false), (60, false)] {
+        let snap = planned(
+            snapshot(
+                vec![state("a", "rtx4090", 2, &[0])],
+                &[(BCG, 1.0), (KDG, 2.0)],
+                vec![limit(job(1, BCG, 2, 0), 60), limit(job(2, KDG, 1, 0), minutes)],
+            ),
+            1,
+            &[("a", 1, NOW + 30 * MIN)],
+        );
+        let plan = decide(&snap);
+        assert!(dispatch_of(&plan, 1).is_none());
+        let PendingReason::Planned { start_ms, .. } = waiting_of(&plan, 1).reason else { panic!("job 1 is planned") };
+        assert_eq!(start_ms, NOW + 30 * MIN);
+        assert_eq!(dispatch_of(&plan, 2).is_some(), starts, "a {minutes}-minute job");
+        if !starts {
+            assert_eq!(waiting_of(&plan, 2).reason, PendingReason::WaitingForHigherRank);
+        }
+    }
+}
+
+/// Job 1 holds GPU 0 of `a` for its start at +5; a job of a lower-usage
+/// lab becomes rank 1. The seed would release job 1's GPUs; planned keeps
+/// its placement and plans the newcomer on `b`.
+#[test]
+fn a_planned_job_keeps_its_placement_when_rank_one_changes() {
+    let mut holder = limit(job(1, KDG, 2, 0), 60);
+    holder.reservation =
+        Some(Reservation { node: "a".into(), tier: "rtx4090".into(), gpus: vec![0], accrued_at_ms: NOW - MIN });
+    let snap = planned(
+        snapshot(
+            vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0])],
+            &[(BCG, 1.0), (KDG, 2.0)],
+            vec![holder, limit(job(3, BCG, 2, 5), 60)],
+        ),
+        2,
+        &[("a", 1, NOW + 5 * MIN), ("b", 1, NOW + 5 * MIN)],
+    );
+    let plan = decide(&snap);
+    assert!(plan.releases.is_empty(), "{:?}", plan.releases);
+    let first = waiting_of(&plan, 3);
+    assert_eq!(first.rank, 1);
+    assert!(matches!(&first.reason, PendingReason::Planned { node, .. } if node == "b"), "{:?}", first.reason);
+    let kept = waiting_of(&plan, 1);
+    assert_eq!(kept.rank, 2);
+    assert_eq!(kept.reservation.as_ref().map(|r| (r.node.as_str(), r.gpus.clone())), Some(("a", vec![0])));
+    assert_eq!(
+        kept.reason,
+        PendingReason::Planned { node: "a".into(), tier: "rtx4090".into(), start_ms: NOW + 5 * MIN, held: 1, need: 2 }
+    );
+    // the seed, by contrast, lets the new rank 1 take the reservation's place
+    let seed = decide(&Snapshot { mode: PolicyMode::Seed, ..snap });
+    assert_eq!(seed.releases.len(), 1);
+}
+
+/// GPUs held for a planned start go to nobody behind it, however short.
+#[test]
+fn held_gpus_never_go_to_later_jobs() {
+    let snap = planned(
+        snapshot(
+            vec![state("a", "rtx4090", 2, &[0])],
+            &[(BCG, 1.0), (KDG, 2.0)],
+            vec![limit(job(1, BCG, 2, 0), 60), limit(job(2, KDG, 1, 0), 1)],
+        ),
+        1,
+        &[("a", 1, NOW + 5 * MIN)],
+    );
+    let plan = decide(&snap);
+    assert_eq!(waiting_of(&plan, 1).reservation.as_ref().map(|r| r.gpus.clone()), Some(vec![0]));
+    assert!(dispatch_of(&plan, 2).is_none(), "a 1-minute job would end before the start, but the GPU is held");
+}
+
+/// A job waiting past `max_wait` goes ahead of fair share.
+#[test]
+fn a_job_waiting_past_max_wait_goes_first() {
+    let queue = vec![limit(job(1, KDG, 1, 0), 60), limit(job(2, BCG, 1, NOW - MIN), 60)];
+    let snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0), (KDG, 1_000.0)], queue);
+    let fair = decide(&Snapshot { mode: PolicyMode::Planned { depth: 10, max_wait_ms: 60 * MIN }, ..snap.clone() });
+    assert!(dispatch_of(&fair, 2).is_some(), "fair share: the low-usage lab first");
+    let overdue = decide(&Snapshot { mode: PolicyMode::Planned { depth: 10, max_wait_ms: 5 * MIN }, ..snap });
+    assert!(dispatch_of(&overdue, 1).is_some(), "job 1 waited 10 min, past 5");
+    assert_eq!(waiting_of(&overdue, 2).rank, 2);
+}
+
+/// The planned reason reads with its place, time and hold.
+#[test]
+fn the_planned_reason_names_place_time_and_hold() {
+    let r = PendingReason::Planned {
+        node: "node-4090".into(),
+        tier: "rtx4090".into(),
+        start_ms: 1_764_857_400_000,
+        held: 1,
+        need: 2,
+    };
+    assert_eq!(r.to_string(), "PLANNED (1/2 GPUs held on node-4090/rtx4090, start 2025-12-04T14:10Z)");
+    assert_eq!(r.code(), "PLANNED");
+}
