@@ -36,7 +36,7 @@ enum Command {
         /// Cluster: NODESxGPUS:TIER[,…], e.g. 64x8:v100.
         #[arg(long)]
         cluster: String,
-        /// jpu, fifo, easy or fairshare-greedy; repeat to compare.
+        /// jpu, planned, fifo, easy or fairshare-greedy; repeat to compare.
         #[arg(long = "policy", required = true)]
         policies: Vec<String>,
         /// Output directory for report.json and timing.json.
@@ -57,6 +57,16 @@ enum Command {
         /// EASY's time limit = real duration × this.
         #[arg(long, default_value_t = 2.0)]
         overestimate: f64,
+        /// The limits users set, for `planned`: `xF` (runtime × F) or `user`
+        /// (runtime rounded up to 1, 2, 4, 8, 12, 24, 48, 72 h).
+        #[arg(long, default_value = "x2")]
+        time_limit: String,
+        /// `planned`: jobs at the head of the order with a planned start.
+        #[arg(long, default_value_t = 100)]
+        plan_depth: usize,
+        /// `planned`: a job waiting longer goes ahead of fair share.
+        #[arg(long, default_value_t = 72)]
+        max_wait_hours: u32,
         /// Serve LLM backfill on idle GPUs (jpu only), as `backfill.enabled`.
         #[arg(long)]
         backfill: bool,
@@ -91,10 +101,23 @@ fn main() -> ExitCode {
             charge,
             user_limit,
             overestimate,
+            time_limit,
+            plan_depth,
+            max_wait_hours,
             backfill,
             backfill_min_idle_s,
             backfill_gpus_per_instance,
         } => {
+            let time_limit = match time_limit.as_str() {
+                "user" => jpu_share::sim::engine::TimeLimitModel::User,
+                other => match other.strip_prefix('x').and_then(|f| f.parse::<f64>().ok()).filter(|f| *f >= 1.0) {
+                    Some(factor) => jpu_share::sim::engine::TimeLimitModel::Times(factor),
+                    None => {
+                        eprintln!("error: --time-limit must be `user` or `xF` with F ≥ 1 (e.g. x2), not `{other}`");
+                        return ExitCode::from(2);
+                    }
+                },
+            };
             let backfill = backfill.then_some(jpu_share::policy::backfill::BackfillPolicy {
                 enabled: true,
                 min_idle_ms: backfill_min_idle_s.max(0) * 1000,
@@ -110,9 +133,12 @@ fn main() -> ExitCode {
                     events_only,
                     user_limit,
                     backfill,
+                    time_limit,
                 },
                 live_charge: charge == "live",
                 overestimate,
+                plan_depth,
+                max_wait_hours,
             };
             match jpu_share::sim::run(&args) {
                 Ok(reports) => {

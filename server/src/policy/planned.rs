@@ -89,7 +89,7 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     let now = time.now;
     let held: Vec<u32> = job.reservation.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
     // its hold is decided again below
-    time.held_by.retain(|_, holder| *holder != job.id);
+    time.held_before.retain(|_, holder| *holder != job.id);
     let candidates: Vec<usize> = match hold {
         Some(i) => vec![i],
         None => (0..time.slots.len()).filter(|&i| time.fits(i, &job)).collect(),
@@ -116,7 +116,9 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     }
     time.book(i, &gpus, at, at + job.time_limit_ms.max(1));
     let slot = time.slots[i];
-    let idle_now: Vec<u32> = gpus.iter().copied().filter(|&g| time.free_at(i, g) <= now).collect();
+    // idle now and not held for an earlier job (one it will hand them to)
+    let idle_now: Vec<u32> =
+        gpus.iter().copied().filter(|&g| time.free_at(i, g) <= now && !time.held_by.contains_key(&(i, g))).collect();
     let keep = if at - now <= HOLD_AHEAD_MS { idle_now } else { Vec::new() };
     let reason = PendingReason::Planned {
         node: slot.node.clone(),
@@ -126,7 +128,7 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
         need: job.num_gpus,
     };
     for &g in &keep {
-        time.held_by.insert((i, g), job.id);
+        time.held_by.insert((i, g), (job.id, at));
     }
     match (keep.is_empty(), job.reservation.as_mut()) {
         (true, Some(_)) => release(plan, &mut job, ReleaseReason::Demoted),
@@ -189,8 +191,12 @@ struct Timeline<'a> {
     bookings: Vec<Vec<(u32, Millis, Millis)>>,
     /// Per slot: GPUs free when the cycle began (for the waiting reason).
     initial_free: Vec<usize>,
-    /// GPUs held for a planned job: no job behind it may start on them.
-    held_by: HashMap<(usize, u32), JobId>,
+    /// GPUs held this cycle for a planned job, and its start: no job
+    /// behind it may use them before that start.
+    held_by: HashMap<(usize, u32), (JobId, Millis)>,
+    /// Holds of the last cycle not decided again yet: an earlier job avoids
+    /// them where it can (a planned job keeps its placement).
+    held_before: HashMap<(usize, u32), JobId>,
     by_key: HashMap<(&'a str, &'a str), usize>,
 }
 
@@ -227,17 +233,18 @@ impl<'a> Timeline<'a> {
             .collect();
         let by_key: HashMap<(&str, &str), usize> =
             slots.iter().enumerate().map(|(i, p)| ((p.node.as_str(), p.tier.as_str()), i)).collect();
-        let mut held_by = HashMap::new();
+        let mut held_before = HashMap::new();
         for j in &snap.queue {
             if let Some(r) = &j.reservation {
                 if let Some(&i) = by_key.get(&(r.node.as_str(), r.tier.as_str())) {
-                    held_by.extend(r.gpus.iter().map(|&g| ((i, g), j.id)));
+                    held_before.extend(r.gpus.iter().map(|&g| ((i, g), j.id)));
                 }
             }
         }
         Timeline {
             now: snap.now_ms,
-            held_by,
+            held_by: HashMap::new(),
+            held_before,
             tiers: slots.iter().map(|p| tier_of[p.tier.as_str()]).collect(),
             initial_free: slots.iter().map(|p| if p.usable { p.free.len() } else { 0 }).collect(),
             by_key,
@@ -278,6 +285,7 @@ impl<'a> Timeline<'a> {
         let mut ok: Vec<u32> = self.gpus[i]
             .iter()
             .filter(|&&(g, free)| free <= at && !self.booked(i, g, at, to))
+            .filter(|&&(g, _)| self.held_by.get(&(i, g)).is_none_or(|&(holder, start)| holder == job.id || at >= start))
             .map(|&(g, _)| g)
             .collect();
         ok.sort_by_key(|g| (!prefer.contains(g), self.slots[i].backfill.contains(g), *g));
@@ -303,16 +311,15 @@ impl<'a> Timeline<'a> {
         })
     }
 
-    /// GPUs of slot `i` held for a job other than `job`.
+    /// GPUs of slot `i` held (this cycle or the last) for other jobs.
     fn held_by_others(&self, i: usize) -> usize {
-        self.held_by.keys().filter(|&&(s, _)| s == i).count()
+        self.held_by.keys().chain(self.held_before.keys()).filter(|&&(s, _)| s == i).count()
     }
 
     /// GPUs to start `job` on slot `i` now without touching a booking or
     /// a GPU held for a planned job.
     fn start_now(&self, i: usize, job: &QueuedJob) -> Option<Vec<u32>> {
-        let mut ok = self.usable_at(i, job, self.now, &[]);
-        ok.retain(|&g| self.held_by.get(&(i, g)).is_none_or(|&holder| holder == job.id));
+        let ok = self.usable_at(i, job, self.now, &[]);
         (ok.len() >= job.num_gpus as usize).then(|| ok[..job.num_gpus as usize].to_vec())
     }
 

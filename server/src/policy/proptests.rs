@@ -138,8 +138,49 @@ fn check_exclusive(w: &World) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The planned policy's guarantees (§11): held GPUs go to nobody behind
+/// their holder, and a job behind a planned one starts on its placement
+/// only if its limit ends before that start or enough GPUs are left there
+/// for the planned job at its start.
+fn check_planned(snap: &Snapshot, plan: &Plan, w: &World) -> Result<(), TestCaseError> {
+    let phase = plan.phase_change.unwrap_or(snap.phase);
+    if phase != MaintenancePhase::Normal {
+        prop_assert!(plan.dispatches.is_empty(), "dispatch in {phase:?}");
+    }
+    for p in &plan.waiting {
+        let PendingReason::Planned { node, tier, start_ms, need, .. } = &p.reason else { continue };
+        prop_assert!(*start_ms > snap.now_ms, "a plan starting now must have dispatched");
+        let held = p.reservation.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
+        let later = plan.dispatches.iter().filter(|d| d.rank > p.rank && &d.node == node && &d.tier == tier);
+        let capacity = snap.placements.iter().find(|x| &x.node == node && &x.tier == tier).map_or(0, |x| x.capacity);
+        let mut still_running_at_start = 0u32;
+        for d in later {
+            prop_assert!(d.gpus.iter().all(|g| !held.contains(g)), "job {} took GPUs held for job {}", d.job, p.job);
+            if snap.now_ms + w.jobs[&d.job].time_limit_ms > *start_ms {
+                still_running_at_start += d.gpus.len() as u32;
+            }
+        }
+        prop_assert!(
+            still_running_at_start == 0 || capacity >= need + still_running_at_start,
+            "later jobs still run on {node}/{tier} at job {}'s planned start",
+            p.job
+        );
+    }
+    Ok(())
+}
+
 fn run(s: &Scenario, allow_backwards: bool, backwards: &[bool]) -> Result<(World, f64), TestCaseError> {
+    run_mode(s, PolicyMode::Seed, allow_backwards, backwards)
+}
+
+fn run_mode(
+    s: &Scenario,
+    mode: PolicyMode,
+    allow_backwards: bool,
+    backwards: &[bool],
+) -> Result<(World, f64), TestCaseError> {
     let mut w = World::new(s.tiers.clone(), s.placements.clone());
+    w.mode = mode;
     let mut run_ms: HashMap<JobId, Millis> = HashMap::new();
     let mut attempts: HashMap<JobId, u32> = HashMap::new();
     let mut next_id: JobId = 1;
@@ -164,6 +205,8 @@ fn run(s: &Scenario, allow_backwards: bool, backwards: &[bool]) -> Result<(World
             match e {
                 Event::Submit { lab, user, gpus, run_ms: ms } => {
                     w.submit(next_id, *lab, *user, *gpus);
+                    // limits are enforced: a job never runs past its own
+                    w.jobs.get_mut(&next_id).expect("submitted").time_limit_ms = *ms;
                     run_ms.insert(next_id, *ms);
                     next_id += 1;
                 }
@@ -195,7 +238,10 @@ fn run(s: &Scenario, allow_backwards: bool, backwards: &[bool]) -> Result<(World
         }
         let snap = w.snapshot();
         let plan = decide(&snap);
-        check_plan(&snap, &plan, &w)?;
+        match mode {
+            PolicyMode::Seed => check_plan(&snap, &plan, &w)?,
+            PolicyMode::Planned { .. } => check_planned(&snap, &plan, &w)?,
+        }
         w.apply(&plan);
         check_exclusive(&w)?;
         for c in &plan.charges {
@@ -216,6 +262,15 @@ proptest! {
     #[test]
     fn invariants_hold_and_every_gpu_second_is_charged_once(s in scenario(120_000)) {
         let (w, integral) = run(&s, false, &[])?;
+        let charged: f64 = w.ledger.iter().map(|c| c.amount).sum();
+        prop_assert!((charged - integral).abs() <= 1e-6 * integral.max(1.0),
+            "charged {charged} vs held {integral}");
+    }
+
+    #[test]
+    fn the_planned_policy_keeps_its_guarantees_and_charges_every_held_second(s in scenario(120_000)) {
+        let mode = PolicyMode::Planned { depth: 6, max_wait_ms: 30 * 60_000 };
+        let (w, integral) = run_mode(&s, mode, false, &[])?;
         let charged: f64 = w.ledger.iter().map(|c| c.amount).sum();
         prop_assert!((charged - integral).abs() <= 1e-6 * integral.max(1.0),
             "charged {charged} vs held {integral}");

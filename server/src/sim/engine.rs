@@ -31,6 +31,36 @@ pub enum Policy {
         overestimate: f64,
     },
     FairshareGreedy,
+    /// The product's `planned` policy (§11).
+    Planned {
+        depth: usize,
+        max_wait_ms: i64,
+    },
+}
+
+/// How long users ask for (the trace has no time limits): `planned`
+/// plans with these, and a job never runs past its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimeLimitModel {
+    /// Runtime × this (what EASY's `--overestimate` does).
+    Times(f64),
+    /// Runtime rounded up to the next of 1, 2, 4, 8, 12, 24, 48 and 72 h
+    /// (past 72 h, to whole days): the round numbers users type.
+    User,
+}
+
+impl TimeLimitModel {
+    pub fn of(self, run_ms: i64) -> i64 {
+        const HOUR: i64 = 3_600_000;
+        match self {
+            TimeLimitModel::Times(factor) => ((run_ms as f64 * factor).ceil() as i64).max(run_ms).max(1),
+            TimeLimitModel::User => [1, 2, 4, 8, 12, 24, 48, 72]
+                .iter()
+                .map(|h| h * HOUR)
+                .find(|&limit| limit >= run_ms)
+                .unwrap_or_else(|| (run_ms + 24 * HOUR - 1) / (24 * HOUR) * 24 * HOUR),
+        }
+    }
 }
 
 impl Policy {
@@ -41,6 +71,7 @@ impl Policy {
             Policy::Fifo => "fifo".into(),
             Policy::Easy { .. } => "easy".into(),
             Policy::FairshareGreedy => "fairshare-greedy".into(),
+            Policy::Planned { .. } => "planned".into(),
         }
     }
 }
@@ -56,6 +87,8 @@ pub struct Options {
     /// LLM backfill on idle GPUs (policy §7), decided by the product's own
     /// planner; `jpu` only (the baselines know nothing of it).
     pub backfill: Option<BackfillPolicy>,
+    /// The time limits users set, for `planned` (and `jpu`, which ignores them).
+    pub time_limit: TimeLimitModel,
 }
 
 /// What happened to one trace job.
@@ -147,6 +180,7 @@ struct JpuCluster {
     world: World,
     live_charge: bool,
     backfill: Option<BackfillState>,
+    time_limit: TimeLimitModel,
 }
 
 /// The loop's backfill bookkeeping (`scheduler::backfill`), in memory.
@@ -201,6 +235,9 @@ impl BackfillState {
 impl Cluster for JpuCluster {
     fn submit(&mut self, id: i64, job: &TraceJob, lab: i64, user: i64) {
         self.world.submit(id, lab, user, job.num_gpus);
+        if let Some(j) = self.world.jobs.get_mut(&id) {
+            j.time_limit_ms = self.time_limit.of(job.duration_ms);
+        }
     }
 
     fn pass(&mut self, now: i64) -> (Vec<i64>, bool) {
@@ -301,8 +338,12 @@ pub fn replay(
 ) -> Replay {
     let total_gpus: u32 = placements.iter().map(|p| p.gpus.len() as u32).sum();
     let mut cluster: Box<dyn Cluster> = match policy {
-        Policy::Jpu { live_charge } => {
+        Policy::Jpu { .. } | Policy::Planned { .. } => {
+            let live_charge = matches!(policy, Policy::Jpu { live_charge: true });
             let mut world = World::new(tiers.to_vec(), placements.to_vec());
+            if let Policy::Planned { depth, max_wait_ms } = policy {
+                world.mode = crate::policy::PolicyMode::Planned { depth, max_wait_ms };
+            }
             // without a limit, each trace user may have every job in the global queue
             world.default_max_concurrent = opts.user_limit.unwrap_or(u32::MAX);
             let backfill = opts.backfill.clone().filter(|p| p.enabled).map(|policy| BackfillState {
@@ -311,7 +352,7 @@ pub fn replay(
                 instances: Vec::new(),
                 next_id: 0,
             });
-            Box::new(JpuCluster { world, live_charge, backfill })
+            Box::new(JpuCluster { world, live_charge, backfill, time_limit: opts.time_limit })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),
         Policy::Easy { overestimate } => {
@@ -438,7 +479,13 @@ mod tests {
 
     fn starts(spec: &str, trace: &[TraceJob], policy: Policy) -> Vec<Option<i64>> {
         let (tiers, places) = cluster::parse(spec).unwrap();
-        let opts = Options { cycle_ms: 5_000, events_only: false, user_limit: None, backfill: None };
+        let opts = Options {
+            cycle_ms: 5_000,
+            events_only: false,
+            user_limit: None,
+            backfill: None,
+            time_limit: TimeLimitModel::Times(2.0),
+        };
         let r = replay(trace, &tiers, &places, policy, opts, |_| {});
         r.outcomes.iter().map(|o| o.start_ms.map(|ms| ms / 1000)).collect()
     }
@@ -477,7 +524,13 @@ mod tests {
         let (tiers, places) = cluster::parse("1x2:v100").unwrap();
         let trace = [job(1, 0, 1000, 1, "a"), job(2, 500, 100, 2, "b")];
         let policy = BackfillPolicy { enabled: true, min_idle_ms: 60_000, gpus_per_instance: 1 };
-        let opts = Options { cycle_ms: 5_000, events_only: false, user_limit: None, backfill: Some(policy) };
+        let opts = Options {
+            cycle_ms: 5_000,
+            events_only: false,
+            user_limit: None,
+            backfill: Some(policy),
+            time_limit: TimeLimitModel::Times(2.0),
+        };
         let r = replay(&trace, &tiers, &places, Policy::Jpu { live_charge: false }, opts, |_| {});
         // research is never delayed by backfill: the 2-GPU job reserves GPU 1
         // at 500 (its instance keeps serving) and starts when job 1 ends
@@ -510,7 +563,13 @@ mod tests {
     }
 
     fn opts_plain() -> Options {
-        Options { cycle_ms: 5_000, events_only: false, user_limit: None, backfill: None }
+        Options {
+            cycle_ms: 5_000,
+            events_only: false,
+            user_limit: None,
+            backfill: None,
+            time_limit: TimeLimitModel::Times(2.0),
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub enum SimError {
     Trace(#[from] trace::TraceError),
     #[error(transparent)]
     Cluster(#[from] cluster::SpecError),
-    #[error("unknown policy `{0}` (use jpu, fifo, easy or fairshare-greedy)")]
+    #[error("unknown policy `{0}` (use jpu, planned, fifo, easy or fairshare-greedy)")]
     Policy(String),
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
@@ -42,6 +42,10 @@ pub struct SimArgs {
     pub live_charge: bool,
     /// EASY's time limit = real duration × this.
     pub overestimate: f64,
+    /// `planned`: jobs with a planned start, and the wait past which a job
+    /// goes ahead of fair share.
+    pub plan_depth: usize,
+    pub max_wait_hours: u32,
 }
 
 #[derive(Serialize)]
@@ -74,6 +78,9 @@ fn parse_policy(name: &str, args: &SimArgs) -> Result<Policy, SimError> {
         "fifo" => Policy::Fifo,
         "easy" => Policy::Easy { overestimate: args.overestimate },
         "fairshare-greedy" => Policy::FairshareGreedy,
+        "planned" => {
+            Policy::Planned { depth: args.plan_depth, max_wait_ms: i64::from(args.max_wait_hours) * 3_600_000 }
+        }
         other => return Err(SimError::Policy(other.to_string())),
     })
 }
@@ -164,11 +171,19 @@ mod tests {
             let args = SimArgs {
                 trace: trace.clone(),
                 cluster: "4x8:v100".into(),
-                policies: vec!["jpu".into(), "fifo".into(), "easy".into(), "fairshare-greedy".into()],
+                policies: vec!["jpu".into(), "planned".into(), "fifo".into(), "easy".into(), "fairshare-greedy".into()],
                 out: dir.path().join(out),
-                options: Options { cycle_ms: 5000, events_only: false, user_limit: None, backfill: None },
+                options: Options {
+                    cycle_ms: 5000,
+                    events_only: false,
+                    user_limit: None,
+                    backfill: None,
+                    time_limit: engine::TimeLimitModel::Times(2.0),
+                },
                 live_charge: false,
                 overestimate: 2.0,
+                plan_depth: 100,
+                max_wait_hours: 72,
             };
             run(&args).unwrap();
             std::fs::read(dir.path().join(out).join("report.json")).unwrap()
@@ -177,8 +192,9 @@ mod tests {
         assert!(!a.is_empty());
         assert_eq!(a, b);
         let report: serde_json::Value = serde_json::from_slice(&a).unwrap();
-        assert_eq!(report["policies"].as_array().unwrap().len(), 4);
+        assert_eq!(report["policies"].as_array().unwrap().len(), 5);
         assert_eq!(report["policies"][0]["policy"], "jpu");
+        assert_eq!(report["policies"][1]["policy"], "planned");
         assert_eq!(report["policies"][0]["jobs"], 300);
         for policy in report["policies"].as_array().unwrap() {
             let cdf = policy["wait_cdf_s"]["all"].as_array().unwrap();
@@ -201,9 +217,17 @@ mod tests {
             cluster: "1x8:v100".into(),
             policies: vec!["jpu".into()],
             out: std::env::temp_dir(),
-            options: Options { cycle_ms: 5000, events_only: false, user_limit: None, backfill: None },
+            options: Options {
+                cycle_ms: 5000,
+                events_only: false,
+                user_limit: None,
+                backfill: None,
+                time_limit: engine::TimeLimitModel::Times(2.0),
+            },
             live_charge: false,
             overestimate: 2.0,
+            plan_depth: 100,
+            max_wait_hours: 72,
         };
         assert!(matches!(run(&args), Err(SimError::Open { .. })));
         assert!(matches!(parse_policy("lottery", &args), Err(SimError::Policy(_))));
