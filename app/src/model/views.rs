@@ -262,6 +262,7 @@ pub fn reason_in_words(reason: &str) -> String {
         "USER_CONCURRENCY_LIMIT" => "over the owner's concurrent-job limit (personal queue)".into(),
         "WAITING_FOR_HIGHER_RANK" => "waiting for higher-ranked jobs".into(),
         "NO_IDLE_GPU" => "no idle GPUs fit it yet".into(),
+        r if r.starts_with("PLANNED (") => planned_in_words(r).unwrap_or_else(|| r.to_string()),
         r if r.starts_with("NO_IDLE_GPU (needs ≥ ") => {
             let gb = r.trim_start_matches("NO_IDLE_GPU (needs ≥ ").trim_end_matches(" GB VRAM)");
             format!("needs a GPU with at least {gb} GB of VRAM; none of those is idle")
@@ -269,6 +270,20 @@ pub fn reason_in_words(reason: &str) -> String {
         "MAINTENANCE" => "maintenance: nothing is dispatched".into(),
         other => other.to_string(),
     }
+}
+
+/// `PLANNED (1/2 GPUs held on node-4090/rtx4090, start 2026-12-04T14:20Z)`
+/// as "planned on node-4090 (rtx4090) at 14:20 UTC on 2026-12-04; 1 of 2
+/// GPUs held".
+fn planned_in_words(reason: &str) -> Option<String> {
+    let inner = reason.strip_prefix("PLANNED (")?.strip_suffix(')')?;
+    let (held, rest) = inner.split_once(" GPUs held on ")?;
+    let (have, need) = held.split_once('/')?;
+    let (place, start) = rest.split_once(", start ")?;
+    let (node, tier) = place.rsplit_once('/')?;
+    let (day, time) = start.trim_end_matches('Z').split_once('T')?;
+    let hold = if have == "0" { String::new() } else { format!("; {have} of {need} GPUs held") };
+    Some(format!("planned on {node} ({tier}) at {time} UTC on {day}{hold}"))
 }
 
 /// A lab's workspace: a container image built from `base_image` plus
@@ -301,6 +316,14 @@ mod tests {
         );
         assert_eq!(reason_in_words("RESERVING (0/4 GPUs on a/b)"), "waiting for 4 more GPUs on a (b), reserved 0/4");
         assert_eq!(reason_in_words("NO_IDLE_GPU"), "no idle GPUs fit it yet");
+        assert_eq!(
+            reason_in_words("PLANNED (1/2 GPUs held on node-4090/rtx4090, start 2026-12-04T14:20Z)"),
+            "planned on node-4090 (rtx4090) at 14:20 UTC on 2026-12-04; 1 of 2 GPUs held"
+        );
+        assert_eq!(
+            reason_in_words("PLANNED (0/8 GPUs held on a/b, start 2026-12-05T01:00Z)"),
+            "planned on a (b) at 01:00 UTC on 2026-12-05"
+        );
         assert_eq!(
             reason_in_words("NO_IDLE_GPU (needs ≥ 13 GB VRAM)"),
             "needs a GPU with at least 13 GB of VRAM; none of those is idle"

@@ -42,3 +42,34 @@ async fn a_waiting_job_is_expected_when_the_first_running_job_reaches_its_limit(
     let entry = queue["jobs"].as_array().unwrap().iter().find(|e| e["id"] == id).cloned().unwrap();
     assert_eq!(entry["estimated_start"], job["estimated_start"]);
 }
+
+#[tokio::test]
+async fn the_planned_policy_plans_a_large_job_and_the_forecast_agrees() {
+    let app = TestApp::spawn_scheduling_with(|s| s.scheduler.policy = jpu_share::config::PolicyName::Planned).await;
+    let admin = app.admin_token().await;
+    let demo = app.demo_token().await;
+    let (second, third) =
+        (app.researcher(&admin, "pl-two", "demo-lab").await, app.researcher(&admin, "pl-three", "demo-lab").await);
+    let mut ends = Vec::new();
+    for (token, minutes) in [(&demo, 10), (&demo, 10), (&second, 20), (&second, 20)] {
+        let body = json!({"name": "busy", "command": "x", "num_gpus": 1, "time_limit_minutes": minutes,
+                          "env": {"JPU_SIM_SECONDS": "3600"}});
+        let id = app.submit_ok(token, body).await["id"].as_i64().unwrap();
+        let job = app.wait_state(token, id, "RUNNING").await;
+        let end = ms(job["started_at"].as_str().unwrap()) + minutes * 60_000;
+        ends.push((job["tier"].as_str().unwrap().to_string(), end));
+    }
+    let big = app.submit_ok(&third, json!({"name": "big", "command": "x", "num_gpus": 2})).await;
+    let id = big["id"].as_i64().unwrap();
+    let job = app
+        .wait_job(&third, id, "a plan and an estimate", |j| {
+            j["pending_reason"].as_str().is_some_and(|r| r.starts_with("PLANNED")) && j["estimated_start"].is_string()
+        })
+        .await;
+    let reason = job["pending_reason"].as_str().unwrap();
+    // the 4090 pair frees first (10-minute limits), and is the better tier
+    assert!(reason.starts_with("PLANNED (0/2 GPUs held on node-4090/rtx4090, start "), "{reason}");
+    let pair_free = ends.iter().filter(|(tier, _)| tier == "rtx4090").map(|(_, end)| *end).max().unwrap();
+    let estimate = ms(job["estimated_start"].as_str().unwrap());
+    assert!((estimate - pair_free).abs() <= 1_000, "planned at {pair_free}, estimated {estimate}");
+}
