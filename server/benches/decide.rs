@@ -80,6 +80,17 @@ fn bench(c: &mut Criterion) {
         assert!(!plan.dispatches.is_empty() && plan.waiting.iter().any(|w| w.reservation.is_some()));
         group.bench_with_input(BenchmarkId::from_parameter(jobs), &snap, |b, s| b.iter(|| decide(s)));
     }
+    // the planned policy at its default depth, busy GPUs ending over a day
+    let mut planned = snapshot(10_000);
+    let (running, _) = forecast_inputs(&planned);
+    planned.busy_until = running
+        .iter()
+        .map(|r| BusyGpu { node: r.node.clone(), tier: r.tier.clone(), gpu: r.gpus[0], until_ms: r.ends_ms })
+        .collect();
+    planned.mode = PolicyMode::Planned { depth: 100, max_wait_ms: 72 * 3_600_000 };
+    let plan = decide(&planned);
+    assert!(plan.waiting.iter().any(|w| matches!(w.reason, PendingReason::Planned { .. })));
+    group.bench_with_input(BenchmarkId::new("planned", 10_000), &planned, |b, s| b.iter(|| decide(s)));
     group.finish();
 }
 

@@ -92,15 +92,28 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     time.held_before.retain(|_, holder| *holder != job.id);
     let candidates: Vec<usize> = match hold {
         Some(i) => vec![i],
-        None => (0..time.slots.len()).filter(|&i| time.fits(i, &job)).collect(),
+        None => time.by_order.iter().copied().filter(|&i| time.fits(i, &job)).collect(),
     };
     // among equally early starts, the placement nobody else holds GPUs on:
     // a planned job keeps its placement while it stays in the plan
     let key = |at: Millis, i: usize| (at, time.held_by_others(i), time.order_key(i));
-    let best = candidates
-        .into_iter()
-        .filter_map(|i| time.earliest(i, &job, &held).map(|(at, gpus)| (at, i, gpus)))
-        .min_by(|a, b| key(a.0, a.1).cmp(&key(b.0, b.1)));
+    let mut best: Option<(Millis, usize, Vec<u32>)> = None;
+    for i in candidates {
+        // no start on `i` before its n-th GPU frees up: skip what cannot win
+        // (candidates come in the dispatch order, so an equal start on a
+        // placement nobody holds anything on is already the best)
+        if best.as_ref().is_some_and(|b| {
+            let bound = time.lower_bound(i, job.num_gpus);
+            bound > b.0 || (bound == b.0 && time.held_by_others(b.1) == 0)
+        }) {
+            continue;
+        }
+        if let Some((at, gpus)) = time.earliest(i, &job, &held) {
+            if best.as_ref().is_none_or(|b| key(at, i) < key(b.0, b.1)) {
+                best = Some((at, i, gpus));
+            }
+        }
+    }
     let Some((at, i, gpus)) = best else {
         release(plan, &mut job, ReleaseReason::PlacementLost);
         let reason = time.never_reason(&job);
@@ -130,6 +143,7 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     for &g in &keep {
         time.held_by.insert((i, g), (job.id, at));
     }
+    time.window_cache = None;
     match (keep.is_empty(), job.reservation.as_mut()) {
         (true, Some(_)) => release(plan, &mut job, ReleaseReason::Demoted),
         (false, Some(res)) => res.gpus = keep,
@@ -145,12 +159,28 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
 /// A job behind the plan starts now only where its limit ends before
 /// every booking on the GPUs it takes.
 fn backfill(plan: &mut Plan, time: &mut Timeline<'_>, job: QueuedJob, rank: u32) {
-    // the seed's dispatch order: best tier, fewest idle that suffice, node
-    let key = |i: usize| (time.order_key(i).0, time.idle_count(i), time.order_key(i).1);
-    let best = (0..time.slots.len())
-        .filter(|&i| time.fits(i, &job))
-        .filter_map(|i| time.start_now(i, &job).map(|gpus| (i, gpus)))
-        .min_by(|a, b| key(a.0).cmp(&key(b.0)));
+    // most jobs behind the plan find nothing: say so without a scan
+    let (n, limit) = (job.num_gpus as usize, job.time_limit_ms.max(1));
+    let best = if time.max_idle() < n || time.longest_window() < limit {
+        None
+    } else {
+        // the seed's dispatch order: best tier, fewest idle that suffice,
+        // node; `by_order` is by tier then node, so the first tier with a
+        // fit ends the search
+        let mut found: Option<usize> = None;
+        for &i in &time.by_order {
+            if let Some(f) = found {
+                if time.order_key(i).0 != time.order_key(f).0 {
+                    break;
+                }
+            }
+            let fits = time.idle_count(i) >= n && time.fits(i, &job) && time.count_usable(i, &job, time.now) >= n;
+            if fits && found.is_none_or(|f| time.idle_count(i) < time.idle_count(f)) {
+                found = Some(i);
+            }
+        }
+        found.and_then(|i| time.start_now(i, &job).map(|gpus| (i, gpus)))
+    };
     match best {
         Some((i, gpus)) => dispatch(plan, time, job, rank, i, gpus),
         None => {
@@ -191,6 +221,11 @@ struct Timeline<'a> {
     bookings: Vec<Vec<(u32, Millis, Millis)>>,
     /// Per slot: GPUs free when the cycle began (for the waiting reason).
     initial_free: Vec<usize>,
+    /// Per slot: GPUs idle now (free and not started on this cycle).
+    idle: Vec<usize>,
+    max_idle: usize,
+    /// [`Timeline::longest_window`], until a booking or start changes it.
+    window_cache: Option<Millis>,
     /// GPUs held this cycle for a planned job, and its start: no job
     /// behind it may use them before that start.
     held_by: HashMap<(usize, u32), (JobId, Millis)>,
@@ -198,6 +233,8 @@ struct Timeline<'a> {
     /// them where it can (a planned job keeps its placement).
     held_before: HashMap<(usize, u32), JobId>,
     by_key: HashMap<(&'a str, &'a str), usize>,
+    /// Slots in the dispatch order (best tier, then node).
+    by_order: Vec<usize>,
 }
 
 impl<'a> Timeline<'a> {
@@ -241,8 +278,18 @@ impl<'a> Timeline<'a> {
                 }
             }
         }
+        let idle: Vec<usize> = gpus.iter().map(|g| g.iter().filter(|&&(_, at)| at <= snap.now_ms).count()).collect();
+        let mut by_order: Vec<usize> = (0..slots.len()).collect();
+        by_order.sort_by(|&a, &b| {
+            (-tier_of[slots[a].tier.as_str()].sort_order, slots[a].node.as_str())
+                .cmp(&(-tier_of[slots[b].tier.as_str()].sort_order, slots[b].node.as_str()))
+        });
         Timeline {
+            by_order,
             now: snap.now_ms,
+            max_idle: max_idle(slots.iter().map(|p| p.usable).zip(&idle)),
+            window_cache: None,
+            idle,
             held_by: HashMap::new(),
             held_before,
             tiers: slots.iter().map(|p| tier_of[p.tier.as_str()]).collect(),
@@ -272,11 +319,38 @@ impl<'a> Timeline<'a> {
     }
 
     fn idle_count(&self, i: usize) -> usize {
-        self.gpus[i].iter().filter(|&&(_, at)| at <= self.now).count()
+        self.idle[i]
+    }
+
+    /// The most GPUs idle now on one usable placement.
+    fn max_idle(&self) -> usize {
+        self.max_idle
+    }
+
+    /// No start on slot `i` for `n` GPUs before its n-th GPU is free.
+    fn lower_bound(&self, i: usize, n: u32) -> Millis {
+        let nth = if n <= 1 {
+            self.gpus[i].iter().map(|&(_, at)| at).min()
+        } else {
+            let mut free: Vec<Millis> = self.gpus[i].iter().map(|&(_, at)| at).collect();
+            free.sort_unstable();
+            free.get(n as usize - 1).copied()
+        };
+        nth.unwrap_or(Millis::MAX).max(self.now)
     }
 
     fn booked(&self, i: usize, gpu: u32, from: Millis, to: Millis) -> bool {
         self.bookings[i].iter().any(|&(g, a, b)| g == gpu && a < to && from < b)
+    }
+
+    /// How many GPUs of slot `i` are free over `[at, at + limit)`.
+    fn count_usable(&self, i: usize, job: &QueuedJob, at: Millis) -> usize {
+        let to = at + job.time_limit_ms.max(1);
+        self.gpus[i]
+            .iter()
+            .filter(|&&(g, free)| free <= at && !self.booked(i, g, at, to))
+            .filter(|&&(g, _)| self.held_by.get(&(i, g)).is_none_or(|&(holder, start)| holder == job.id || at >= start))
+            .count()
     }
 
     /// GPUs of slot `i` free over `[at, at + limit)`, `prefer`red first.
@@ -325,6 +399,34 @@ impl<'a> Timeline<'a> {
 
     fn book(&mut self, i: usize, gpus: &[u32], from: Millis, to: Millis) {
         self.bookings[i].extend(gpus.iter().map(|&g| (g, from, to)));
+        self.window_cache = None;
+    }
+
+    /// The longest any idle GPU stays free of bookings and holds from now
+    /// (`Millis::MAX` if some never needs to): no job with a longer limit
+    /// can start anywhere now.
+    fn longest_window(&mut self) -> Millis {
+        if let Some(w) = self.window_cache {
+            return w;
+        }
+        let mut longest = 0;
+        for i in 0..self.slots.len() {
+            if !self.slots[i].usable {
+                continue;
+            }
+            for &(g, free) in &self.gpus[i] {
+                if free > self.now {
+                    continue;
+                }
+                let booked =
+                    self.bookings[i].iter().filter(|&&(b, _, to)| b == g && to > self.now).map(|&(_, from, _)| from);
+                let held = self.held_by.get(&(i, g)).map(|&(_, start)| start);
+                let until = booked.chain(held).min().map_or(Millis::MAX, |t| t - self.now);
+                longest = longest.max(until);
+            }
+        }
+        self.window_cache = Some(longest);
+        longest
     }
 
     /// The GPUs run a job until `until`.
@@ -334,6 +436,9 @@ impl<'a> Timeline<'a> {
                 *at = until;
             }
         }
+        self.idle[i] = self.gpus[i].iter().filter(|&&(_, at)| at <= self.now).count();
+        self.window_cache = None;
+        self.max_idle = max_idle(self.slots.iter().map(|p| p.usable).zip(&self.idle));
     }
 
     fn could_fit_now(&self, job: &QueuedJob) -> bool {
@@ -348,4 +453,8 @@ impl<'a> Timeline<'a> {
             PendingReason::NoIdleGpu
         }
     }
+}
+
+fn max_idle<'b>(slots: impl Iterator<Item = (bool, &'b usize)>) -> usize {
+    slots.filter(|(usable, _)| *usable).map(|(_, &idle)| idle).max().unwrap_or(0)
 }
