@@ -90,23 +90,34 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     let held: Vec<u32> = job.reservation.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
     // its hold is decided again below
     time.held_before.retain(|_, holder| *holder != job.id);
-    let candidates: Vec<usize> = match hold {
-        Some(i) => vec![i],
-        None => time.by_order.iter().copied().filter(|&i| time.fits(i, &job)).collect(),
+    // by the earliest a start could be (then the dispatch order): the
+    // search stops at the first placement that cannot beat the best found
+    let mut candidates: Vec<(Millis, usize)> = match hold {
+        Some(i) => vec![(time.lower_bound(i, job.num_gpus), i)],
+        None => time
+            .by_order
+            .iter()
+            .copied()
+            .filter(|&i| time.fits(i, &job))
+            .map(|i| (time.lower_bound(i, job.num_gpus), i))
+            .collect(),
     };
+    candidates.sort_by_key(|&(bound, _)| bound);
     // among equally early starts, the placement nobody else holds GPUs on:
     // a planned job keeps its placement while it stays in the plan
     let key = |at: Millis, i: usize| (at, time.held_by_others(i), time.order_key(i));
     let mut best: Option<(Millis, usize, Vec<u32>)> = None;
-    for i in candidates {
-        // no start on `i` before its n-th GPU frees up: skip what cannot win
-        // (candidates come in the dispatch order, so an equal start on a
-        // placement nobody holds anything on is already the best)
-        if best.as_ref().is_some_and(|b| {
-            let bound = time.lower_bound(i, job.num_gpus);
-            bound > b.0 || (bound == b.0 && time.held_by_others(b.1) == 0)
-        }) {
-            continue;
+    for (bound, i) in candidates {
+        // no start on `i` before its n-th GPU frees up; among equal bounds
+        // the dispatch order holds (a stable sort), so an equal start on a
+        // placement nobody holds anything on is already the best
+        if let Some(b) = &best {
+            if bound > b.0 {
+                break;
+            }
+            if bound == b.0 && time.held_by_others(b.1) == 0 {
+                continue;
+            }
         }
         if let Some((at, gpus)) = time.earliest(i, &job, &held) {
             if best.as_ref().is_none_or(|b| key(at, i) < key(b.0, b.1)) {
