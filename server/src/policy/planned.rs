@@ -86,22 +86,24 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     time.held_before.retain(|_, holder| *holder != job.id);
     // by the earliest a start could be (then the dispatch order): the
     // search stops at the first placement that cannot beat the best found
-    let mut candidates: Vec<(Millis, usize)> = match hold {
-        Some(i) => vec![(time.lower_bound(i, job.num_gpus), i)],
+    let mut candidates: Vec<(Millis, usize, usize)> = match hold {
+        Some(i) => vec![(time.lower_bound(i, job.num_gpus), 0, i)],
         None => time
             .by_order
             .iter()
             .copied()
-            .filter(|&i| time.fits(i, &job))
-            .map(|i| (time.lower_bound(i, job.num_gpus), i))
+            .enumerate()
+            .filter(|&(_, i)| time.fits(i, &job))
+            .map(|(pos, i)| (time.lower_bound(i, job.num_gpus), pos, i))
             .collect(),
     };
-    candidates.sort_by_key(|&(bound, _)| bound);
+    // by bound, then the dispatch order
+    candidates.sort_unstable_by_key(|&(bound, pos, _)| (bound, pos));
     // among equally early starts, the placement nobody else holds GPUs on:
     // a planned job keeps its placement while it stays in the plan
     let key = |at: Millis, i: usize| (at, time.held_by_others(i), time.order_key(i));
     let mut best: Option<(Millis, usize, Vec<u32>)> = None;
-    for (bound, i) in candidates {
+    for (bound, _, i) in candidates {
         // no start on `i` before its n-th GPU frees up; among equal bounds
         // the dispatch order holds (a stable sort), so an equal start on a
         // placement nobody holds anything on is already the best
@@ -179,7 +181,7 @@ fn backfill(plan: &mut Plan, time: &mut Timeline<'_>, job: QueuedJob, rank: u32)
                     break;
                 }
             }
-            let fits = time.idle_count(i) >= n && time.fits(i, &job) && time.count_usable(i, &job, time.now) >= n;
+            let fits = time.idle_count(i) >= n && time.fits(i, &job) && time.has_usable(i, &job, time.now, n);
             if fits && found.is_none_or(|f| time.idle_count(i) < time.idle_count(f)) {
                 found = Some(i);
             }

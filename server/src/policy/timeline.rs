@@ -132,12 +132,22 @@ impl<'a> Timeline<'a> {
 
     /// No start on slot `i` for `n` GPUs before its n-th GPU is free.
     pub(super) fn lower_bound(&self, i: usize, n: u32) -> Millis {
+        let gpus = &self.gpus[i];
+        let n = n as usize;
         let nth = if n <= 1 {
-            self.gpus[i].iter().map(|&(_, at)| at).min()
+            gpus.iter().map(|&(_, at)| at).min()
+        } else if n > gpus.len() {
+            None
+        } else if gpus.len() <= 32 {
+            // on the stack: this runs for every placement of every planned job
+            let mut free = [0; 32];
+            for (slot, &(_, at)) in free.iter_mut().zip(gpus) {
+                *slot = at;
+            }
+            Some(*free[..gpus.len()].select_nth_unstable(n - 1).1)
         } else {
-            let mut free: Vec<Millis> = self.gpus[i].iter().map(|&(_, at)| at).collect();
-            free.sort_unstable();
-            free.get(n as usize - 1).copied()
+            let mut free: Vec<Millis> = gpus.iter().map(|&(_, at)| at).collect();
+            Some(*free.select_nth_unstable(n - 1).1)
         };
         nth.unwrap_or(Millis::MAX).max(self.now)
     }
@@ -146,14 +156,25 @@ impl<'a> Timeline<'a> {
         self.bookings[i].iter().any(|&(g, a, b)| g == gpu && a < to && from < b)
     }
 
-    /// How many GPUs of slot `i` are free over `[at, at + limit)`.
-    pub(super) fn count_usable(&self, i: usize, job: &QueuedJob, at: Millis) -> usize {
+    /// Whether `n` GPUs of slot `i` are free over `[at, at + limit)`
+    /// (the hottest question of a planned cycle: it stops at the n-th).
+    pub(super) fn has_usable(&self, i: usize, job: &QueuedJob, at: Millis, n: usize) -> bool {
         let to = at + job.time_limit_ms.max(1);
-        self.gpus[i]
-            .iter()
-            .filter(|&&(g, free)| free <= at && !self.booked(i, g, at, to))
-            .filter(|&&(g, _)| self.held_by.get(&(i, g)).is_none_or(|&(holder, start)| holder == job.id || at >= start))
-            .count()
+        let holds = !self.held_by.is_empty();
+        let mut found = 0;
+        for &(g, free) in &self.gpus[i] {
+            if free > at || self.booked(i, g, at, to) {
+                continue;
+            }
+            if holds && self.held_by.get(&(i, g)).is_some_and(|&(holder, start)| holder != job.id && at < start) {
+                continue;
+            }
+            found += 1;
+            if found >= n {
+                return true;
+            }
+        }
+        false
     }
 
     /// GPUs of slot `i` free over `[at, at + limit)`, `prefer`red first.
@@ -182,10 +203,10 @@ impl<'a> Timeline<'a> {
             .collect();
         times.sort_unstable();
         times.dedup();
-        times.into_iter().find_map(|at| {
-            let ok = self.usable_at(i, job, at, prefer);
-            (ok.len() >= n).then(|| (at, ok[..n].to_vec()))
-        })
+        // counted first; the GPUs are picked only for the start found
+        let at = times.into_iter().find(|&at| self.has_usable(i, job, at, n))?;
+        let ok = self.usable_at(i, job, at, prefer);
+        Some((at, ok[..n].to_vec()))
     }
 
     /// GPUs of slot `i` held (this cycle or the last) for other jobs.
