@@ -82,7 +82,7 @@ fn bench(c: &mut Criterion) {
     }
     // the planned policy at its default depth, busy GPUs ending over a day
     let mut planned = snapshot(10_000);
-    let (running, _) = forecast_inputs(&planned);
+    let running = running_jobs(&planned);
     planned.busy_until = running
         .iter()
         .map(|r| BusyGpu { node: r.node.clone(), tier: r.tier.clone(), gpu: r.gpus[0], until_ms: r.ends_ms })
@@ -94,9 +94,8 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// The jobs holding the busy GPUs of `snap`, ending over the next 24 h,
-/// and a time limit of 1 to 24 h for every waiting job.
-fn forecast_inputs(snap: &Snapshot) -> (Vec<forecast::RunningJob>, std::collections::HashMap<JobId, Millis>) {
+/// The jobs holding the busy GPUs of `snap`, ending over the next 24 h.
+fn running_jobs(snap: &Snapshot) -> Vec<forecast::RunningJob> {
     let mut running = Vec::new();
     for (i, p) in snap.placements.iter().enumerate() {
         for g in (0..p.capacity).filter(|g| !p.free.contains(g)) {
@@ -112,19 +111,17 @@ fn forecast_inputs(snap: &Snapshot) -> (Vec<forecast::RunningJob>, std::collecti
             });
         }
     }
-    let limits = snap.queue.iter().map(|j| (j.id, (1 + j.id % 24) * 3_600_000)).collect();
-    (running, limits)
+    running
 }
 
 fn bench_forecast(c: &mut Criterion) {
     let mut group = c.benchmark_group("forecast");
     group.sample_size(10);
     let snap = snapshot(10_000);
-    let (running, limits) = forecast_inputs(&snap);
+    let running = running_jobs(&snap);
     let depth = jpu_share::scheduler::forecast::FORECAST_DEPTH;
     let events = jpu_share::scheduler::forecast::FORECAST_EVENTS;
-    let input =
-        forecast::ForecastInput { snapshot: &snap, running: &running, time_limits: &limits, depth, max_events: events };
+    let input = forecast::ForecastInput { snapshot: &snap, running: &running, depth, max_events: events };
     let starts = forecast::forecast(&input);
     assert!(starts.len() >= depth / 2, "the forecast reaches most of its depth: {}", starts.len());
     group.bench_function(BenchmarkId::new("10000-waiting-depth", depth), |b| b.iter(|| forecast::forecast(&input)));

@@ -113,7 +113,13 @@ pub async fn load_placements(conn: &mut SqliteConnection) -> Result<Vec<Placemen
     Ok(out)
 }
 
-pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<Snapshot, sqlx::Error> {
+/// The state one cycle decides on, for the rules `mode` names (the busy
+/// GPUs' ends are read only for the planned policy, the one that uses them).
+pub async fn load_snapshot(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+    mode: PolicyMode,
+) -> Result<Snapshot, sqlx::Error> {
     let phase: MaintenancePhase = super::maintenance::get(conn).await?.phase;
     let tiers = load_tiers(conn).await?;
     let placements = load_placements(conn).await?;
@@ -194,29 +200,29 @@ pub async fn load_snapshot(conn: &mut SqliteConnection, now_ms: i64) -> Result<S
         users,
         research_active: research_active as u32,
         backfill_active: backfill_active as u32,
-        mode: PolicyMode::Seed,
-        busy_until: busy_until(conn, now_ms).await?,
+        mode,
+        busy_until: match mode {
+            PolicyMode::Seed => Vec::new(),
+            PolicyMode::Planned { .. } => busy_until(conn, now_ms).await?,
+        },
     })
 }
 
-/// Each GPU of a dispatching or running attempt, until its job's limit
-/// ends it (the planned policy's start plan; a cancelled one ends now).
+/// Each GPU of a research job, until its job's limit ends it (the
+/// planned policy's start plan; a cancelled one ends now).
 async fn busy_until(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<BusyGpu>, sqlx::Error> {
-    let rows = sqlx::query!(
-        r#"SELECT a.node, a.tier, a.gpu_indices, a.started_at, j.time_limit_minutes, j.state
-           FROM job_attempts a JOIN jobs j ON j.id = a.job_id AND j.attempt = a.attempt
-           WHERE a.phase IN ('DISPATCHING', 'RUNNING')"#
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut busy = Vec::new();
-    for r in rows {
-        let until = if r.state == "CANCELLING" { now_ms } else { r.started_at + r.time_limit_minutes.max(0) * 60_000 };
-        for gpu in parse_gpus(Some(&r.gpu_indices)) {
-            busy.push(BusyGpu { node: r.node.clone(), tier: r.tier.clone(), gpu, until_ms: until });
-        }
-    }
-    Ok(busy)
+    Ok(running_jobs(conn, now_ms)
+        .await?
+        .into_iter()
+        .flat_map(|r| {
+            r.gpus.into_iter().map(move |gpu| BusyGpu {
+                node: r.node.clone(),
+                tier: r.tier.clone(),
+                gpu,
+                until_ms: r.ends_ms,
+            })
+        })
+        .collect())
 }
 
 /// Adds charges to labs (decaying first, §2), to the ledger and to the
@@ -441,41 +447,30 @@ async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: 
     Ok(dispatched)
 }
 
-/// What the forecast needs beyond the snapshot: research jobs holding GPUs
-/// with when their time limits end them (a cancel ends one now), and
-/// every waiting job's time limit (ms).
-pub async fn forecast_inputs(
-    conn: &mut SqliteConnection,
-    now_ms: i64,
-) -> Result<(Vec<RunningJob>, HashMap<i64, i64>), sqlx::Error> {
+/// Research jobs holding GPUs, each with when its time limit ends it at
+/// the latest (a cancel ends it now): what the forecast runs forward, and
+/// the planned policy's busy GPUs.
+pub async fn running_jobs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<RunningJob>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", lab_id, user_id, state, time_limit_minutes, started_at, node, tier, gpu_indices
-           FROM jobs WHERE state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')"#
+           FROM jobs WHERE state IN ('DISPATCHING', 'RUNNING', 'CANCELLING')"#
     )
     .fetch_all(&mut *conn)
     .await?;
-    let mut running = Vec::new();
-    let mut limits = HashMap::new();
-    for r in rows {
-        let limit_ms = r.time_limit_minutes.max(0) * 60_000;
-        match (r.state.as_str(), r.node, r.tier) {
-            ("GLOBAL_QUEUE_WAIT" | "USER_QUEUE_WAIT", _, _) => {
-                limits.insert(r.id, limit_ms);
-            }
-            (state, Some(node), Some(tier)) => {
-                let ends_ms = if state == "CANCELLING" { now_ms } else { r.started_at.unwrap_or(now_ms) + limit_ms };
-                running.push(RunningJob {
-                    id: r.id,
-                    lab: r.lab_id,
-                    user: r.user_id,
-                    node,
-                    tier,
-                    gpus: parse_gpus(r.gpu_indices.as_deref()),
-                    ends_ms,
-                });
-            }
-            _ => {}
-        }
-    }
-    Ok((running, limits))
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let limit_ms = r.time_limit_minutes.max(0) * 60_000;
+            let ends_ms = if r.state == "CANCELLING" { now_ms } else { r.started_at.unwrap_or(now_ms) + limit_ms };
+            Some(RunningJob {
+                id: r.id,
+                lab: r.lab_id,
+                user: r.user_id,
+                node: r.node?,
+                tier: r.tier?,
+                gpus: parse_gpus(r.gpu_indices.as_deref()),
+                ends_ms,
+            })
+        })
+        .collect())
 }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use app::model::{JobState, MaintenancePhase};
 
 use super::model::*;
-use super::world::{PlacementDef, Running, World, WorldJob};
+use super::world::{PlacementDef, Running, World, WorldJob, DEFAULT_TIME_LIMIT_MS};
 
 /// A research job holding GPUs now.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,15 +32,9 @@ pub struct RunningJob {
 pub struct ForecastInput<'a> {
     pub snapshot: &'a Snapshot,
     pub running: &'a [RunningJob],
-    /// Each waiting job's time limit (ms): how long it holds its GPUs once
-    /// started in the forecast.
-    pub time_limits: &'a HashMap<JobId, Millis>,
     pub depth: usize,
     pub max_events: usize,
 }
-
-/// What a job without a known limit is assumed to run (the default limit).
-const DEFAULT_LIMIT_MS: Millis = 24 * 3_600_000;
 
 /// Estimated start of each waiting job the forecast reached.
 pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
@@ -58,7 +52,7 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
         let plan = world.cycle();
         for d in &plan.dispatches {
             starts.insert(d.job, world.now);
-            let limit = input.time_limits.get(&d.job).copied().unwrap_or(DEFAULT_LIMIT_MS);
+            let limit = world.jobs.get(&d.job).map_or(DEFAULT_TIME_LIMIT_MS, |j| j.time_limit_ms);
             ends.insert(d.job, world.now + limit.max(1));
         }
         if starts.len() == waiting.len() {
@@ -98,7 +92,7 @@ fn world_of(input: &ForecastInput<'_>) -> World {
     world.labs = snap.labs.iter().map(|l| (l.lab, *l)).collect();
     world.max_concurrent = snap.users.iter().map(|u| (u.user, u.max_concurrent)).collect();
     for r in input.running {
-        let mut j = job(r.id, r.lab, r.user, r.gpus.len() as u32, JobState::Running, snap.now_ms);
+        let mut j = WorldJob::new(r.id, r.lab, r.user, r.gpus.len() as u32, JobState::Running, snap.now_ms);
         j.time_limit_ms = (r.ends_ms - snap.now_ms).max(0);
         world.jobs.insert(r.id, j);
         let running = Running {
@@ -112,39 +106,21 @@ fn world_of(input: &ForecastInput<'_>) -> World {
     }
     let head = super::cycle::fair_share_order(snap, snap.queue.clone());
     for q in head.into_iter().take(input.depth) {
-        let mut j = job(q.id, q.lab, q.user, q.num_gpus, JobState::GlobalQueueWait, q.queue_entered_at_ms);
+        let mut j = WorldJob::new(q.id, q.lab, q.user, q.num_gpus, JobState::GlobalQueueWait, q.queue_entered_at_ms);
         j.min_vram_gb = q.min_vram_gb;
         j.reservation = q.reservation;
         j.accrued = q.accrued;
-        j.time_limit_ms = input.time_limits.get(&q.id).copied().unwrap_or(DEFAULT_LIMIT_MS);
+        j.time_limit_ms = q.time_limit_ms;
         world.jobs.insert(q.id, j);
     }
     for p in &snap.personal {
-        let mut j = job(p.job.id, p.job.lab, p.job.user, p.job.num_gpus, JobState::UserQueueWait, p.submitted_at_ms);
+        let mut j =
+            WorldJob::new(p.job.id, p.job.lab, p.job.user, p.job.num_gpus, JobState::UserQueueWait, p.submitted_at_ms);
         j.min_vram_gb = p.job.min_vram_gb;
-        j.time_limit_ms = input.time_limits.get(&p.job.id).copied().unwrap_or(DEFAULT_LIMIT_MS);
+        j.time_limit_ms = p.job.time_limit_ms;
         world.jobs.insert(p.job.id, j);
     }
     world
-}
-
-fn job(id: JobId, lab: LabId, user: UserId, num_gpus: u32, state: JobState, entered: Millis) -> WorldJob {
-    WorldJob {
-        id,
-        lab,
-        user,
-        num_gpus,
-        min_vram_gb: 0,
-        state,
-        submitted_ms: entered,
-        queue_entered_ms: entered,
-        reservation: None,
-        accrued: Accrued::default(),
-        running: None,
-        rank: None,
-        reason: None,
-        time_limit_ms: DEFAULT_LIMIT_MS,
-    }
 }
 
 #[cfg(test)]
@@ -153,7 +129,7 @@ mod tests {
 
     const MIN: Millis = 60_000;
 
-    fn queued(id: JobId, num_gpus: u32, entered: Millis) -> QueuedJob {
+    fn queued(id: JobId, num_gpus: u32, entered: Millis, limit_min: i64) -> QueuedJob {
         QueuedJob {
             id,
             lab: 1,
@@ -163,7 +139,7 @@ mod tests {
             min_vram_gb: 0,
             reservation: None,
             accrued: Accrued::default(),
-            time_limit_ms: 0,
+            time_limit_ms: limit_min * MIN,
         }
     }
 
@@ -209,11 +185,9 @@ mod tests {
     /// and starts when D ends at 90.
     #[test]
     fn a_small_scenario_is_forecast_exactly() {
-        let snap = snapshot(vec![queued(3, 1, 1), queued(4, 2, 2), queued(5, 1, 3)]);
+        let snap = snapshot(vec![queued(3, 1, 1, 60), queued(4, 2, 2, 20), queued(5, 1, 3, 5)]);
         let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
-        let limits: HashMap<JobId, Millis> = [(3, 60 * MIN), (4, 20 * MIN), (5, 5 * MIN)].into();
-        let input =
-            ForecastInput { snapshot: &snap, running: &busy, time_limits: &limits, depth: 100, max_events: 100 };
+        let input = ForecastInput { snapshot: &snap, running: &busy, depth: 100, max_events: 100 };
         let starts = forecast(&input);
         assert_eq!(starts.get(&3), Some(&(10 * MIN)));
         assert_eq!(starts.get(&4), Some(&(70 * MIN)));
@@ -222,36 +196,17 @@ mod tests {
 
     #[test]
     fn the_forecast_is_bounded_and_empty_in_maintenance() {
-        let snap = snapshot(vec![queued(3, 1, 1), queued(4, 2, 2), queued(5, 1, 3)]);
+        let snap = snapshot(vec![queued(3, 1, 1, 60), queued(4, 2, 2, 60), queued(5, 1, 3, 60)]);
         let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
-        let limits = HashMap::new();
         // only the head of the queue is carried forward
-        let head = forecast(&ForecastInput {
-            snapshot: &snap,
-            running: &busy,
-            time_limits: &limits,
-            depth: 1,
-            max_events: 100,
-        });
+        let head = forecast(&ForecastInput { snapshot: &snap, running: &busy, depth: 1, max_events: 100 });
         assert_eq!(head.keys().copied().collect::<Vec<_>>(), vec![3]);
         // one end time looked at: only C starts
-        let short = forecast(&ForecastInput {
-            snapshot: &snap,
-            running: &busy,
-            time_limits: &limits,
-            depth: 100,
-            max_events: 2,
-        });
+        let short = forecast(&ForecastInput { snapshot: &snap, running: &busy, depth: 100, max_events: 2 });
         assert_eq!(short.get(&3), Some(&(10 * MIN)));
         assert_eq!(short.get(&5), None);
         let draining = Snapshot { phase: MaintenancePhase::Draining, ..snap.clone() };
-        let none = forecast(&ForecastInput {
-            snapshot: &draining,
-            running: &busy,
-            time_limits: &limits,
-            depth: 100,
-            max_events: 100,
-        });
+        let none = forecast(&ForecastInput { snapshot: &draining, running: &busy, depth: 100, max_events: 100 });
         assert!(none.is_empty());
     }
 }

@@ -49,6 +49,29 @@ pub struct WorldJob {
 /// The limit of a job nobody gave one (the product's default, 24 h).
 pub const DEFAULT_TIME_LIMIT_MS: Millis = 24 * 3_600_000;
 
+impl WorldJob {
+    /// A job in `state` since `entered`, nothing held or accrued yet, with
+    /// the default limit.
+    pub fn new(id: JobId, lab: LabId, user: UserId, num_gpus: u32, state: JobState, entered: Millis) -> Self {
+        WorldJob {
+            id,
+            lab,
+            user,
+            num_gpus,
+            min_vram_gb: 0,
+            state,
+            submitted_ms: entered,
+            queue_entered_ms: entered,
+            reservation: None,
+            accrued: Accrued::default(),
+            running: None,
+            rank: None,
+            reason: None,
+            time_limit_ms: DEFAULT_TIME_LIMIT_MS,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct World {
     pub now: Millis,
@@ -107,25 +130,7 @@ impl World {
         self.labs.entry(lab).or_insert(LabUsage { lab, value: 0.0, as_of_ms: self.now });
         let limit = *self.max_concurrent.entry(user).or_insert(self.default_max_concurrent);
         let state = if self.holding(user) < limit { JobState::GlobalQueueWait } else { JobState::UserQueueWait };
-        self.jobs.insert(
-            id,
-            WorldJob {
-                id,
-                lab,
-                user,
-                num_gpus,
-                min_vram_gb: 0,
-                state,
-                submitted_ms: self.now,
-                queue_entered_ms: self.now,
-                reservation: None,
-                accrued: Accrued::default(),
-                running: None,
-                rank: None,
-                reason: None,
-                time_limit_ms: DEFAULT_TIME_LIMIT_MS,
-            },
-        );
+        self.jobs.insert(id, WorldJob::new(id, lab, user, num_gpus, state, self.now));
     }
 
     fn queued(j: &WorldJob) -> QueuedJob {

@@ -107,16 +107,14 @@ impl Scheduler {
         let now = now_ms();
         let inputs_seen = db::plan_inputs();
         let mut read = self.db.begin().await?;
-        let mut snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
-        snapshot.mode = self.mode;
+        let mut snapshot = db::scheduling::load_snapshot(&mut read, now, self.mode).await?;
         let mut marks = db::scheduling::waiting_marks(&mut read).await?;
         read.rollback().await?;
         let mut plan = crate::policy::decide(&snapshot);
         let mut tx = db::write_tx(&self.db).await?;
         if db::plan_inputs() != inputs_seen {
             metrics::counter!("scheduler_snapshots_reread_total").increment(1);
-            snapshot = db::scheduling::load_snapshot(&mut tx, now).await?;
-            snapshot.mode = self.mode;
+            snapshot = db::scheduling::load_snapshot(&mut tx, now, self.mode).await?;
             marks = db::scheduling::waiting_marks(&mut tx).await?;
             plan = crate::policy::decide(&snapshot);
         }

@@ -40,13 +40,12 @@ impl Scheduler {
         let now = now_ms();
         let read = async {
             let mut read = self.db.begin().await?;
-            let mut snapshot = db::scheduling::load_snapshot(&mut read, now).await?;
-            snapshot.mode = self.mode;
-            let (running, limits) = db::scheduling::forecast_inputs(&mut read, now).await?;
+            let snapshot = db::scheduling::load_snapshot(&mut read, now, self.mode).await?;
+            let running = db::scheduling::running_jobs(&mut read, now).await?;
             read.rollback().await?;
-            Ok::<_, sqlx::Error>((snapshot, running, limits))
+            Ok::<_, sqlx::Error>((snapshot, running))
         };
-        let (snapshot, running, limits) = match read.await {
+        let (snapshot, running) = match read.await {
             Ok(inputs) => inputs,
             Err(e) => {
                 self.forecasting.store(false, Ordering::Release);
@@ -60,7 +59,6 @@ impl Scheduler {
             let input = ForecastInput {
                 snapshot: &snapshot,
                 running: &running,
-                time_limits: &limits,
                 depth: FORECAST_DEPTH,
                 max_events: FORECAST_EVENTS,
             };

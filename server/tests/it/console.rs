@@ -71,15 +71,8 @@ async fn console_errors_keep_their_api_code() {
     let mut settings = test_settings(dir.path());
     settings.scheduler.max_unfinished_per_user = 1;
     let app = TestApp::spawn_with(dir, settings).await;
-    let browser = client();
-    let signed_in = browser
-        .post(app.url("/login"))
-        .header("origin", &app.base)
-        .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+    assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let browser = &app.client;
     let submit = |num_gpus: &'static str| {
         browser
             .post(app.url(app::api::SubmitJob::PATH))

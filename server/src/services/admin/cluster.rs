@@ -283,43 +283,47 @@ pub async fn create_node(state: &Services, admin: &Caller, body: NewNodeBody) ->
     Ok(view)
 }
 
-/// Stops new dispatches to the node; what runs there finishes.
+/// Stops new dispatches to a node; what runs there finishes.
 pub async fn drain_node(state: &Services, admin: &Caller, name: &str) -> Result<NodeView, ServiceError> {
-    let now = now_ms();
-    let mut tx = db::write_tx(&state.db).await?;
-    let node =
-        node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no node named `{name}`")))?;
-    if matches!(node.state, NodeState::Draining | NodeState::Drained) {
-        return Err(ServiceError::Conflict(format!("node `{name}` is already draining")));
-    }
-    db::cluster::set_node_state(&mut tx, name, "DRAINING").await?;
-    let detail = serde_json::json!({"from": node.state.as_str()});
-    db::audit::record(&mut tx, &admin.user.username, "node.drain", Some(name), &detail, now).await?;
-    let node = node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::Internal("the node vanished".into()))?;
-    tx.commit().await?;
-    state.wake_scheduler();
-    Ok(node)
+    change_node_state(state, admin, name, "DRAINING", "node.drain", |node| match node.state {
+        NodeState::Draining | NodeState::Drained => Some(format!("node `{name}` is already draining")),
+        NodeState::Up | NodeState::Down => None,
+    })
+    .await
 }
 
 /// The way back from a drain: the node takes new work again.
 pub async fn resume_node(state: &Services, admin: &Caller, name: &str) -> Result<NodeView, ServiceError> {
+    change_node_state(state, admin, name, "UP", "node.resume", |node| match node.state {
+        NodeState::Up => Some(format!("node `{name}` is already up")),
+        // Slurm says when a node is down; only Slurm can bring it back
+        NodeState::Down => Some(format!("node `{name}` is down; it comes back when the executor says so")),
+        NodeState::Draining | NodeState::Drained => None,
+    })
+    .await
+}
+
+/// Sets a node's stored state unless `refuse` names a conflict, audits it
+/// as `action` in the same transaction, and answers with the node as it is
+/// now (what still runs on it).
+async fn change_node_state(
+    state: &Services,
+    admin: &Caller,
+    name: &str,
+    to: &str,
+    action: &str,
+    refuse: impl FnOnce(&NodeView) -> Option<String>,
+) -> Result<NodeView, ServiceError> {
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     let node =
         node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no node named `{name}`")))?;
-    match node.state {
-        NodeState::Up => return Err(ServiceError::Conflict(format!("node `{name}` is already up"))),
-        // Slurm says when a node is down; only Slurm can bring it back
-        NodeState::Down => {
-            return Err(ServiceError::Conflict(format!(
-                "node `{name}` is down; it comes back when the executor says so"
-            )))
-        }
-        NodeState::Draining | NodeState::Drained => {}
+    if let Some(conflict) = refuse(&node) {
+        return Err(ServiceError::Conflict(conflict));
     }
-    db::cluster::set_node_state(&mut tx, name, "UP").await?;
+    db::cluster::set_node_state(&mut tx, name, to).await?;
     let detail = serde_json::json!({"from": node.state.as_str()});
-    db::audit::record(&mut tx, &admin.user.username, "node.resume", Some(name), &detail, now).await?;
+    db::audit::record(&mut tx, &admin.user.username, action, Some(name), &detail, now).await?;
     let node = node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::Internal("the node vanished".into()))?;
     tx.commit().await?;
     state.wake_scheduler();
