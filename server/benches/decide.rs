@@ -119,9 +119,9 @@ fn bench_forecast(c: &mut Criterion) {
     group.sample_size(10);
     let snap = snapshot(10_000);
     let running = running_jobs(&snap);
-    let depth = jpu_share::scheduler::forecast::FORECAST_DEPTH;
-    let events = jpu_share::scheduler::forecast::FORECAST_EVENTS;
-    let input = forecast::ForecastInput { snapshot: &snap, running: &running, depth, max_events: events };
+    let depth = jpu_share::policy::forecast::FORECAST_DEPTH;
+    let events = jpu_share::policy::forecast::FORECAST_EVENTS;
+    let input = forecast::ForecastInput { snapshot: &snap, running: &running, depth, max_events: events, wanted: None };
     let starts = forecast::forecast(&input);
     assert!(starts.len() >= depth / 2, "the forecast reaches most of its depth: {}", starts.len());
     group.bench_function(BenchmarkId::new("10000-waiting-depth", depth), |b| b.iter(|| forecast::forecast(&input)));

@@ -67,6 +67,10 @@ enum Command {
         /// `planned`: a job waiting longer goes ahead of fair share.
         #[arg(long, default_value_t = 72)]
         max_wait_hours: u32,
+        /// Measure the start-time forecast for jpu and planned (a second,
+        /// slower replay asking it about every job).
+        #[arg(long)]
+        forecast: bool,
         /// Serve LLM backfill on idle GPUs (jpu only), as `backfill.enabled`.
         #[arg(long)]
         backfill: bool,
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
             overestimate,
             time_limit,
             plan_depth,
+            forecast,
             max_wait_hours,
             backfill,
             backfill_min_idle_s,
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
                 live_charge: charge == "live",
                 overestimate,
                 plan_depth,
+                forecast,
                 max_wait_hours,
             };
             match jpu_share::sim::run(&args) {

@@ -9,12 +9,20 @@
 //! `max_events` end times — jobs further back get no estimate rather than
 //! a slow one.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use app::model::{JobState, MaintenancePhase};
 
 use super::model::*;
 use super::world::{PlacementDef, Running, World, WorldJob, DEFAULT_TIME_LIMIT_MS};
+
+/// Jobs carried forward: the head of the fair-share order. 10,000 took
+/// about a second on this 2-core machine (`benches/decide.rs`); 500 of
+/// them take tens of milliseconds and cover any queue a user looks at
+/// the top of.
+pub const FORECAST_DEPTH: usize = 500;
+/// End times looked at, at most.
+pub const FORECAST_EVENTS: usize = 5_000;
 
 /// A research job holding GPUs now.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +42,10 @@ pub struct ForecastInput<'a> {
     pub running: &'a [RunningJob],
     pub depth: usize,
     pub max_events: usize,
+    /// Stop once these jobs have an estimate (None: every job reached).
+    /// The simulator asks for one job's estimate thousands of times; the
+    /// rest of the queue's future is not needed for it.
+    pub wanted: Option<&'a [JobId]>,
 }
 
 /// Estimated start of each waiting job the forecast reached.
@@ -44,18 +56,22 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
         return HashMap::new();
     }
     let mut world = world_of(input);
-    let waiting: Vec<JobId> =
-        world.jobs.values().filter(|j| !j.state.is_terminal() && j.running.is_none()).map(|j| j.id).collect();
+    let mut pending: HashSet<JobId> = match input.wanted {
+        // a wanted job beyond the depth is not in the world: never started
+        Some(wanted) => wanted.iter().copied().filter(|id| world.jobs.contains_key(id)).collect(),
+        None => world.jobs.values().filter(|j| !j.state.is_terminal() && j.running.is_none()).map(|j| j.id).collect(),
+    };
     let mut ends: BTreeMap<JobId, Millis> = input.running.iter().map(|r| (r.id, r.ends_ms.max(snap.now_ms))).collect();
     let mut starts: HashMap<JobId, Millis> = HashMap::new();
     for _ in 0..input.max_events {
         let plan = world.cycle();
         for d in &plan.dispatches {
             starts.insert(d.job, world.now);
+            pending.remove(&d.job);
             let limit = world.jobs.get(&d.job).map_or(DEFAULT_TIME_LIMIT_MS, |j| j.time_limit_ms);
             ends.insert(d.job, world.now + limit.max(1));
         }
-        if starts.len() == waiting.len() {
+        if pending.is_empty() {
             break;
         }
         let Some(next) = ends.values().copied().min() else { break };
@@ -67,6 +83,26 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
         }
     }
     starts
+}
+
+/// A world's running research jobs as the forecast reads them, each
+/// ending at its time limit (the simulator's live state).
+pub fn running_of(world: &World) -> Vec<RunningJob> {
+    world
+        .jobs
+        .values()
+        .filter_map(|j| {
+            j.running.as_ref().map(|r| RunningJob {
+                id: j.id,
+                lab: j.lab,
+                user: j.user,
+                node: r.node.clone(),
+                tier: r.tier.clone(),
+                gpus: r.gpus.clone(),
+                ends_ms: r.started_ms + j.time_limit_ms,
+            })
+        })
+        .collect()
 }
 
 /// The snapshot as a [`World`] (its jobs, GPUs and lab usage), cut to the
@@ -187,7 +223,7 @@ mod tests {
     fn a_small_scenario_is_forecast_exactly() {
         let snap = snapshot(vec![queued(3, 1, 1, 60), queued(4, 2, 2, 20), queued(5, 1, 3, 5)]);
         let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
-        let input = ForecastInput { snapshot: &snap, running: &busy, depth: 100, max_events: 100 };
+        let input = ForecastInput { snapshot: &snap, running: &busy, depth: 100, max_events: 100, wanted: None };
         let starts = forecast(&input);
         assert_eq!(starts.get(&3), Some(&(10 * MIN)));
         assert_eq!(starts.get(&4), Some(&(70 * MIN)));
@@ -199,14 +235,17 @@ mod tests {
         let snap = snapshot(vec![queued(3, 1, 1, 60), queued(4, 2, 2, 60), queued(5, 1, 3, 60)]);
         let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
         // only the head of the queue is carried forward
-        let head = forecast(&ForecastInput { snapshot: &snap, running: &busy, depth: 1, max_events: 100 });
+        let head =
+            forecast(&ForecastInput { snapshot: &snap, running: &busy, depth: 1, max_events: 100, wanted: None });
         assert_eq!(head.keys().copied().collect::<Vec<_>>(), vec![3]);
         // one end time looked at: only C starts
-        let short = forecast(&ForecastInput { snapshot: &snap, running: &busy, depth: 100, max_events: 2 });
+        let short =
+            forecast(&ForecastInput { snapshot: &snap, running: &busy, depth: 100, max_events: 2, wanted: None });
         assert_eq!(short.get(&3), Some(&(10 * MIN)));
         assert_eq!(short.get(&5), None);
         let draining = Snapshot { phase: MaintenancePhase::Draining, ..snap.clone() };
-        let none = forecast(&ForecastInput { snapshot: &draining, running: &busy, depth: 100, max_events: 100 });
+        let none =
+            forecast(&ForecastInput { snapshot: &draining, running: &busy, depth: 100, max_events: 100, wanted: None });
         assert!(none.is_empty());
     }
 }

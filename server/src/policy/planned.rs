@@ -13,6 +13,9 @@
 //! limit ends before every booking on the GPUs it would take (backfill):
 //! the plan is never delayed by a job behind it.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use app::model::MaintenancePhase;
 
 use super::cycle::{advance_maintenance, charge_reservation, fair_share_order, promote, waiting};
@@ -83,45 +86,44 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     let now = time.now;
     let held: Vec<u32> = job.reservation.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
     // its hold is decided again below
-    time.held_before.retain(|_, holder| *holder != job.id);
+    time.forget_last_holds(job.id);
     // by the earliest a start could be (then the dispatch order): the
     // search stops at the first placement that cannot beat the best found
-    let mut candidates: Vec<(Millis, usize, usize)> = match hold {
-        Some(i) => vec![(time.lower_bound(i, job.num_gpus), 0, i)],
+    let candidates: Vec<Reverse<(Millis, usize, usize)>> = match hold {
+        Some(i) => vec![Reverse((time.lower_bound(i, job.num_gpus), 0, i))],
         None => time
             .by_order
             .iter()
             .copied()
             .enumerate()
             .filter(|&(_, i)| time.fits(i, &job))
-            .map(|(pos, i)| (time.lower_bound(i, job.num_gpus), pos, i))
+            .map(|(pos, i)| Reverse((time.lower_bound(i, job.num_gpus), pos, i)))
             .collect(),
     };
-    // by bound, then the dispatch order
-    candidates.sort_unstable_by_key(|&(bound, pos, _)| (bound, pos));
+    // by bound, then the dispatch order; a heap, since the search mostly
+    // stops after a few of the (up to hundreds of) placements
+    let mut candidates = BinaryHeap::from(candidates);
     // among equally early starts, the placement nobody else holds GPUs on:
     // a planned job keeps its placement while it stays in the plan
     let key = |at: Millis, i: usize| (at, time.held_by_others(i), time.order_key(i));
-    let mut best: Option<(Millis, usize, Vec<u32>)> = None;
-    for (bound, _, i) in candidates {
+    let mut best: Option<(Millis, usize)> = None;
+    while let Some(Reverse((bound, _, i))) = candidates.pop() {
         // no start on `i` before its n-th GPU frees up; among equal bounds
-        // the dispatch order holds (a stable sort), so an equal start on a
-        // placement nobody holds anything on is already the best
-        if let Some(b) = &best {
-            if bound > b.0 {
+        // the dispatch order holds, so an equal start on a placement
+        // nobody holds anything on is already the best
+        if let Some(b) = best {
+            if bound > b.0 || (bound == b.0 && time.held_by_others(b.1) == 0) {
                 break;
             }
-            if bound == b.0 && time.held_by_others(b.1) == 0 {
-                continue;
-            }
         }
-        if let Some((at, gpus)) = time.earliest(i, &job, &held) {
-            if best.as_ref().is_none_or(|b| key(at, i) < key(b.0, b.1)) {
-                best = Some((at, i, gpus));
+        if let Some(at) = time.earliest(i, &job) {
+            if best.is_none_or(|b| key(at, i) < key(b.0, b.1)) {
+                best = Some((at, i));
             }
         }
     }
-    let Some((at, i, gpus)) = best else {
+    // the GPUs are picked only for the start chosen
+    let Some((at, i, gpus)) = best.map(|(at, i)| (at, i, time.pick(i, &job, at, &held))) else {
         release(plan, &mut job, ReleaseReason::PlacementLost);
         let reason = time.never_reason(&job);
         plan.waiting.push(waiting(job, rank, reason));
@@ -138,7 +140,7 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     let slot = time.slots[i];
     // idle now and not held for an earlier job (one it will hand them to)
     let idle_now: Vec<u32> =
-        gpus.iter().copied().filter(|&g| time.free_at(i, g) <= now && !time.held_by.contains_key(&(i, g))).collect();
+        gpus.iter().copied().filter(|&g| time.free_at(i, g) <= now && !time.is_held(i, g)).collect();
     let keep = if at - now <= HOLD_AHEAD_MS { idle_now } else { Vec::new() };
     let reason = PendingReason::Planned {
         node: slot.node.clone(),
@@ -148,9 +150,8 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
         need: job.num_gpus,
     };
     for &g in &keep {
-        time.held_by.insert((i, g), (job.id, at));
+        time.hold(i, g, job.id, at);
     }
-    time.window_cache = None;
     match (keep.is_empty(), job.reservation.as_mut()) {
         (true, Some(_)) => release(plan, &mut job, ReleaseReason::Demoted),
         (false, Some(res)) => res.gpus = keep,

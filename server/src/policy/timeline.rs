@@ -18,23 +18,32 @@ pub(super) struct Timeline<'a> {
     pub(super) now: Millis,
     pub(super) slots: Vec<&'a PlacementState>,
     tiers: Vec<&'a TierInfo>,
-    /// Per slot: (gpu, free from).
+    /// Per slot: (gpu, free from), by GPU.
     gpus: Vec<Vec<(u32, Millis)>>,
-    /// Per slot: (gpu, from, to) of planned starts.
-    bookings: Vec<Vec<(u32, Millis, Millis)>>,
+    /// Per slot: the free-from times in order (the n-th is a start's
+    /// lower bound, asked for every placement of every planned job).
+    free_sorted: Vec<Vec<Millis>>,
+    /// Per slot, per GPU (as in `gpus`): (from, to) of planned starts, by
+    /// `from`; never overlapping.
+    bookings: Vec<Vec<Vec<(Millis, Millis)>>>,
     /// Per slot: GPUs free when the cycle began (for the waiting reason).
     initial_free: Vec<usize>,
     /// Per slot: GPUs idle now (free and not started on this cycle).
     idle: Vec<usize>,
     max_idle: usize,
-    /// [`Timeline::longest_window`], until a booking or start changes it.
-    pub(super) window_cache: Option<Millis>,
-    /// GPUs held this cycle for a planned job, and its start: no job
-    /// behind it may use them before that start.
-    pub(super) held_by: HashMap<(usize, u32), (JobId, Millis)>,
-    /// Holds of the last cycle not decided again yet: an earlier job avoids
-    /// them where it can (a planned job keeps its placement).
-    pub(super) held_before: HashMap<(usize, u32), JobId>,
+    /// [`Timeline::longest_window`], until a booking, hold or start changes it.
+    window_cache: Option<Millis>,
+    /// Per slot, per GPU (as in `gpus`): held this cycle for a planned
+    /// job until its start; no job behind it may use the GPU before.
+    held_by: Vec<Vec<Option<(JobId, Millis)>>>,
+    any_held: bool,
+    /// Holds of the last cycle not decided again yet, by job (the slot of
+    /// each GPU): an earlier job avoids them where it can (a planned job
+    /// keeps its placement).
+    held_before: HashMap<JobId, Vec<usize>>,
+    /// Per slot: GPUs held this cycle or the last (not decided again),
+    /// counted as they change (asked for every candidate placement).
+    holds_on: Vec<usize>,
     by_key: HashMap<(&'a str, &'a str), usize>,
     /// Slots in the dispatch order (best tier, then node).
     pub(super) by_order: Vec<usize>,
@@ -73,11 +82,13 @@ impl<'a> Timeline<'a> {
             .collect();
         let by_key: HashMap<(&str, &str), usize> =
             slots.iter().enumerate().map(|(i, p)| ((p.node.as_str(), p.tier.as_str()), i)).collect();
-        let mut held_before = HashMap::new();
+        let mut held_before: HashMap<JobId, Vec<usize>> = HashMap::new();
+        let mut holds_on = vec![0; slots.len()];
         for j in &snap.queue {
             if let Some(r) = &j.reservation {
                 if let Some(&i) = by_key.get(&(r.node.as_str(), r.tier.as_str())) {
-                    held_before.extend(r.gpus.iter().map(|&g| ((i, g), j.id)));
+                    held_before.entry(j.id).or_default().extend(r.gpus.iter().map(|_| i));
+                    holds_on[i] += r.gpus.len();
                 }
             }
         }
@@ -88,17 +99,20 @@ impl<'a> Timeline<'a> {
                 .cmp(&(-tier_of[slots[b].tier.as_str()].sort_order, slots[b].node.as_str()))
         });
         Timeline {
+            free_sorted: gpus.iter().map(|g| sorted_free(g)).collect(),
+            bookings: gpus.iter().map(|g| vec![Vec::new(); g.len()]).collect(),
             by_order,
             now: snap.now_ms,
             max_idle: max_idle(slots.iter().map(|p| p.usable).zip(&idle)),
             window_cache: None,
             idle,
-            held_by: HashMap::new(),
+            held_by: gpus.iter().map(|g| vec![None; g.len()]).collect(),
+            any_held: false,
             held_before,
+            holds_on,
             tiers: slots.iter().map(|p| tier_of[p.tier.as_str()]).collect(),
             initial_free: slots.iter().map(|p| if p.usable { p.free.len() } else { 0 }).collect(),
             by_key,
-            bookings: vec![Vec::new(); slots.len()],
             slots,
             gpus,
         }
@@ -132,41 +146,56 @@ impl<'a> Timeline<'a> {
 
     /// No start on slot `i` for `n` GPUs before its n-th GPU is free.
     pub(super) fn lower_bound(&self, i: usize, n: u32) -> Millis {
-        let gpus = &self.gpus[i];
-        let n = n as usize;
-        let nth = if n <= 1 {
-            gpus.iter().map(|&(_, at)| at).min()
-        } else if n > gpus.len() {
-            None
-        } else if gpus.len() <= 32 {
-            // on the stack: this runs for every placement of every planned job
-            let mut free = [0; 32];
-            for (slot, &(_, at)) in free.iter_mut().zip(gpus) {
-                *slot = at;
-            }
-            Some(*free[..gpus.len()].select_nth_unstable(n - 1).1)
-        } else {
-            let mut free: Vec<Millis> = gpus.iter().map(|&(_, at)| at).collect();
-            Some(*free.select_nth_unstable(n - 1).1)
+        let nth = match n as usize {
+            0 => Some(self.now),
+            n => self.free_sorted[i].get(n - 1).copied(),
         };
         nth.unwrap_or(Millis::MAX).max(self.now)
     }
 
-    pub(super) fn booked(&self, i: usize, gpu: u32, from: Millis, to: Millis) -> bool {
-        self.bookings[i].iter().any(|&(g, a, b)| g == gpu && a < to && from < b)
+    fn position(&self, i: usize, gpu: u32) -> Option<usize> {
+        self.gpus[i].binary_search_by_key(&gpu, |&(g, _)| g).ok()
+    }
+
+    fn booked_at(&self, i: usize, pos: usize, from: Millis, to: Millis) -> bool {
+        self.bookings[i][pos].iter().any(|&(a, b)| a < to && from < b)
+    }
+
+    /// Held this cycle for another job whose start is after `at`.
+    fn held_against(&self, i: usize, pos: usize, job: JobId, at: Millis) -> bool {
+        self.any_held && self.held_by[i][pos].is_some_and(|(holder, start)| holder != job && at < start)
+    }
+
+    /// Whether the GPU is held this cycle (for a job decided before).
+    pub(super) fn is_held(&self, i: usize, gpu: u32) -> bool {
+        self.position(i, gpu).is_some_and(|p| self.held_by[i][p].is_some())
+    }
+
+    /// Holds the GPU for `job`, planned to start at `start`.
+    pub(super) fn hold(&mut self, i: usize, gpu: u32, job: JobId, start: Millis) {
+        if let Some(p) = self.position(i, gpu) {
+            if self.held_by[i][p].replace((job, start)).is_none() {
+                self.holds_on[i] += 1;
+            }
+            self.any_held = true;
+            self.window_cache = None;
+        }
+    }
+
+    /// The job's holds of the last cycle are being decided again.
+    pub(super) fn forget_last_holds(&mut self, job: JobId) {
+        for i in self.held_before.remove(&job).unwrap_or_default() {
+            self.holds_on[i] -= 1;
+        }
     }
 
     /// Whether `n` GPUs of slot `i` are free over `[at, at + limit)`
-    /// (the hottest question of a planned cycle: it stops at the n-th).
+    /// (it stops at the n-th).
     pub(super) fn has_usable(&self, i: usize, job: &QueuedJob, at: Millis, n: usize) -> bool {
         let to = at + job.time_limit_ms.max(1);
-        let holds = !self.held_by.is_empty();
         let mut found = 0;
-        for &(g, free) in &self.gpus[i] {
-            if free > at || self.booked(i, g, at, to) {
-                continue;
-            }
-            if holds && self.held_by.get(&(i, g)).is_some_and(|&(holder, start)| holder != job.id && at < start) {
+        for (p, &(_, free)) in self.gpus[i].iter().enumerate() {
+            if free > at || self.booked_at(i, p, at, to) || self.held_against(i, p, job.id, at) {
                 continue;
             }
             found += 1;
@@ -182,36 +211,74 @@ impl<'a> Timeline<'a> {
         let to = at + job.time_limit_ms.max(1);
         let mut ok: Vec<u32> = self.gpus[i]
             .iter()
-            .filter(|&&(g, free)| free <= at && !self.booked(i, g, at, to))
-            .filter(|&&(g, _)| self.held_by.get(&(i, g)).is_none_or(|&(holder, start)| holder == job.id || at >= start))
-            .map(|&(g, _)| g)
+            .enumerate()
+            .filter(|&(p, &(_, free))| {
+                free <= at && !self.booked_at(i, p, at, to) && !self.held_against(i, p, job.id, at)
+            })
+            .map(|(_, &(g, _))| g)
             .collect();
         ok.sort_by_key(|g| (!prefer.contains(g), self.slots[i].backfill.contains(g), *g));
         ok
     }
 
-    /// The earliest start slot `i` can give `job`, and on which GPUs.
-    pub(super) fn earliest(&self, i: usize, job: &QueuedJob, prefer: &[u32]) -> Option<(Millis, Vec<u32>)> {
+    /// The earliest start slot `i` can give `job` (see [`Timeline::pick`]
+    /// for the GPUs).
+    ///
+    /// Each GPU can start the job inside a few windows (from when it is
+    /// free and no other job's hold stops it, up to the last start that
+    /// still ends before its next booking; open after the last); one
+    /// sweep over the windows' edges finds the first time `n` overlap.
+    /// Scanning every candidate time instead cost most of a planned
+    /// replay (perf, October on 64×8).
+    pub(super) fn earliest(&self, i: usize, job: &QueuedJob) -> Option<Millis> {
         let n = job.num_gpus as usize;
-        if self.gpus[i].len() < n {
+        let gpus = &self.gpus[i];
+        if gpus.len() < n {
             return None;
         }
-        let mut times: Vec<Millis> = std::iter::once(self.now)
-            .chain(self.gpus[i].iter().map(|&(_, at)| at))
-            .chain(self.bookings[i].iter().map(|&(_, _, to)| to))
-            .filter(|&t| t >= self.now)
-            .collect();
-        times.sort_unstable();
-        times.dedup();
-        // counted first; the GPUs are picked only for the start found
-        let at = times.into_iter().find(|&at| self.has_usable(i, job, at, n))?;
-        let ok = self.usable_at(i, job, at, prefer);
-        Some((at, ok[..n].to_vec()))
+        let limit = job.time_limit_ms.max(1);
+        let mut edges: Vec<(Millis, i32)> = Vec::with_capacity(gpus.len() * 2);
+        for (p, &(_, free)) in gpus.iter().enumerate() {
+            let mut from = free.max(self.now);
+            if let Some((holder, start)) = self.held_by[i][p] {
+                if holder != job.id {
+                    from = from.max(start);
+                }
+            }
+            for &(a, b) in &self.bookings[i][p] {
+                if b <= from {
+                    continue;
+                }
+                if a - limit >= from {
+                    edges.push((from, 1));
+                    edges.push((a - limit + 1, -1));
+                }
+                from = b;
+            }
+            edges.push((from, 1));
+        }
+        // a window closing at t is counted out before one opening at t
+        edges.sort_unstable();
+        let mut open = 0;
+        edges.iter().find_map(|&(t, d)| {
+            open += d;
+            (d > 0 && open >= n as i32).then_some(t)
+        })
+    }
+
+    /// The GPUs of slot `i` for `job`'s start at `at`, an [`earliest`]
+    /// start (so there are enough), `prefer`red first.
+    ///
+    /// [`earliest`]: Timeline::earliest
+    pub(super) fn pick(&self, i: usize, job: &QueuedJob, at: Millis, prefer: &[u32]) -> Vec<u32> {
+        let mut ok = self.usable_at(i, job, at, prefer);
+        ok.truncate(job.num_gpus as usize);
+        ok
     }
 
     /// GPUs of slot `i` held (this cycle or the last) for other jobs.
     pub(super) fn held_by_others(&self, i: usize) -> usize {
-        self.held_by.keys().chain(self.held_before.keys()).filter(|&&(s, _)| s == i).count()
+        self.holds_on[i]
     }
 
     /// GPUs to start `job` on slot `i` now without touching a booking or
@@ -222,7 +289,13 @@ impl<'a> Timeline<'a> {
     }
 
     pub(super) fn book(&mut self, i: usize, gpus: &[u32], from: Millis, to: Millis) {
-        self.bookings[i].extend(gpus.iter().map(|&g| (g, from, to)));
+        for &g in gpus {
+            if let Some(p) = self.position(i, g) {
+                let list = &mut self.bookings[i][p];
+                let at = list.partition_point(|&(a, _)| a < from);
+                list.insert(at, (from, to));
+            }
+        }
         self.window_cache = None;
     }
 
@@ -238,13 +311,12 @@ impl<'a> Timeline<'a> {
             if !self.slots[i].usable {
                 continue;
             }
-            for &(g, free) in &self.gpus[i] {
+            for (p, &(_, free)) in self.gpus[i].iter().enumerate() {
                 if free > self.now {
                     continue;
                 }
-                let booked =
-                    self.bookings[i].iter().filter(|&&(b, _, to)| b == g && to > self.now).map(|&(_, from, _)| from);
-                let held = self.held_by.get(&(i, g)).map(|&(_, start)| start);
+                let booked = self.bookings[i][p].iter().filter(|&&(_, to)| to > self.now).map(|&(from, _)| from);
+                let held = self.held_by[i][p].map(|(_, start)| start);
                 let until = booked.chain(held).min().map_or(Millis::MAX, |t| t - self.now);
                 longest = longest.max(until);
             }
@@ -261,6 +333,7 @@ impl<'a> Timeline<'a> {
             }
         }
         self.idle[i] = self.gpus[i].iter().filter(|&&(_, at)| at <= self.now).count();
+        self.free_sorted[i] = sorted_free(&self.gpus[i]);
         self.window_cache = None;
         self.max_idle = max_idle(self.slots.iter().map(|p| p.usable).zip(&self.idle));
     }
@@ -277,6 +350,12 @@ impl<'a> Timeline<'a> {
             PendingReason::NoIdleGpu
         }
     }
+}
+
+fn sorted_free(gpus: &[(u32, Millis)]) -> Vec<Millis> {
+    let mut free: Vec<Millis> = gpus.iter().map(|&(_, at)| at).collect();
+    free.sort_unstable();
+    free
 }
 
 fn max_idle<'b>(slots: impl Iterator<Item = (bool, &'b usize)>) -> usize {

@@ -10,18 +10,10 @@ use std::time::Instant;
 use super::{LoopError, Scheduler};
 use crate::clock::now_ms;
 use crate::db;
-use crate::policy::forecast::{forecast, ForecastInput};
+use crate::policy::forecast::{forecast, ForecastInput, FORECAST_DEPTH, FORECAST_EVENTS};
 
 /// A forecast every this many cycles (30 s at the default 5 s cycle).
 pub const FORECAST_EVERY: u64 = 6;
-/// Jobs carried forward: the head of the fair-share order. 10,000 took
-/// about a second on this 2-core machine (`benches/decide.rs`); 500 of
-/// them take tens of milliseconds and cover any queue a user looks at
-/// the top of.
-pub const FORECAST_DEPTH: usize = 500;
-/// End times looked at, at most.
-pub const FORECAST_EVENTS: usize = 5_000;
-
 /// Clears the in-flight flag however the forecast ends.
 struct Done(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
@@ -61,6 +53,7 @@ impl Scheduler {
                 running: &running,
                 depth: FORECAST_DEPTH,
                 max_events: FORECAST_EVENTS,
+                wanted: None,
             };
             cache.set(forecast(&input));
             metrics::histogram!("scheduler_forecast_seconds").record(began.elapsed().as_secs_f64());

@@ -14,8 +14,10 @@ use std::time::Instant;
 use app::model::JobState;
 
 use super::baselines::{Baseline, BaselineKind};
+use super::forecast::{hour_before_schedule, Estimate};
 use super::trace::TraceJob;
 use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
+use crate::policy::forecast;
 use crate::policy::model::Millis;
 use crate::policy::world::{PlacementDef, World};
 use crate::policy::{decide, TierInfo};
@@ -101,6 +103,10 @@ pub struct Outcome {
     pub start_ms: Option<i64>,
     /// No placement can ever fit it (NO_FIT_PLACEMENT).
     pub rejected: bool,
+    /// What the forecast said right after its submission, and one hour
+    /// before its start ([`replay_forecasting`] only).
+    pub estimate_at_submit: Estimate,
+    pub estimate_hour_before: Estimate,
 }
 
 /// The cluster between two passes, for utilisation and idle accounting.
@@ -151,6 +157,11 @@ trait Cluster {
     }
     /// Per lab: (GPUs running, GPUs demanded by running + waiting jobs).
     fn lab_load(&self) -> HashMap<i64, (u32, u32)>;
+    /// The product's forecast of the current state at `at` until `wanted`
+    /// have estimates; None for a policy without one.
+    fn forecast(&self, _at: i64, _wanted: &[i64]) -> Option<HashMap<i64, i64>> {
+        None
+    }
 }
 
 /// Max-min fair shares of `capacity` for these demands (water-filling).
@@ -298,6 +309,20 @@ impl Cluster for JpuCluster {
         }
         load
     }
+
+    fn forecast(&self, at: i64, wanted: &[i64]) -> Option<HashMap<i64, i64>> {
+        let mut snapshot = self.world.snapshot();
+        snapshot.now_ms = at;
+        let running = forecast::running_of(&self.world);
+        let input = forecast::ForecastInput {
+            snapshot: &snapshot,
+            running: &running,
+            depth: forecast::FORECAST_DEPTH,
+            max_events: forecast::FORECAST_EVENTS,
+            wanted: Some(wanted),
+        };
+        Some(forecast::forecast(&input))
+    }
 }
 
 impl Cluster for Baseline {
@@ -320,6 +345,21 @@ impl Cluster for Baseline {
     }
 }
 
+/// Records the forecast at `at` of `wanted` (trace indices) where `slot` says.
+fn ask_forecast(
+    cluster: &dyn Cluster,
+    at: i64,
+    wanted: &[usize],
+    outcomes: &mut [Outcome],
+    slot: impl Fn(&mut Outcome) -> &mut Estimate,
+) {
+    let ids: Vec<i64> = wanted.iter().map(|&i| i as i64).collect();
+    let Some(starts) = cluster.forecast(at, &ids) else { return };
+    for &i in wanted {
+        *slot(&mut outcomes[i]) = starts.get(&(i as i64)).map_or(Estimate::Missing, |&s| Estimate::At(s));
+    }
+}
+
 /// Can a job of `n` GPUs ever run on this cluster?
 fn ever_fits(tiers: &[TierInfo], placements: &[PlacementDef], n: u32) -> bool {
     placements.iter().any(|p| {
@@ -334,6 +374,35 @@ pub fn replay(
     placements: &[PlacementDef],
     policy: Policy,
     opts: Options,
+    progress: impl FnMut(usize),
+) -> Replay {
+    run(trace, tiers, placements, policy, opts, None, progress)
+}
+
+/// The same replay again, asking the product's forecast (§11) about
+/// every job right after its submission and one hour before the start
+/// `first` (the plain replay) gave it. The forecast never changes the
+/// state, so every job starts as in `first`.
+pub fn replay_forecasting(
+    trace: &[TraceJob],
+    tiers: &[TierInfo],
+    placements: &[PlacementDef],
+    policy: Policy,
+    opts: Options,
+    first: &Replay,
+    progress: impl FnMut(usize),
+) -> Replay {
+    let schedule = hour_before_schedule(&first.outcomes);
+    run(trace, tiers, placements, policy, opts, Some(&schedule), progress)
+}
+
+fn run(
+    trace: &[TraceJob],
+    tiers: &[TierInfo],
+    placements: &[PlacementDef],
+    policy: Policy,
+    opts: Options,
+    hour_before: Option<&[(i64, usize)]>,
     mut progress: impl FnMut(usize),
 ) -> Replay {
     let total_gpus: u32 = placements.iter().map(|p| p.gpus.len() as u32).sum();
@@ -374,8 +443,11 @@ pub fn replay(
             run_ms: j.duration_ms,
             start_ms: None,
             rejected: false,
+            estimate_at_submit: Estimate::NotAsked,
+            estimate_hour_before: Estimate::NotAsked,
         })
         .collect();
+    let mut asks = hour_before.unwrap_or_default().iter().peekable();
 
     let mut ends: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
     let mut next_submit = 0usize;
@@ -390,6 +462,15 @@ pub fn replay(
         let t_end = ends.peek().map(|Reverse((t, _))| *t);
         let Some(t) = [t_submit, t_end, next_pass].into_iter().flatten().min() else { break };
 
+        // the state is the last pass's until t: ask what the forecast
+        // said of jobs an hour before their start in between
+        while let Some(&&(at, _)) = asks.peek().filter(|a| a.0 < t) {
+            let mut wanted = Vec::new();
+            while let Some(&(_, i)) = asks.next_if(|a| a.0 == at) {
+                wanted.push(i);
+            }
+            ask_forecast(&*cluster, at, &wanted, &mut outcomes, |o| &mut o.estimate_hour_before);
+        }
         // the cluster was constant since the last pass
         if let Some(from) = last_t {
             if t > from {
@@ -418,6 +499,7 @@ pub fn replay(
             cluster.end(i as i64, t);
             done += 1;
         }
+        let submitted_from = next_submit;
         while let Some(&i) = order.get(next_submit) {
             if trace[i].submit_ms != t {
                 break;
@@ -442,6 +524,16 @@ pub fn replay(
             let i = id as usize;
             outcomes[i].start_ms = Some(t);
             ends.push(Reverse((t + trace[i].duration_ms, i)));
+        }
+        if hour_before.is_some() {
+            let waiting: Vec<usize> = order[submitted_from..next_submit]
+                .iter()
+                .copied()
+                .filter(|&i| outcomes[i].start_ms.is_none() && !outcomes[i].rejected)
+                .collect();
+            if !waiting.is_empty() {
+                ask_forecast(&*cluster, t, &waiting, &mut outcomes, |o| &mut o.estimate_at_submit);
+            }
         }
         let periodic = (changed && !opts.events_only).then_some(t + opts.cycle_ms);
         // a GPU reaching the minimum idle time is seen by the next 5 s
@@ -570,6 +662,35 @@ mod tests {
             backfill: None,
             time_limit: TimeLimitModel::Times(2.0),
         }
+    }
+
+    /// One GPU busy for two hours; a job behind it waits. With limits
+    /// equal to run times the forecast knows the future exactly; with
+    /// limits twice as long it expects the GPU later than it frees.
+    #[test]
+    fn the_forecast_is_asked_at_submission_and_an_hour_before_the_start() {
+        let (tiers, places) = cluster::parse("1x1:v100").unwrap();
+        let trace = [job(0, 0, 7200, 1, "a"), job(1, 1, 100, 1, "b")];
+        for policy in [Policy::Jpu { live_charge: false }, Policy::Planned { depth: 100, max_wait_ms: i64::MAX }] {
+            for (factor, at_submit, before) in [(1.0, 7_200_000, 7_200_000), (2.0, 14_400_000, 14_400_000)] {
+                let opts = Options { time_limit: TimeLimitModel::Times(factor), ..opts_plain() };
+                let first = replay(&trace, &tiers, &places, policy, opts.clone(), |_| {});
+                let second = replay_forecasting(&trace, &tiers, &places, policy, opts, &first, |_| {});
+                let starts = |r: &Replay| r.outcomes.iter().map(|o| o.start_ms).collect::<Vec<_>>();
+                assert_eq!(starts(&first), starts(&second), "asking the forecast changes nothing");
+                assert_eq!(starts(&second), [Some(0), Some(7_200_000)]);
+                let waiting = &second.outcomes[1];
+                assert_eq!(waiting.estimate_at_submit, Estimate::At(at_submit), "{policy:?} x{factor}");
+                assert_eq!(waiting.estimate_hour_before, Estimate::At(before), "{policy:?} x{factor}");
+                let started_at_once = &second.outcomes[0];
+                assert_eq!(started_at_once.estimate_at_submit, Estimate::NotAsked);
+                assert_eq!(first.outcomes[1].estimate_at_submit, Estimate::NotAsked, "the plain replay asks nothing");
+            }
+        }
+        let easy = Policy::Easy { overestimate: 2.0 };
+        let first = replay(&trace, &tiers, &places, easy, opts_plain(), |_| {});
+        let second = replay_forecasting(&trace, &tiers, &places, easy, opts_plain(), &first, |_| {});
+        assert_eq!(second.outcomes[1].estimate_at_submit, Estimate::NotAsked, "a baseline has no forecast");
     }
 
     #[test]

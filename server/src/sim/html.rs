@@ -107,6 +107,36 @@ fn lab_chart(reports: &[PolicyReport]) -> String {
     svg + "</svg>"
 }
 
+/// The forecast's accuracy table (empty when it was not measured).
+fn forecast_rows(reports: &[PolicyReport]) -> String {
+    let mut rows = String::new();
+    for r in reports {
+        let Some(f) = &r.forecast else { continue };
+        for (moment, groups) in [("at submission", &f.at_submission), ("1 h before start", &f.hour_before_start)] {
+            for (size, a) in groups {
+                let _ = write!(
+                    rows,
+                    "<tr><td>{}</td><td>{moment}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td></tr>",
+                    esc(&r.policy),
+                    esc(size),
+                    a.jobs,
+                    a.no_estimate,
+                    a.median_abs_error_s,
+                    a.within_10_min * 100.0,
+                    a.within_1_h * 100.0,
+                    a.started_later * 100.0,
+                );
+            }
+        }
+    }
+    if rows.is_empty() {
+        return rows;
+    }
+    format!(
+        "<h2>Start-time forecast against the actual start</h2><div class=wide><table><tr><th>policy</th><th>asked</th><th>GPUs</th><th>jobs waiting</th><th>no estimate</th><th>median |error| s</th><th>within ±10 min</th><th>within ±1 h</th><th>started later than estimated</th></tr>{rows}</table></div>"
+    )
+}
+
 pub fn render(title: &str, reports: &[PolicyReport], timings: &[Timing]) -> String {
     let mut rows = String::new();
     for r in reports {
@@ -146,16 +176,18 @@ pub fn render(title: &str, reports: &[PolicyReport], timings: &[Timing]) -> Stri
             );
         }
     }
+    let forecasts = forecast_rows(reports);
     let mut passes = String::new();
     for t in timings {
         let _ = write!(
             passes,
-            "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1}</td><td>{}</td></tr>",
             esc(&t.policy),
             t.passes,
             t.pass_p50_us,
             t.pass_p99_us,
-            t.wall_s
+            t.wall_s,
+            t.forecast_wall_s.map_or("–".to_string(), |s| format!("{s:.1}")),
         );
     }
     format!(
@@ -170,7 +202,8 @@ td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;back
 <h2>Wait CDF by job size</h2>{legend}{cdfs}
 <h2>Wait by job size</h2><table><tr><th>policy</th><th>GPUs</th><th>jobs</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>mean bounded slowdown</th></tr>{sizes}</table>
 <h2>Mean wait per lab</h2>{legend}{labs}
-<h2>Decision time (wall clock, this run)</h2><table><tr><th>policy</th><th>passes</th><th>pass p50 µs</th><th>pass p99 µs</th><th>replay wall s</th></tr>{passes}</table>
+{forecasts}
+<h2>Decision time (wall clock, this run)</h2><table><tr><th>policy</th><th>passes</th><th>pass p50 µs</th><th>pass p99 µs</th><th>replay wall s</th><th>forecast-measuring replay wall s</th></tr>{passes}</table>
 </body></html>",
         t = esc(title),
         rows = rows,
@@ -179,6 +212,7 @@ td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;back
         sizes = sizes,
         cdfs = cdf_charts(reports),
         passes = passes,
+        forecasts = forecasts,
         labs = lab_chart(reports),
     )
 }

@@ -78,6 +78,9 @@ pub struct PolicyReport {
     /// Time-averaged (submission window) distance of labs' running GPUs
     /// from their max-min fair share given demand; 0 = perfectly fair.
     pub fair_share_distance: f64,
+    /// The start-time forecast's accuracy, when it was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<super::forecast::ForecastReport>,
 }
 
 /// The wait at every `1/CDF_STEPS` fraction of the jobs (nearest rank).
@@ -208,6 +211,7 @@ pub fn report(r: &Replay) -> PolicyReport {
         by_lab: by_lab.iter().map(|(k, v)| (k.clone(), rounded(group(v)))).collect(),
         jain_labs_bounded_slowdown: round(jain),
         fair_share_distance: round(unfair_in_window / window),
+        forecast: super::forecast::report(&r.outcomes),
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod baselines;
 pub mod cluster;
 pub mod engine;
+pub mod forecast;
 pub mod html;
 pub mod metrics;
 pub mod trace;
@@ -16,7 +17,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use engine::{Options, Policy};
+use engine::{Options, Policy, Replay};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -46,6 +47,9 @@ pub struct SimArgs {
     /// goes ahead of fair share.
     pub plan_depth: usize,
     pub max_wait_hours: u32,
+    /// Measure the start-time forecast (a second replay of `jpu` and
+    /// `planned` that asks it about every job).
+    pub forecast: bool,
 }
 
 #[derive(Serialize)]
@@ -70,6 +74,8 @@ pub struct Timing {
     pub pass_p50_us: f64,
     pub pass_p99_us: f64,
     pub wall_s: f64,
+    /// The measuring replay's wall time, when the forecast was measured.
+    pub forecast_wall_s: Option<f64>,
 }
 
 fn parse_policy(name: &str, args: &SimArgs) -> Result<Policy, SimError> {
@@ -116,6 +122,21 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
         });
         let wall_s = started.elapsed().as_secs_f64();
         bar.finish();
+        let measured = matches!(policy, Policy::Jpu { .. } | Policy::Planned { .. }) && args.forecast;
+        let forecast_started = Instant::now();
+        let replay = if measured {
+            bar.reset();
+            bar.set_prefix(format!("{} forecast", policy.name()));
+            let second =
+                engine::replay_forecasting(&jobs, &tiers, &placements, policy, args.options.clone(), &replay, |done| {
+                    bar.set_position(done as u64)
+                });
+            bar.finish();
+            Replay { pass_nanos: replay.pass_nanos, ..second }
+        } else {
+            replay
+        };
+        let forecast_wall_s = measured.then(|| forecast_started.elapsed().as_secs_f64());
         let mut nanos = replay.pass_nanos.clone();
         nanos.sort_unstable();
         let pick = |q: f64| {
@@ -129,6 +150,7 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
             pass_p50_us: pick(0.5),
             pass_p99_us: pick(0.99),
             wall_s,
+            forecast_wall_s,
         });
         reports.push(metrics::report(&replay));
     }
@@ -184,6 +206,7 @@ mod tests {
                 overestimate: 2.0,
                 plan_depth: 100,
                 max_wait_hours: 72,
+                forecast: true,
             };
             run(&args).unwrap();
             std::fs::read(dir.path().join(out).join("report.json")).unwrap()
@@ -203,9 +226,16 @@ mod tests {
             assert!(waits.windows(2).all(|w| w[0] <= w[1]), "a CDF never falls: {waits:?}");
             assert_eq!(waits[20], policy["overall"]["wait_s"]["max"].as_f64().unwrap());
         }
+        let measured: Vec<bool> =
+            report["policies"].as_array().unwrap().iter().map(|p| p.get("forecast").is_some()).collect();
+        assert_eq!(measured, [true, true, false, false, false], "only jpu and planned have a forecast");
+        let at_submission = &report["policies"][1]["forecast"]["at_submission"]["all"];
+        assert!(at_submission["jobs"].as_u64().unwrap() > 0, "{at_submission}");
         let html = std::fs::read_to_string(dir.path().join("a").join("report.html")).unwrap();
         assert!(
-            html.contains("Wait CDF, 8-GPU jobs") && html.contains("Decision time"),
+            html.contains("Wait CDF, 8-GPU jobs")
+                && html.contains("Decision time")
+                && html.contains("Start-time forecast"),
             "the CDF charts and pass times are in the page"
         );
     }
@@ -228,6 +258,7 @@ mod tests {
             overestimate: 2.0,
             plan_depth: 100,
             max_wait_hours: 72,
+            forecast: false,
         };
         assert!(matches!(run(&args), Err(SimError::Open { .. })));
         assert!(matches!(parse_policy("lottery", &args), Err(SimError::Policy(_))));

@@ -1,0 +1,179 @@
+//! How good the start-time forecast is (policy §11), measured on a trace.
+//!
+//! For every job the replay records what the product's own forecast
+//! (`policy::forecast`, at the server's depth and horizon) said at two
+//! moments — right after its submission, and one hour before it actually
+//! started — and compares both with the start it got. The second moment
+//! needs the actual start, so the measuring replay runs after a first one
+//! (the replay is deterministic: both start every job at the same time).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::engine::Outcome;
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// What the forecast said of one job at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Estimate {
+    /// Not measured: the job was not waiting then (it started in the pass
+    /// that saw it, or waited under an hour), or the policy has no forecast.
+    #[default]
+    NotAsked,
+    /// Waiting, but beyond the forecast's depth or horizon: no estimate.
+    Missing,
+    /// The estimated start (virtual ms).
+    At(i64),
+}
+
+/// When to ask for each job's "one hour before" estimate: `(time, job)`
+/// by time, from a first replay's starts. Jobs that waited under an hour
+/// have no such moment.
+pub fn hour_before_schedule(first: &[Outcome]) -> Vec<(i64, usize)> {
+    let mut at: Vec<(i64, usize)> = first
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| o.start_ms.map(|s| (s - HOUR_MS, i)).filter(|(t, _)| *t >= o.submit_ms))
+        .collect();
+    at.sort_unstable();
+    at
+}
+
+/// The forecast's accuracy over one group of jobs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Accuracy {
+    /// Jobs measured at this moment (waiting then).
+    pub jobs: usize,
+    /// Of them, jobs the forecast gave no estimate (beyond its depth or horizon).
+    pub no_estimate: usize,
+    /// Median |actual − estimated start|, over jobs with an estimate.
+    pub median_abs_error_s: f64,
+    /// Shares of jobs with an estimate.
+    pub within_10_min: f64,
+    pub within_1_h: f64,
+    /// Started after the estimate (the case a user is let down by).
+    pub started_later: f64,
+    /// Mean signed error (actual − estimate): negative = estimates too late.
+    pub mean_error_s: f64,
+}
+
+/// Accuracy at submission and one hour before the start, per job size
+/// ("1", "2", "4", "8", "other") and "all".
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ForecastReport {
+    pub at_submission: BTreeMap<String, Accuracy>,
+    pub hour_before_start: BTreeMap<String, Accuracy>,
+}
+
+/// None when nothing was measured (a baseline, or the forecast off).
+pub fn report(outcomes: &[Outcome]) -> Option<ForecastReport> {
+    let asked = |e: &Estimate| *e != Estimate::NotAsked;
+    if !outcomes.iter().any(|o| asked(&o.estimate_at_submit) || asked(&o.estimate_hour_before)) {
+        return None;
+    }
+    Some(ForecastReport {
+        at_submission: by_size(outcomes, |o| o.estimate_at_submit),
+        hour_before_start: by_size(outcomes, |o| o.estimate_hour_before),
+    })
+}
+
+fn by_size(outcomes: &[Outcome], pick: impl Fn(&Outcome) -> Estimate) -> BTreeMap<String, Accuracy> {
+    let mut groups: BTreeMap<String, Vec<(Estimate, i64)>> = BTreeMap::new();
+    for o in outcomes {
+        let (Some(start), estimate) = (o.start_ms, pick(o)) else { continue };
+        if estimate == Estimate::NotAsked {
+            continue;
+        }
+        let size = match o.num_gpus {
+            1 | 2 | 4 | 8 => o.num_gpus.to_string(),
+            _ => "other".to_string(),
+        };
+        groups.entry(size).or_default().push((estimate, start));
+        groups.entry("all".to_string()).or_default().push((estimate, start));
+    }
+    groups.into_iter().map(|(k, v)| (k, accuracy(&v))).collect()
+}
+
+fn accuracy(samples: &[(Estimate, i64)]) -> Accuracy {
+    let errors: Vec<i64> = samples
+        .iter()
+        .filter_map(|(e, start)| match e {
+            Estimate::At(at) => Some(start - at),
+            _ => None,
+        })
+        .collect();
+    let n = errors.len().max(1) as f64;
+    let share = |f: &dyn Fn(i64) -> bool| round(errors.iter().filter(|&&e| f(e)).count() as f64 / n);
+    let mut abs: Vec<i64> = errors.iter().map(|e| e.abs()).collect();
+    abs.sort_unstable();
+    let median = if abs.is_empty() { 0 } else { abs[(abs.len() - 1) / 2] };
+    Accuracy {
+        jobs: samples.len(),
+        no_estimate: samples.len() - errors.len(),
+        median_abs_error_s: round(median as f64 / 1000.0),
+        within_10_min: share(&|e| e.abs() <= 10 * 60_000),
+        within_1_h: share(&|e| e.abs() <= HOUR_MS),
+        started_later: share(&|e| e > 0),
+        mean_error_s: round(errors.iter().sum::<i64>() as f64 / n / 1000.0),
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(gpus: u32, submit_s: i64, start_s: Option<i64>, at_submit: Estimate, before: Estimate) -> Outcome {
+        Outcome {
+            lab: "a".into(),
+            num_gpus: gpus,
+            submit_ms: submit_s * 1000,
+            run_ms: 1000,
+            start_ms: start_s.map(|s| s * 1000),
+            rejected: false,
+            estimate_at_submit: at_submit,
+            estimate_hour_before: before,
+        }
+    }
+
+    #[test]
+    fn only_jobs_that_waited_an_hour_get_a_moment_one_hour_before() {
+        let first = [
+            outcome(1, 0, Some(10), Estimate::NotAsked, Estimate::NotAsked),
+            outcome(1, 100, Some(100 + 3600), Estimate::NotAsked, Estimate::NotAsked),
+            outcome(8, 0, Some(9000), Estimate::NotAsked, Estimate::NotAsked),
+            outcome(1, 0, None, Estimate::NotAsked, Estimate::NotAsked),
+        ];
+        assert_eq!(hour_before_schedule(&first), vec![(100_000, 1), (5_400_000, 2)]);
+    }
+
+    #[test]
+    fn errors_are_split_by_size_and_missing_estimates_counted_apart() {
+        let at = |s: i64| Estimate::At(s * 1000);
+        let outcomes = [
+            // 5 min late, 30 min early, 2 h late; one never estimated
+            outcome(1, 0, Some(1000), at(700), Estimate::NotAsked),
+            outcome(1, 0, Some(1000), at(2800), Estimate::NotAsked),
+            outcome(8, 0, Some(9000), at(1800), at(9000)),
+            outcome(8, 0, Some(9000), Estimate::Missing, Estimate::NotAsked),
+            outcome(2, 0, Some(5), Estimate::NotAsked, Estimate::NotAsked),
+        ];
+        let r = report(&outcomes).unwrap();
+        let all = &r.at_submission["all"];
+        assert_eq!((all.jobs, all.no_estimate), (4, 1));
+        assert_eq!(all.median_abs_error_s, 1800.0, "300, 1800, 7200: the middle one");
+        assert_eq!(all.within_10_min, round(1.0 / 3.0));
+        assert_eq!(all.within_1_h, round(2.0 / 3.0));
+        assert_eq!(all.started_later, round(2.0 / 3.0));
+        assert!(!r.at_submission.contains_key("2"), "a job that never waited is not measured");
+        let eight = &r.hour_before_start["8"];
+        assert_eq!((eight.jobs, eight.median_abs_error_s, eight.started_later), (1, 0.0, 0.0));
+        let none = [outcome(1, 0, Some(5), Estimate::NotAsked, Estimate::NotAsked)];
+        assert_eq!(report(&none), None);
+    }
+}
