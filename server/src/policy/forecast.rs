@@ -16,6 +16,9 @@ use app::model::{JobState, MaintenancePhase};
 use super::model::*;
 use super::world::{PlacementDef, Running, World, WorldJob, DEFAULT_TIME_LIMIT_MS};
 
+/// The loop forecasts every this many cycles (30 s at the default 5 s
+/// cycle); the simulator asks at the same ticks.
+pub const FORECAST_EVERY: u64 = 6;
 /// Jobs carried forward: the head of the fair-share order. 10,000 took
 /// about a second on this 2-core machine (`benches/decide.rs`); 500 of
 /// them take tens of milliseconds and cover any queue a user looks at

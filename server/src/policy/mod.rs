@@ -28,3 +28,5 @@ pub use model::*;
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod proptests_plan;

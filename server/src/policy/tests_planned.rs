@@ -22,11 +22,12 @@ fn limit(mut j: QueuedJob, minutes: i64) -> QueuedJob {
 }
 
 /// GPU 1 of node `a` runs until +30 min; the rank-1 2-GPU job is planned
-/// there at +30. Behind it, a job that ends before +30 starts on the
-/// idle GPU; one that would still run at +30 waits.
+/// there at +30, and its idle GPU will be held from +20. Behind it, a job
+/// that ends by then starts on the idle GPU; one that would still run
+/// then waits (it would break the plan's hold).
 #[test]
 fn a_later_job_backfills_only_when_it_ends_before_the_plan() {
-    for (minutes, starts) in [(20, true), (30, true), (31, false), (60, false)] {
+    for (minutes, starts) in [(10, true), (20, true), (21, false), (30, false), (60, false)] {
         let snap = planned(
             snapshot(
                 vec![state("a", "rtx4090", 2, &[0])],

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::model::*;
 use super::placements::tier_fits;
+use super::planned::HOLD_AHEAD_MS;
 
 /// A GPU whose end is unknown (a dispatch without a limit) is assumed busy
 /// this long.
@@ -23,8 +24,10 @@ pub(super) struct Timeline<'a> {
     /// Per slot: the free-from times in order (the n-th is a start's
     /// lower bound, asked for every placement of every planned job).
     free_sorted: Vec<Vec<Millis>>,
-    /// Per slot, per GPU (as in `gpus`): (from, to) of planned starts, by
-    /// `from`; never overlapping.
+    /// Per slot, per GPU (as in `gpus`): (from, to) that planned starts
+    /// keep other jobs off, by `from`; never overlapping. `from` is
+    /// [`HOLD_AHEAD_MS`] before the start: the GPU will be held then, and a
+    /// plan that let a job run into the hold would not be kept.
     bookings: Vec<Vec<Vec<(Millis, Millis)>>>,
     /// Per slot: GPUs free when the cycle began (for the waiting reason).
     initial_free: Vec<usize>,
@@ -237,9 +240,9 @@ impl<'a> Timeline<'a> {
             return None;
         }
         let limit = job.time_limit_ms.max(1);
-        let mut edges: Vec<(Millis, i32)> = Vec::with_capacity(gpus.len() * 2);
-        for (p, &(_, free)) in gpus.iter().enumerate() {
-            let mut from = free.max(self.now);
+        // (first start, last start + 1) windows of GPU `p`, in order
+        let windows = |p: usize, out: &mut dyn FnMut(Millis, Millis)| {
+            let mut from = self.gpus[i][p].1.max(self.now);
             if let Some((holder, start)) = self.held_by[i][p] {
                 if holder != job.id {
                     from = from.max(start);
@@ -250,12 +253,34 @@ impl<'a> Timeline<'a> {
                     continue;
                 }
                 if a - limit >= from {
-                    edges.push((from, 1));
-                    edges.push((a - limit + 1, -1));
+                    out(from, a - limit + 1);
                 }
                 from = b;
             }
-            edges.push((from, 1));
+            out(from, Millis::MAX);
+        };
+        if n == 1 {
+            // most jobs: the first window of any GPU, no sweep
+            let mut first = Millis::MAX;
+            for p in 0..gpus.len() {
+                let mut seen = false;
+                windows(p, &mut |from, _| {
+                    if !seen {
+                        first = first.min(from);
+                        seen = true;
+                    }
+                });
+            }
+            return Some(first);
+        }
+        let mut edges: Vec<(Millis, i32)> = Vec::with_capacity(gpus.len() * 2);
+        for p in 0..gpus.len() {
+            windows(p, &mut |from, to| {
+                edges.push((from, 1));
+                if to != Millis::MAX {
+                    edges.push((to, -1));
+                }
+            });
         }
         // a window closing at t is counted out before one opening at t
         edges.sort_unstable();
@@ -288,7 +313,8 @@ impl<'a> Timeline<'a> {
         (ok.len() >= job.num_gpus as usize).then(|| ok[..job.num_gpus as usize].to_vec())
     }
 
-    pub(super) fn book(&mut self, i: usize, gpus: &[u32], from: Millis, to: Millis) {
+    pub(super) fn book(&mut self, i: usize, gpus: &[u32], start: Millis, to: Millis) {
+        let from = start - HOLD_AHEAD_MS;
         for &g in gpus {
             if let Some(p) = self.position(i, g) {
                 let list = &mut self.bookings[i][p];

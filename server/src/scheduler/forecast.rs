@@ -10,10 +10,9 @@ use std::time::Instant;
 use super::{LoopError, Scheduler};
 use crate::clock::now_ms;
 use crate::db;
+pub use crate::policy::forecast::FORECAST_EVERY;
 use crate::policy::forecast::{forecast, ForecastInput, FORECAST_DEPTH, FORECAST_EVENTS};
 
-/// A forecast every this many cycles (30 s at the default 5 s cycle).
-pub const FORECAST_EVERY: u64 = 6;
 /// Clears the in-flight flag however the forecast ends.
 struct Done(std::sync::Arc<std::sync::atomic::AtomicBool>);
 

@@ -14,7 +14,7 @@ use std::time::Instant;
 use app::model::JobState;
 
 use super::baselines::{Baseline, BaselineKind};
-use super::forecast::{hour_before_schedule, Estimate};
+use super::forecast::{schedule, Estimate, Moment};
 use super::trace::TraceJob;
 use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
 use crate::policy::forecast;
@@ -345,18 +345,16 @@ impl Cluster for Baseline {
     }
 }
 
-/// Records the forecast at `at` of `wanted` (trace indices) where `slot` says.
-fn ask_forecast(
-    cluster: &dyn Cluster,
-    at: i64,
-    wanted: &[usize],
-    outcomes: &mut [Outcome],
-    slot: impl Fn(&mut Outcome) -> &mut Estimate,
-) {
-    let ids: Vec<i64> = wanted.iter().map(|&i| i as i64).collect();
+/// Records the forecast at `at` of `wanted` (trace indices) at its moment.
+fn ask_forecast(cluster: &dyn Cluster, at: i64, wanted: &[(usize, Moment)], outcomes: &mut [Outcome]) {
+    let ids: Vec<i64> = wanted.iter().map(|&(i, _)| i as i64).collect();
     let Some(starts) = cluster.forecast(at, &ids) else { return };
-    for &i in wanted {
-        *slot(&mut outcomes[i]) = starts.get(&(i as i64)).map_or(Estimate::Missing, |&s| Estimate::At(s));
+    for &(i, moment) in wanted {
+        let estimate = starts.get(&(i as i64)).map_or(Estimate::Missing, |&s| Estimate::At(s));
+        match moment {
+            Moment::Submission => outcomes[i].estimate_at_submit = estimate,
+            Moment::HourBefore => outcomes[i].estimate_hour_before = estimate,
+        }
     }
 }
 
@@ -392,8 +390,9 @@ pub fn replay_forecasting(
     first: &Replay,
     progress: impl FnMut(usize),
 ) -> Replay {
-    let schedule = hour_before_schedule(&first.outcomes);
-    run(trace, tiers, placements, policy, opts, Some(&schedule), progress)
+    let tick = opts.cycle_ms * forecast::FORECAST_EVERY as i64;
+    let asks = schedule(&first.outcomes, tick);
+    run(trace, tiers, placements, policy, opts, Some(&asks), progress)
 }
 
 fn run(
@@ -402,7 +401,7 @@ fn run(
     placements: &[PlacementDef],
     policy: Policy,
     opts: Options,
-    hour_before: Option<&[(i64, usize)]>,
+    asks: Option<&[(i64, usize, Moment)]>,
     mut progress: impl FnMut(usize),
 ) -> Replay {
     let total_gpus: u32 = placements.iter().map(|p| p.gpus.len() as u32).sum();
@@ -447,7 +446,7 @@ fn run(
             estimate_hour_before: Estimate::NotAsked,
         })
         .collect();
-    let mut asks = hour_before.unwrap_or_default().iter().peekable();
+    let mut asks = asks.unwrap_or_default().iter().peekable();
 
     let mut ends: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
     let mut next_submit = 0usize;
@@ -462,14 +461,14 @@ fn run(
         let t_end = ends.peek().map(|Reverse((t, _))| *t);
         let Some(t) = [t_submit, t_end, next_pass].into_iter().flatten().min() else { break };
 
-        // the state is the last pass's until t: ask what the forecast
-        // said of jobs an hour before their start in between
-        while let Some(&&(at, _)) = asks.peek().filter(|a| a.0 < t) {
+        // the state is the last pass's until t: the forecasts of the
+        // ticks in between
+        while let Some(&&(at, _, _)) = asks.peek().filter(|a| a.0 < t) {
             let mut wanted = Vec::new();
-            while let Some(&(_, i)) = asks.next_if(|a| a.0 == at) {
-                wanted.push(i);
+            while let Some(&(_, i, moment)) = asks.next_if(|a| a.0 == at) {
+                wanted.push((i, moment));
             }
-            ask_forecast(&*cluster, at, &wanted, &mut outcomes, |o| &mut o.estimate_hour_before);
+            ask_forecast(&*cluster, at, &wanted, &mut outcomes);
         }
         // the cluster was constant since the last pass
         if let Some(from) = last_t {
@@ -499,7 +498,6 @@ fn run(
             cluster.end(i as i64, t);
             done += 1;
         }
-        let submitted_from = next_submit;
         while let Some(&i) = order.get(next_submit) {
             if trace[i].submit_ms != t {
                 break;
@@ -524,16 +522,6 @@ fn run(
             let i = id as usize;
             outcomes[i].start_ms = Some(t);
             ends.push(Reverse((t + trace[i].duration_ms, i)));
-        }
-        if hour_before.is_some() {
-            let waiting: Vec<usize> = order[submitted_from..next_submit]
-                .iter()
-                .copied()
-                .filter(|&i| outcomes[i].start_ms.is_none() && !outcomes[i].rejected)
-                .collect();
-            if !waiting.is_empty() {
-                ask_forecast(&*cluster, t, &waiting, &mut outcomes, |o| &mut o.estimate_at_submit);
-            }
         }
         let periodic = (changed && !opts.events_only).then_some(t + opts.cycle_ms);
         // a GPU reaching the minimum idle time is seen by the next 5 s

@@ -28,17 +28,41 @@ pub enum Estimate {
     At(i64),
 }
 
-/// When to ask for each job's "one hour before" estimate: `(time, job)`
-/// by time, from a first replay's starts. Jobs that waited under an hour
-/// have no such moment.
-pub fn hour_before_schedule(first: &[Outcome]) -> Vec<(i64, usize)> {
-    let mut at: Vec<(i64, usize)> = first
-        .iter()
-        .enumerate()
-        .filter_map(|(i, o)| o.start_ms.map(|s| (s - HOUR_MS, i)).filter(|(t, _)| *t >= o.submit_ms))
-        .collect();
-    at.sort_unstable();
-    at
+/// Which of a job's estimates an ask fills in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Moment {
+    Submission,
+    HourBefore,
+}
+
+/// When to ask the forecast about whom: `(time, job, moment)` by time.
+/// Production forecasts every `tick_ms` (30 s), so a user first sees an
+/// estimate at the first tick after submitting, and one hour before the
+/// start sees the last tick's. A job that started before its first tick
+/// never saw an estimate; one that waited under an hour (from that tick)
+/// has no "hour before". `first` is a replay's outcomes (it gives the
+/// starts); the measuring replay starts every job at the same time.
+pub fn schedule(first: &[Outcome], tick_ms: i64) -> Vec<(i64, usize, Moment)> {
+    let tick_ms = tick_ms.max(1);
+    let mut asks = Vec::new();
+    for (i, o) in first.iter().enumerate() {
+        if o.rejected {
+            continue;
+        }
+        let seen = (o.submit_ms + tick_ms - 1).div_euclid(tick_ms) * tick_ms;
+        if o.start_ms.is_some_and(|s| s <= seen) {
+            continue;
+        }
+        asks.push((seen, i, Moment::Submission));
+        if let Some(start) = o.start_ms {
+            let before = (start - HOUR_MS).div_euclid(tick_ms) * tick_ms;
+            if before >= seen {
+                asks.push((before, i, Moment::HourBefore));
+            }
+        }
+    }
+    asks.sort_unstable();
+    asks
 }
 
 /// The forecast's accuracy over one group of jobs.
@@ -142,14 +166,31 @@ mod tests {
     }
 
     #[test]
-    fn only_jobs_that_waited_an_hour_get_a_moment_one_hour_before() {
+    fn jobs_are_asked_at_the_ticks_a_user_would_see() {
+        let n = Estimate::NotAsked;
         let first = [
-            outcome(1, 0, Some(10), Estimate::NotAsked, Estimate::NotAsked),
-            outcome(1, 100, Some(100 + 3600), Estimate::NotAsked, Estimate::NotAsked),
-            outcome(8, 0, Some(9000), Estimate::NotAsked, Estimate::NotAsked),
-            outcome(1, 0, None, Estimate::NotAsked, Estimate::NotAsked),
+            // started before the first tick after its submission: never asked
+            outcome(1, 5, Some(20), n, n),
+            // waited exactly an hour from its first tick
+            outcome(1, 100, Some(120 + 3600), n, n),
+            outcome(8, 0, Some(9000), n, n),
+            // waited under an hour after its first tick
+            outcome(1, 61, Some(3650), n, n),
+            // never started: asked at submission only
+            outcome(2, 0, None, n, n),
         ];
-        assert_eq!(hour_before_schedule(&first), vec![(100_000, 1), (5_400_000, 2)]);
+        let s = |t: i64, i: usize, m: Moment| (t * 1000, i, m);
+        assert_eq!(
+            schedule(&first, 30_000),
+            vec![
+                s(0, 2, Moment::Submission),
+                s(0, 4, Moment::Submission),
+                s(90, 3, Moment::Submission),
+                s(120, 1, Moment::Submission),
+                s(120, 1, Moment::HourBefore),
+                s(5400, 2, Moment::HourBefore),
+            ]
+        );
     }
 
     #[test]
