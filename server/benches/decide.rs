@@ -107,6 +107,7 @@ fn running_jobs(snap: &Snapshot) -> Vec<forecast::RunningJob> {
                 node: p.node.clone(),
                 tier: p.tier.clone(),
                 gpus: vec![g],
+                started_ms: snap.now_ms,
                 ends_ms: snap.now_ms + (id * 7_919 % 1_440) * 60_000,
             });
         }
@@ -121,7 +122,15 @@ fn bench_forecast(c: &mut Criterion) {
     let running = running_jobs(&snap);
     let depth = jpu_share::policy::forecast::FORECAST_DEPTH;
     let events = jpu_share::policy::forecast::FORECAST_EVENTS;
-    let input = forecast::ForecastInput { snapshot: &snap, running: &running, depth, max_events: events, wanted: None };
+    let input = forecast::ForecastInput {
+        snapshot: &snap,
+        running: &running,
+        depth,
+        max_events: events,
+        wanted: None,
+        runtime_share: &Default::default(),
+        margin: forecast::ESTIMATE_MARGIN,
+    };
     let starts = forecast::forecast(&input);
     assert!(starts.len() >= depth / 2, "the forecast reaches most of its depth: {}", starts.len());
     group.bench_function(BenchmarkId::new("10000-waiting-depth", depth), |b| b.iter(|| forecast::forecast(&input)));

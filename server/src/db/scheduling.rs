@@ -450,6 +450,24 @@ async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: 
 /// Research jobs holding GPUs, each with when its time limit ends it at
 /// the latest (a cancel ends it now): what the forecast runs forward, and
 /// the planned policy's busy GPUs.
+/// Ends the forecast's runtime predictor learns from: (user, run time /
+/// time limit) of recent attempts that ran their course (done, failed or
+/// out of time; not cancelled, lost or out of memory), most recent first.
+pub async fn recent_runtime_shares(conn: &mut SqliteConnection) -> Result<Vec<(i64, f64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT j.user_id AS "user!",
+                  CAST(a.ended_at - a.started_at AS REAL) / (j.time_limit_minutes * 60000.0) AS "share!: f64"
+           FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+           WHERE a.phase = 'ENDED' AND a.ended_at IS NOT NULL AND j.time_limit_minutes > 0
+             AND a.reason IN ('COMPLETED', 'NONZERO_EXIT', 'TIME_LIMIT')
+           ORDER BY a.ended_at DESC, a.id DESC
+           LIMIT 5000"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.user, r.share)).collect())
+}
+
 pub async fn running_jobs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<RunningJob>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", lab_id, user_id, state, time_limit_minutes, started_at, node, tier, gpu_indices
@@ -469,6 +487,7 @@ pub async fn running_jobs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Ve
                 node: r.node?,
                 tier: r.tier?,
                 gpus: parse_gpus(r.gpu_indices.as_deref()),
+                started_ms: r.started_at.unwrap_or(now_ms),
                 ends_ms,
             })
         })

@@ -14,6 +14,7 @@ pub mod oom;
 pub mod outcome;
 mod placements;
 mod planned;
+pub mod predict;
 mod timeline;
 pub mod usage;
 pub mod world;

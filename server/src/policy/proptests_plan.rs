@@ -50,11 +50,8 @@ fn workload() -> impl Strategy<Value = Workload> {
             })
             .collect()
     });
-    let job = (
-        0i64..1_200_000,
-        prop_oneof![4 => Just(1u32), 2 => Just(2), 1 => Just(4), 1 => Just(8)],
-        60_000i64..7_200_000,
-    );
+    let job =
+        (0i64..1_200_000, prop_oneof![4 => Just(1u32), 2 => Just(2), 1 => Just(4), 1 => Just(8)], 60_000i64..7_200_000);
     (placements, prop::collection::vec(job, 5..60), 1usize..12, prop_oneof![Just(Millis::MAX), 600_000i64..7_200_000])
         .prop_map(|(placements, jobs, depth, max_wait_ms)| Workload { placements, jobs, depth, max_wait_ms })
 }

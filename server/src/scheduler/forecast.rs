@@ -11,7 +11,8 @@ use super::{LoopError, Scheduler};
 use crate::clock::now_ms;
 use crate::db;
 pub use crate::policy::forecast::FORECAST_EVERY;
-use crate::policy::forecast::{forecast, ForecastInput, FORECAST_DEPTH, FORECAST_EVENTS};
+use crate::policy::forecast::{forecast, ForecastInput, ESTIMATE_MARGIN, FORECAST_DEPTH, FORECAST_EVENTS};
+use crate::policy::predict::runtime_shares;
 
 /// Clears the in-flight flag however the forecast ends.
 struct Done(std::sync::Arc<std::sync::atomic::AtomicBool>);
@@ -33,10 +34,11 @@ impl Scheduler {
             let mut read = self.db.begin().await?;
             let snapshot = db::scheduling::load_snapshot(&mut read, now, self.mode).await?;
             let running = db::scheduling::running_jobs(&mut read, now).await?;
+            let history = db::scheduling::recent_runtime_shares(&mut read).await?;
             read.rollback().await?;
-            Ok::<_, sqlx::Error>((snapshot, running))
+            Ok::<_, sqlx::Error>((snapshot, running, runtime_shares(history)))
         };
-        let (snapshot, running) = match read.await {
+        let (snapshot, running, runtime_share) = match read.await {
             Ok(inputs) => inputs,
             Err(e) => {
                 self.forecasting.store(false, Ordering::Release);
@@ -53,6 +55,8 @@ impl Scheduler {
                 depth: FORECAST_DEPTH,
                 max_events: FORECAST_EVENTS,
                 wanted: None,
+                runtime_share: &runtime_share,
+                margin: ESTIMATE_MARGIN,
             };
             cache.set(forecast(&input));
             metrics::histogram!("scheduler_forecast_seconds").record(began.elapsed().as_secs_f64());

@@ -8,7 +8,7 @@
 //! the baselines live in `baselines`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::time::Instant;
 
 use app::model::JobState;
@@ -17,10 +17,10 @@ use super::baselines::{Baseline, BaselineKind};
 use super::forecast::{schedule, Estimate, Moment};
 use super::trace::TraceJob;
 use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
-use crate::policy::forecast;
 use crate::policy::model::Millis;
 use crate::policy::world::{PlacementDef, World};
 use crate::policy::{decide, TierInfo};
+use crate::policy::{forecast, predict};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Policy {
@@ -192,6 +192,9 @@ struct JpuCluster {
     live_charge: bool,
     backfill: Option<BackfillState>,
     time_limit: TimeLimitModel,
+    /// Per user, run time / limit of its last ends, most recent first (the
+    /// forecast's predictor learns from them as the server's does).
+    recent_shares: HashMap<i64, VecDeque<f64>>,
 }
 
 /// The loop's backfill bookkeeping (`scheduler::backfill`), in memory.
@@ -273,6 +276,13 @@ impl Cluster for JpuCluster {
 
     fn end(&mut self, id: i64, now: i64) {
         self.world.now = now;
+        if let Some((user, share)) = self.world.jobs.get(&id).and_then(|j| {
+            j.running.as_ref().map(|r| (j.user, (now - r.started_ms) as f64 / j.time_limit_ms.max(1) as f64))
+        }) {
+            let recent = self.recent_shares.entry(user).or_default();
+            recent.push_front(share);
+            recent.truncate(predict::PREDICT_FROM_LAST);
+        }
         self.world.end(id, JobState::Completed);
         self.world.jobs.remove(&id);
     }
@@ -314,12 +324,16 @@ impl Cluster for JpuCluster {
         let mut snapshot = self.world.snapshot();
         snapshot.now_ms = at;
         let running = forecast::running_of(&self.world);
+        let history = self.recent_shares.iter().flat_map(|(&user, recent)| recent.iter().map(move |&s| (user, s)));
+        let runtime_share = predict::runtime_shares(history);
         let input = forecast::ForecastInput {
             snapshot: &snapshot,
             running: &running,
             depth: forecast::FORECAST_DEPTH,
             max_events: forecast::FORECAST_EVENTS,
             wanted: Some(wanted),
+            runtime_share: &runtime_share,
+            margin: forecast::ESTIMATE_MARGIN,
         };
         Some(forecast::forecast(&input))
     }
@@ -420,7 +434,13 @@ fn run(
                 instances: Vec::new(),
                 next_id: 0,
             });
-            Box::new(JpuCluster { world, live_charge, backfill, time_limit: opts.time_limit })
+            Box::new(JpuCluster {
+                world,
+                live_charge,
+                backfill,
+                time_limit: opts.time_limit,
+                recent_shares: HashMap::new(),
+            })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),
         Policy::Easy { overestimate } => {
@@ -654,13 +674,17 @@ mod tests {
 
     /// One GPU busy for two hours; a job behind it waits. With limits
     /// equal to run times the forecast knows the future exactly; with
-    /// limits twice as long it expects the GPU later than it frees.
+    /// limits twice as long (and no ends to learn from) it expects the GPU
+    /// later than it frees. Estimates carry the margin: a tenth of how far
+    /// ahead they are, at the 30 s tick after submission and an hour before.
     #[test]
     fn the_forecast_is_asked_at_submission_and_an_hour_before_the_start() {
         let (tiers, places) = cluster::parse("1x1:v100").unwrap();
         let trace = [job(0, 0, 7200, 1, "a"), job(1, 1, 100, 1, "b")];
         for policy in [Policy::Jpu { live_charge: false }, Policy::Planned { depth: 100, max_wait_ms: i64::MAX }] {
-            for (factor, at_submit, before) in [(1.0, 7_200_000, 7_200_000), (2.0, 14_400_000, 14_400_000)] {
+            let shown = |start: i64, asked: i64| Estimate::At(start + (start - asked) / 10);
+            for (factor, start) in [(1.0, 7_200_000), (2.0, 14_400_000)] {
+                let (at_submit, before) = (shown(start, 30_000), shown(start, 3_600_000));
                 let opts = Options { time_limit: TimeLimitModel::Times(factor), ..opts_plain() };
                 let first = replay(&trace, &tiers, &places, policy, opts.clone(), |_| {});
                 let second = replay_forecasting(&trace, &tiers, &places, policy, opts, &first, |_| {});
@@ -668,8 +692,8 @@ mod tests {
                 assert_eq!(starts(&first), starts(&second), "asking the forecast changes nothing");
                 assert_eq!(starts(&second), [Some(0), Some(7_200_000)]);
                 let waiting = &second.outcomes[1];
-                assert_eq!(waiting.estimate_at_submit, Estimate::At(at_submit), "{policy:?} x{factor}");
-                assert_eq!(waiting.estimate_hour_before, Estimate::At(before), "{policy:?} x{factor}");
+                assert_eq!(waiting.estimate_at_submit, at_submit, "{policy:?} x{factor}");
+                assert_eq!(waiting.estimate_hour_before, before, "{policy:?} x{factor}");
                 let started_at_once = &second.outcomes[0];
                 assert_eq!(started_at_once.estimate_at_submit, Estimate::NotAsked);
                 assert_eq!(first.outcomes[1].estimate_at_submit, Estimate::NotAsked, "the plain replay asks nothing");
@@ -679,6 +703,27 @@ mod tests {
         let first = replay(&trace, &tiers, &places, easy, opts_plain(), |_| {});
         let second = replay_forecasting(&trace, &tiers, &places, easy, opts_plain(), &first, |_| {});
         assert_eq!(second.outcomes[1].estimate_at_submit, Estimate::NotAsked, "a baseline has no forecast");
+    }
+
+    /// Lab a's first job used half its limit; the forecast expects its
+    /// second to do the same, so lab b's job, behind it, is estimated at
+    /// 7,200 s (plus the margin), not at the second job's limit end.
+    #[test]
+    fn the_forecast_learns_from_ends_in_the_replay() {
+        let (tiers, places) = cluster::parse("1x1:v100").unwrap();
+        let trace = [job(0, 0, 3600, 1, "a"), job(1, 0, 3600, 1, "a"), job(2, 3601, 10, 1, "b")];
+        let first = replay(&trace, &tiers, &places, Policy::Jpu { live_charge: false }, opts_plain(), |_| {});
+        let second = replay_forecasting(
+            &trace,
+            &tiers,
+            &places,
+            Policy::Jpu { live_charge: false },
+            opts_plain(),
+            &first,
+            |_| {},
+        );
+        assert_eq!(second.outcomes[2].start_ms, Some(7_200_000));
+        assert_eq!(second.outcomes[2].estimate_at_submit, Estimate::At(7_200_000 + (7_200_000 - 3_630_000) / 10));
     }
 
     #[test]
