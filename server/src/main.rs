@@ -65,7 +65,7 @@ enum Command {
         #[arg(long, default_value_t = 100)]
         plan_depth: usize,
         /// `planned`: a job waiting longer goes ahead of fair share.
-        #[arg(long, default_value_t = 72)]
+        #[arg(long, default_value_t = jpu_share::config::DEFAULT_MAX_WAIT_HOURS)]
         max_wait_hours: u32,
         /// Measure the start-time forecast for jpu and planned (a second,
         /// slower replay asking it about every job).
