@@ -71,6 +71,10 @@ enum Command {
         /// slower replay asking it about every job).
         #[arg(long)]
         forecast: bool,
+        /// With --forecast: estimates later by this share of how far ahead
+        /// they are (the server's margin by default).
+        #[arg(long, default_value_t = jpu_share::policy::forecast::ESTIMATE_MARGIN)]
+        forecast_margin: f64,
         /// Serve LLM backfill on idle GPUs (jpu only), as `backfill.enabled`.
         #[arg(long)]
         backfill: bool,
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
             time_limit,
             plan_depth,
             forecast,
+            forecast_margin,
             max_wait_hours,
             backfill,
             backfill_min_idle_s,
@@ -139,6 +144,7 @@ fn main() -> ExitCode {
                     user_limit,
                     backfill,
                     time_limit,
+                    forecast_margin: forecast_margin.max(0.0),
                 },
                 live_charge: charge == "live",
                 overestimate,

@@ -96,11 +96,7 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
         }
         let Some(next) = ends.values().copied().min() else { break };
         world.now = next;
-        let ended: Vec<JobId> = ends.iter().filter(|(_, &at)| at <= next).map(|(&id, _)| id).collect();
-        for id in ended {
-            ends.remove(&id);
-            world.end(id, JobState::Completed);
-        }
+        world.end_due(&mut ends);
     }
     starts
 }

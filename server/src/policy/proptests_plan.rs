@@ -8,7 +8,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use app::model::JobState;
 use proptest::prelude::*;
 
 use super::model::*;
@@ -80,11 +79,7 @@ fn replay(w: &Workload) -> (HashMap<JobId, Millis>, HashMap<JobId, Millis>) {
         ];
         let Some(now) = candidates.into_iter().flatten().min() else { break };
         world.now = now;
-        let ended: Vec<JobId> = ends.iter().filter(|(_, &t)| t <= now).map(|(&id, _)| id).collect();
-        for id in ended {
-            ends.remove(&id);
-            world.end(id, JobState::Completed);
-        }
+        world.end_due(&mut ends);
         while let Some(&(_, id, gpus, limit)) = arrivals.get(next_arrival).filter(|a| a.0 == now) {
             world.submit(id, 1, id, gpus);
             world.jobs.get_mut(&id).expect("submitted").time_limit_ms = limit;

@@ -279,6 +279,16 @@ impl World {
         plan
     }
 
+    /// Completes every job of `ends` (job → end time) due by now and
+    /// forgets it there: virtual time reaching jobs' ends.
+    pub fn end_due(&mut self, ends: &mut BTreeMap<JobId, Millis>) {
+        let due: Vec<JobId> = ends.iter().filter(|(_, &at)| at <= self.now).map(|(&id, _)| id).collect();
+        for id in due {
+            ends.remove(&id);
+            self.end(id, JobState::Completed);
+        }
+    }
+
     /// Ends a job in `state` and charges it (R4). Queued jobs with a live
     /// reservation accrue it to now first.
     pub fn end(&mut self, id: JobId, state: JobState) {

@@ -91,6 +91,8 @@ pub struct Options {
     pub backfill: Option<BackfillPolicy>,
     /// The time limits users set, for `planned` (and `jpu`, which ignores them).
     pub time_limit: TimeLimitModel,
+    /// The forecast's margin when it is measured (the server's by default).
+    pub forecast_margin: f64,
 }
 
 /// What happened to one trace job.
@@ -192,6 +194,7 @@ struct JpuCluster {
     live_charge: bool,
     backfill: Option<BackfillState>,
     time_limit: TimeLimitModel,
+    forecast_margin: f64,
     /// Per user, run time / limit of its last ends, most recent first (the
     /// forecast's predictor learns from them as the server's does).
     recent_shares: HashMap<i64, VecDeque<f64>>,
@@ -333,7 +336,7 @@ impl Cluster for JpuCluster {
             max_events: forecast::FORECAST_EVENTS,
             wanted: Some(wanted),
             runtime_share: &runtime_share,
-            margin: forecast::ESTIMATE_MARGIN,
+            margin: self.forecast_margin,
         };
         Some(forecast::forecast(&input))
     }
@@ -439,6 +442,7 @@ fn run(
                 live_charge,
                 backfill,
                 time_limit: opts.time_limit,
+                forecast_margin: opts.forecast_margin,
                 recent_shares: HashMap::new(),
             })
         }
@@ -585,6 +589,7 @@ mod tests {
             user_limit: None,
             backfill: None,
             time_limit: TimeLimitModel::Times(2.0),
+            forecast_margin: forecast::ESTIMATE_MARGIN,
         };
         let r = replay(trace, &tiers, &places, policy, opts, |_| {});
         r.outcomes.iter().map(|o| o.start_ms.map(|ms| ms / 1000)).collect()
@@ -630,6 +635,7 @@ mod tests {
             user_limit: None,
             backfill: Some(policy),
             time_limit: TimeLimitModel::Times(2.0),
+            forecast_margin: forecast::ESTIMATE_MARGIN,
         };
         let r = replay(&trace, &tiers, &places, Policy::Jpu { live_charge: false }, opts, |_| {});
         // research is never delayed by backfill: the 2-GPU job reserves GPU 1
@@ -669,6 +675,7 @@ mod tests {
             user_limit: None,
             backfill: None,
             time_limit: TimeLimitModel::Times(2.0),
+            forecast_margin: forecast::ESTIMATE_MARGIN,
         }
     }
 
