@@ -87,7 +87,10 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|r| BusyGpu { node: r.node.clone(), tier: r.tier.clone(), gpu: r.gpus[0], until_ms: r.ends_ms })
         .collect();
-    planned.mode = PolicyMode::Planned { depth: 100, max_wait_ms: 72 * 3_600_000 };
+    planned.mode = PolicyMode::Planned {
+        depth: 100,
+        max_wait_ms: i64::from(jpu_share::config::DEFAULT_MAX_WAIT_HOURS) * 3_600_000,
+    };
     let plan = decide(&planned);
     assert!(plan.waiting.iter().any(|w| matches!(w.reason, PendingReason::Planned { .. })));
     group.bench_with_input(BenchmarkId::new("planned", 10_000), &planned, |b, s| b.iter(|| decide(s)));

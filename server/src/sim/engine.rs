@@ -668,6 +668,10 @@ mod tests {
         assert_eq!(off.outcomes.iter().map(|o| o.start_ms).collect::<Vec<_>>(), [Some(0), Some(1_000_000)]);
     }
 
+    fn with_margin(ahead: i64) -> i64 {
+        (ahead as f64 * forecast::ESTIMATE_MARGIN) as i64
+    }
+
     fn opts_plain() -> Options {
         Options {
             cycle_ms: 5_000,
@@ -682,14 +686,14 @@ mod tests {
     /// One GPU busy for two hours; a job behind it waits. With limits
     /// equal to run times the forecast knows the future exactly; with
     /// limits twice as long (and no ends to learn from) it expects the GPU
-    /// later than it frees. Estimates carry the margin: a tenth of how far
+    /// later than it frees. Estimates carry the margin (a share of how far
     /// ahead they are, at the 30 s tick after submission and an hour before.
     #[test]
     fn the_forecast_is_asked_at_submission_and_an_hour_before_the_start() {
         let (tiers, places) = cluster::parse("1x1:v100").unwrap();
         let trace = [job(0, 0, 7200, 1, "a"), job(1, 1, 100, 1, "b")];
         for policy in [Policy::Jpu { live_charge: false }, Policy::Planned { depth: 100, max_wait_ms: i64::MAX }] {
-            let shown = |start: i64, asked: i64| Estimate::At(start + (start - asked) / 10);
+            let shown = |start: i64, asked: i64| Estimate::At(start + with_margin(start - asked));
             for (factor, start) in [(1.0, 7_200_000), (2.0, 14_400_000)] {
                 let (at_submit, before) = (shown(start, 30_000), shown(start, 3_600_000));
                 let opts = Options { time_limit: TimeLimitModel::Times(factor), ..opts_plain() };
@@ -730,7 +734,7 @@ mod tests {
             |_| {},
         );
         assert_eq!(second.outcomes[2].start_ms, Some(7_200_000));
-        assert_eq!(second.outcomes[2].estimate_at_submit, Estimate::At(7_200_000 + (7_200_000 - 3_630_000) / 10));
+        assert_eq!(second.outcomes[2].estimate_at_submit, Estimate::At(7_200_000 + with_margin(7_200_000 - 3_630_000)));
     }
 
     #[test]

@@ -38,9 +38,9 @@ async fn a_waiting_job_is_expected_when_the_first_running_job_reaches_its_limit(
     assert_eq!(job["state"], "GLOBAL_QUEUE_WAIT");
     let estimate = ms(job["estimated_start"].as_str().unwrap());
     // no ends to learn from yet: the first limit end, later by the margin
-    // (a tenth of how far ahead it was when forecast, after submission)
+    // (a share of how far ahead it was when forecast, after submission)
     let submitted = ms(waiting["submitted_at"].as_str().unwrap());
-    let margin = (first_end - submitted) / 10;
+    let margin = ((first_end - submitted) as f64 * jpu_share::policy::forecast::ESTIMATE_MARGIN) as i64;
     assert!(
         estimate >= first_end - 1_000 && estimate <= first_end + margin + 1_000,
         "expected from {first_end} to {} ms later, estimated {estimate}",
@@ -79,7 +79,8 @@ async fn the_planned_policy_plans_a_large_job_and_the_forecast_agrees() {
     assert!(reason.starts_with("PLANNED (0/2 GPUs held on node-4090/rtx4090, start "), "{reason}");
     let pair_free = ends.iter().filter(|(tier, _)| tier == "rtx4090").map(|(_, end)| *end).max().unwrap();
     let estimate = ms(job["estimated_start"].as_str().unwrap());
-    let margin = (pair_free - ms(big["submitted_at"].as_str().unwrap())) / 10;
+    let ahead = pair_free - ms(big["submitted_at"].as_str().unwrap());
+    let margin = (ahead as f64 * jpu_share::policy::forecast::ESTIMATE_MARGIN) as i64;
     assert!(
         estimate >= pair_free - 1_000 && estimate <= pair_free + margin + 1_000,
         "planned at {pair_free}, estimated {estimate} (margin up to {margin})"
