@@ -478,8 +478,9 @@ pub async fn running_jobs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Ve
     Ok(rows
         .into_iter()
         .filter_map(|r| {
-            let limit_ms = r.time_limit_minutes.max(0) * 60_000;
-            let ends_ms = if r.state == "CANCELLING" { now_ms } else { r.started_at.unwrap_or(now_ms) + limit_ms };
+            let started_ms = r.started_at.unwrap_or(now_ms);
+            let ends_ms =
+                if r.state == "CANCELLING" { now_ms } else { started_ms + r.time_limit_minutes.max(0) * 60_000 };
             Some(RunningJob {
                 id: r.id,
                 lab: r.lab_id,
@@ -487,7 +488,7 @@ pub async fn running_jobs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Ve
                 node: r.node?,
                 tier: r.tier?,
                 gpus: parse_gpus(r.gpu_indices.as_deref()),
-                started_ms: r.started_at.unwrap_or(now_ms),
+                started_ms,
                 ends_ms,
             })
         })

@@ -135,7 +135,7 @@ impl<'a> Timeline<'a> {
     }
 
     pub(super) fn free_at(&self, i: usize, gpu: u32) -> Millis {
-        self.gpus[i].iter().find(|&&(g, _)| g == gpu).map_or(Millis::MAX, |&(_, at)| at)
+        self.position(i, gpu).map_or(Millis::MAX, |p| self.gpus[i][p].1)
     }
 
     pub(super) fn idle_count(&self, i: usize) -> usize {
@@ -169,6 +169,12 @@ impl<'a> Timeline<'a> {
         self.any_held && self.held_by[i][pos].is_some_and(|(holder, start)| holder != job && at < start)
     }
 
+    /// Whether GPU `pos` of slot `i` can run `job` over `[at, to)`: free
+    /// by then, no booking in the way, not held for another job.
+    fn usable(&self, i: usize, pos: usize, job: &QueuedJob, at: Millis, to: Millis) -> bool {
+        self.gpus[i][pos].1 <= at && !self.booked_at(i, pos, at, to) && !self.held_against(i, pos, job.id, at)
+    }
+
     /// Whether the GPU is held this cycle (for a job decided before).
     pub(super) fn is_held(&self, i: usize, gpu: u32) -> bool {
         self.position(i, gpu).is_some_and(|p| self.held_by[i][p].is_some())
@@ -196,30 +202,14 @@ impl<'a> Timeline<'a> {
     /// (it stops at the n-th).
     pub(super) fn has_usable(&self, i: usize, job: &QueuedJob, at: Millis, n: usize) -> bool {
         let to = at + job.time_limit_ms.max(1);
-        let mut found = 0;
-        for (p, &(_, free)) in self.gpus[i].iter().enumerate() {
-            if free > at || self.booked_at(i, p, at, to) || self.held_against(i, p, job.id, at) {
-                continue;
-            }
-            found += 1;
-            if found >= n {
-                return true;
-            }
-        }
-        false
+        (0..self.gpus[i].len()).filter(|&p| self.usable(i, p, job, at, to)).nth(n.saturating_sub(1)).is_some()
     }
 
     /// GPUs of slot `i` free over `[at, at + limit)`, `prefer`red first.
     pub(super) fn usable_at(&self, i: usize, job: &QueuedJob, at: Millis, prefer: &[u32]) -> Vec<u32> {
         let to = at + job.time_limit_ms.max(1);
-        let mut ok: Vec<u32> = self.gpus[i]
-            .iter()
-            .enumerate()
-            .filter(|&(p, &(_, free))| {
-                free <= at && !self.booked_at(i, p, at, to) && !self.held_against(i, p, job.id, at)
-            })
-            .map(|(_, &(g, _))| g)
-            .collect();
+        let mut ok: Vec<u32> =
+            (0..self.gpus[i].len()).filter(|&p| self.usable(i, p, job, at, to)).map(|p| self.gpus[i][p].0).collect();
         ok.sort_by_key(|g| (!prefer.contains(g), self.slots[i].backfill.contains(g), *g));
         ok
     }
@@ -291,8 +281,8 @@ impl<'a> Timeline<'a> {
         })
     }
 
-    /// The GPUs of slot `i` for `job`'s start at `at`, an [`earliest`]
-    /// start (so there are enough), `prefer`red first.
+    /// Up to `job`'s count of GPUs of slot `i` for its start at `at`,
+    /// `prefer`red first (all of them at an [`earliest`] start).
     ///
     /// [`earliest`]: Timeline::earliest
     pub(super) fn pick(&self, i: usize, job: &QueuedJob, at: Millis, prefer: &[u32]) -> Vec<u32> {
@@ -309,8 +299,8 @@ impl<'a> Timeline<'a> {
     /// GPUs to start `job` on slot `i` now without touching a booking or
     /// a GPU held for a planned job.
     pub(super) fn start_now(&self, i: usize, job: &QueuedJob) -> Option<Vec<u32>> {
-        let ok = self.usable_at(i, job, self.now, &[]);
-        (ok.len() >= job.num_gpus as usize).then(|| ok[..job.num_gpus as usize].to_vec())
+        let gpus = self.pick(i, job, self.now, &[]);
+        (gpus.len() == job.num_gpus as usize).then_some(gpus)
     }
 
     pub(super) fn book(&mut self, i: usize, gpus: &[u32], start: Millis, to: Millis) {

@@ -66,6 +66,12 @@ impl TimeLimitModel {
 }
 
 impl Policy {
+    /// The product's policies run the product's `decide` (and have its
+    /// forecast); the baselines have neither.
+    pub fn is_product(&self) -> bool {
+        matches!(self, Policy::Jpu { .. } | Policy::Planned { .. })
+    }
+
     pub fn name(&self) -> String {
         match self {
             Policy::Jpu { live_charge: false } => "jpu".into(),

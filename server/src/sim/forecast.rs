@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::engine::Outcome;
+use super::metrics::{round, size_class};
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -110,11 +111,7 @@ fn by_size(outcomes: &[Outcome], pick: impl Fn(&Outcome) -> Estimate) -> BTreeMa
         if estimate == Estimate::NotAsked {
             continue;
         }
-        let size = match o.num_gpus {
-            1 | 2 | 4 | 8 => o.num_gpus.to_string(),
-            _ => "other".to_string(),
-        };
-        groups.entry(size).or_default().push((estimate, start));
+        groups.entry(size_class(o.num_gpus)).or_default().push((estimate, start));
         groups.entry("all".to_string()).or_default().push((estimate, start));
     }
     groups.into_iter().map(|(k, v)| (k, accuracy(&v))).collect()
@@ -142,10 +139,6 @@ fn accuracy(samples: &[(Estimate, i64)]) -> Accuracy {
         started_later: share(&|e| e > 0),
         mean_error_s: round(errors.iter().sum::<i64>() as f64 / n / 1000.0),
     }
-}
-
-fn round(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
 }
 
 #[cfg(test)]

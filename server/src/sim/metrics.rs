@@ -131,11 +131,7 @@ pub fn report(r: &Replay) -> PolicyReport {
         let bsld = ((wait + run) / run.max(BSLD_TAU_MS)).max(1.0);
         let sample = (wait / 1000.0, bsld);
         all.push(sample);
-        let size = match o.num_gpus {
-            1 | 2 | 4 | 8 => o.num_gpus.to_string(),
-            _ => "other".to_string(),
-        };
-        by_size.entry(size).or_default().push(sample);
+        by_size.entry(size_class(o.num_gpus)).or_default().push(sample);
         by_lab.entry(o.lab.clone()).or_default().push(sample);
     }
 
@@ -215,8 +211,16 @@ pub fn report(r: &Replay) -> PolicyReport {
     }
 }
 
+/// The job-size groups of every per-size figure: "1", "2", "4", "8", "other".
+pub(super) fn size_class(num_gpus: u32) -> String {
+    match num_gpus {
+        1 | 2 | 4 | 8 => num_gpus.to_string(),
+        _ => "other".to_string(),
+    }
+}
+
 /// Six significant decimals: stable text across platforms' last-bit noise.
-fn round(x: f64) -> f64 {
+pub(super) fn round(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 

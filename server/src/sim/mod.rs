@@ -122,7 +122,7 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
         });
         let wall_s = started.elapsed().as_secs_f64();
         bar.finish();
-        let measured = matches!(policy, Policy::Jpu { .. } | Policy::Planned { .. }) && args.forecast;
+        let measured = args.forecast && policy.is_product();
         let forecast_started = Instant::now();
         let replay = if measured {
             bar.reset();
