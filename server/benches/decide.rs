@@ -65,6 +65,7 @@ fn snapshot(jobs: usize) -> Snapshot {
         queue,
         personal: vec![],
         users: vec![],
+        arrays: vec![],
         research_active: 500,
         backfill_active: 0,
         mode: PolicyMode::Seed,
@@ -133,6 +134,7 @@ fn bench_forecast(c: &mut Criterion) {
         wanted: None,
         runtime_share: &Default::default(),
         margin: forecast::ESTIMATE_MARGIN,
+        array_of: &Default::default(),
     };
     let starts = forecast::forecast(&input);
     assert!(starts.len() >= depth / 2, "the forecast reaches most of its depth: {}", starts.len());

@@ -51,6 +51,9 @@ async fn main() {
                     env_json: "{}",
                     time_limit_minutes: 15,
                     min_vram_gb: 0,
+                    pending_reason: None,
+                    gated: false,
+                    array: None,
                 };
                 sleepers.push(db::jobs::insert(&mut tx, job, now).await.unwrap());
             }
@@ -67,6 +70,9 @@ async fn main() {
                 env_json: "{}",
                 time_limit_minutes: 60,
                 min_vram_gb: 0,
+                pending_reason: None,
+                gated: false,
+                array: None,
             };
             db::jobs::insert(&mut tx, job, now).await.unwrap();
         }

@@ -33,17 +33,31 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn dashboard(&self, who: &SignedIn) -> Answer<DashboardView>;
     async fn maintenance(&self) -> Answer<MaintenanceView>;
     async fn queue(&self, who: &SignedIn) -> Answer<QueueView>;
-    async fn jobs(&self, who: &SignedIn, state: Option<String>, before: Option<i64>) -> Answer<JobPage>;
+    async fn jobs(
+        &self,
+        who: &SignedIn,
+        state: Option<String>,
+        before: Option<i64>,
+        array: Option<i64>,
+    ) -> Answer<JobPage>;
     async fn job(&self, who: &SignedIn, id: i64) -> Answer<JobDetail>;
     async fn job_log(&self, who: &SignedIn, id: i64, offset: u64) -> Answer<LogChunk>;
     /// The log's last 64 KiB before `end` (None = its end now).
     async fn job_log_tail(&self, who: &SignedIn, id: i64, end: Option<u64>) -> Answer<LogChunk>;
-    async fn submit(&self, who: &SignedIn, form: SubmitForm) -> Answer<JobView>;
+    async fn submit(&self, who: &SignedIn, form: SubmitForm) -> Answer<crate::model::Submitted>;
     async fn cancel(&self, who: &SignedIn, id: i64) -> Answer<JobView>;
+    async fn cancel_array(&self, who: &SignedIn, id: i64) -> Answer<crate::model::ArrayJobs>;
     /// The viewer's lab's workspaces.
     async fn workspaces(&self, who: &SignedIn) -> Answer<Vec<WorkspaceView>>;
     /// `lab` = whose 30 days to chart (default: the viewer's).
     async fn usage(&self, who: &SignedIn, lab: Option<String>) -> Answer<UsagePage>;
+    /// A month's (`YYYY-MM`; None = this month) usage report by `by`.
+    async fn usage_report(
+        &self,
+        who: &SignedIn,
+        month: Option<String>,
+        by: String,
+    ) -> Answer<crate::model::views::UsageReport>;
     async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Answer<()>;
     async fn tokens(&self, who: &SignedIn) -> Answer<Vec<TokenView>>;
     async fn create_token(&self, who: &SignedIn, label: String) -> Answer<NewToken>;

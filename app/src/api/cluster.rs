@@ -32,6 +32,14 @@ pub async fn cluster_problem() -> Result<Option<String>, ConsoleError> {
     Ok(backend.executor_problem().await)
 }
 
+/// A month's usage report (`YYYY-MM`; None = this month) by `by`.
+#[server]
+pub async fn usage_report(month: Option<String>, by: String) -> Result<views::UsageReport, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.usage_report(&who, month, by).await.map_err(answer)
+}
+
 #[server]
 pub async fn usage_page(lab: Option<String>) -> Result<views::UsagePage, ConsoleError> {
     use crate::api::backend::*;

@@ -13,10 +13,14 @@ pub async fn queue_view() -> Result<views::QueueView, ConsoleError> {
 }
 
 #[server]
-pub async fn jobs_page(state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError> {
+pub async fn jobs_page(
+    state: Option<String>,
+    before: Option<i64>,
+    array: Option<i64>,
+) -> Result<JobPage, ConsoleError> {
     use crate::api::backend::*;
     let (backend, who) = signed_in().await?;
-    backend.jobs(&who, state, before).await.map_err(answer)
+    backend.jobs(&who, state, before, array).await.map_err(answer)
 }
 
 #[server]
@@ -41,8 +45,10 @@ pub async fn job_log_tail(id: i64, end: Option<u64>) -> Result<LogChunk, Console
     backend.job_log_tail(&who, id, end).await.map_err(answer)
 }
 
-/// Submits, then sends the browser to the new job's page.
+/// Submits, then sends the browser to the new job's page (an array's
+/// list for an array).
 #[server]
+#[allow(clippy::too_many_arguments)]
 pub async fn submit_job(
     name: String,
     command: String,
@@ -51,16 +57,28 @@ pub async fn submit_job(
     env: String,
     workspace: Option<String>,
     min_vram_gb: Option<String>,
-) -> Result<i64, ConsoleError> {
+    after: Option<String>,
+    array: Option<String>,
+) -> Result<String, ConsoleError> {
     use crate::api::backend::*;
     let (backend, who) = signed_in().await?;
-    let workspace = workspace.unwrap_or_default();
-    let min_vram_gb = min_vram_gb.unwrap_or_default();
-    let form =
-        crate::model::views::SubmitForm { name, command, num_gpus, time_limit_minutes, env, workspace, min_vram_gb };
-    let job = backend.submit(&who, form).await.map_err(answer)?;
-    leptos_axum::redirect(&format!("/jobs/{}", job.id));
-    Ok(job.id)
+    let form = crate::model::views::SubmitForm {
+        name,
+        command,
+        num_gpus,
+        time_limit_minutes,
+        env,
+        workspace: workspace.unwrap_or_default(),
+        min_vram_gb: min_vram_gb.unwrap_or_default(),
+        after: after.unwrap_or_default(),
+        array: array.unwrap_or_default(),
+    };
+    let to = match backend.submit(&who, form).await.map_err(answer)? {
+        crate::model::Submitted::Job(job) => format!("/jobs/{}", job.id),
+        crate::model::Submitted::Array(a) => format!("/jobs?array={}", a.array_id),
+    };
+    leptos_axum::redirect(&to);
+    Ok(to)
 }
 
 /// The viewer's lab's workspaces (the submit form offers the READY ones).
@@ -69,6 +87,16 @@ pub async fn my_workspaces() -> Result<Vec<WorkspaceView>, ConsoleError> {
     use crate::api::backend::*;
     let (backend, who) = signed_in().await?;
     backend.workspaces(&who).await.map_err(answer)
+}
+
+/// Cancels every unfinished element; answers how many are left unfinished
+/// (cancelling ones included).
+#[server]
+pub async fn cancel_array(id: i64) -> Result<usize, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    let array = backend.cancel_array(&who, id).await.map_err(answer)?;
+    Ok(array.jobs.iter().filter(|j| j.state == crate::model::JobState::Cancelling).count())
 }
 
 #[server]

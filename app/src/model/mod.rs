@@ -263,6 +263,49 @@ pub struct JobView {
     /// scheduler's forecast: an estimate, null when there is none.
     #[serde(default)]
     pub estimated_start: Option<String>,
+    /// What it waits for: jobs of its lab, each with how it stands now.
+    #[serde(default)]
+    pub dependencies: Vec<DependencyView>,
+    /// The array it is an element of.
+    #[serde(default)]
+    pub array: Option<ArrayRef>,
+}
+
+/// One dependency of a job (api.md), with the depended-on job's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct DependencyView {
+    /// `afterok`, `afterany` or `afternotok`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub job: i64,
+    pub state: JobState,
+}
+
+/// An array element's place: `{"id", "index"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ArrayRef {
+    pub id: i64,
+    pub index: u32,
+}
+
+/// What a submit answers: the job, or for an array the array and its
+/// elements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum Submitted {
+    Array(ArrayJobs),
+    Job(Box<JobView>),
+}
+
+/// The answer to an array submit or cancel: the array and its elements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ArrayJobs {
+    pub array_id: i64,
+    pub jobs: Vec<JobView>,
 }
 
 #[cfg(test)]

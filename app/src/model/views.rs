@@ -11,6 +11,23 @@ use crate::model::{JobView, NodeView, ReservationView, TierView};
 pub struct JobPage {
     pub jobs: Vec<JobView>,
     pub next: Option<i64>,
+    /// The arrays that elements on this page belong to, with all their
+    /// elements counted by state (the console shows an array as one row).
+    #[serde(default)]
+    pub arrays: Vec<ArraySummary>,
+}
+
+/// An array and its elements counted by state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ArraySummary {
+    pub id: i64,
+    /// As submitted, e.g. `0-15%4`.
+    pub spec: String,
+    pub max_running: Option<u32>,
+    pub total: u32,
+    /// State name → elements in it.
+    pub counts: std::collections::BTreeMap<String, u32>,
 }
 
 /// The console's queue page lists this many global-queue rows.
@@ -238,6 +255,12 @@ pub struct SubmitForm {
     /// GB; empty = any tier.
     #[serde(default)]
     pub min_vram_gb: String,
+    /// `ok:12,any:13`; empty = none.
+    #[serde(default)]
+    pub after: String,
+    /// `0-15%4`; empty = a single job.
+    #[serde(default)]
+    pub array: String,
 }
 
 /// A pending reason (policy §9) in words for the console, e.g.
@@ -260,6 +283,11 @@ pub fn reason_in_words(reason: &str) -> String {
     }
     match reason {
         "USER_CONCURRENCY_LIMIT" => "over the owner's concurrent-job limit (personal queue)".into(),
+        "DEPENDENCY" => "waiting for the jobs it depends on to end".into(),
+        r if r.starts_with("ARRAY_LIMIT (") => {
+            let n = r.trim_start_matches("ARRAY_LIMIT (").split(' ').next().unwrap_or("?");
+            format!("its array already runs {n} elements, the most it allows at once")
+        }
         "WAITING_FOR_HIGHER_RANK" => "waiting for higher-ranked jobs".into(),
         "NO_IDLE_GPU" => "no idle GPUs fit it yet".into(),
         r if r.starts_with("PLANNED (") => planned_in_words(r).unwrap_or_else(|| r.to_string()),
@@ -344,4 +372,63 @@ pub struct DashboardView {
     /// Every lab's standing (decayed usage, running GPUs, queued jobs).
     #[serde(default)]
     pub labs: Vec<LabView>,
+}
+
+/// `ok:12,any:13,notok:14` (the CLI's `--after` and the submit form) as
+/// api.md's `(type, job)` pairs: `afterok`, `afterany`, `afternotok`.
+pub fn parse_after(text: &str) -> Result<Vec<(&'static str, i64)>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (kind, id) = part.split_once(':').ok_or_else(|| format!("`{part}`: write KIND:JOB, e.g. ok:12"))?;
+        let kind = match kind.trim().trim_start_matches("after") {
+            "ok" => "afterok",
+            "any" => "afterany",
+            "notok" => "afternotok",
+            other => return Err(format!("`{other}` is not a dependency kind (ok, any or notok)")),
+        };
+        let id = id.trim().trim_start_matches('#').parse::<i64>().map_err(|_| format!("`{id}` is not a job id"))?;
+        out.push((kind, id));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod after_tests {
+    use super::parse_after;
+
+    #[test]
+    fn after_lists_in_short_and_long_form() {
+        assert_eq!(
+            parse_after("ok:12, any:13,afternotok:#14").unwrap(),
+            vec![("afterok", 12), ("afterany", 13), ("afternotok", 14)]
+        );
+        assert_eq!(parse_after("").unwrap(), vec![]);
+        assert!(parse_after("12").unwrap_err().contains("KIND:JOB"));
+        assert!(parse_after("maybe:12").unwrap_err().contains("not a dependency kind"));
+        assert!(parse_after("ok:x").unwrap_err().contains("not a job id"));
+    }
+}
+
+/// `GET /v1/reports/usage`: raw usage from the charge ledger, summed by
+/// lab, user, tier or month.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct UsageReport {
+    /// First day, `YYYY-MM-DD` (UTC).
+    pub from: String,
+    /// Last day, included.
+    pub to: String,
+    /// `lab`, `user`, `tier` or `month`.
+    pub by: String,
+    pub rows: Vec<UsageReportRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct UsageReportRow {
+    pub group: String,
+    /// Jobs charged in the window.
+    pub jobs: i64,
+    pub gpu_hours: f64,
+    pub tflop_s: f64,
 }

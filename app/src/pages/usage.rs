@@ -2,8 +2,8 @@
 //! the viewer's lab's share, and a lab's last 30 days as a server-rendered
 //! SVG bar chart split by tier.
 
-use crate::api::usage_page;
-use crate::model::views::{LabUsageSeries, UsagePage};
+use crate::api::{usage_page, usage_report};
+use crate::model::views::{LabUsageSeries, UsagePage, UsageReport};
 use crate::pages::components::{ErrorText, Layout};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -16,6 +16,10 @@ pub fn UsagePageView() -> impl IntoView {
     let query = use_query_map();
     let lab = move || query.with(|q| q.get("lab"));
     let data = Resource::new(lab, usage_page);
+    let month = move || query.with(|q| q.get("month").filter(|m| !m.is_empty()));
+    let by = move || query.with(|q| q.get("by").filter(|b| ["lab", "user", "tier"].contains(&b.as_str())));
+    let report =
+        Resource::new(move || (month(), by()), |(month, by)| usage_report(month, by.unwrap_or_else(|| "user".into())));
     view! {
         <Layout>
             <h1>"Lab usage"</h1>
@@ -27,7 +31,62 @@ pub fn UsagePageView() -> impl IntoView {
                     }
                 })}
             </Transition>
+            <section aria-labelledby="report-h">
+                <h2 id="report-h">"Monthly report"</h2>
+                <form method="get" action="/usage" class="inline-form" data-testid="report-form">
+                    <label for="month">"Month"</label>
+                    <input id="month" name="month" type="month" value=move || month().unwrap_or_default()/>
+                    <label for="by">"By"</label>
+                    <select id="by" name="by">
+                        {[("user", "user"), ("lab", "lab"), ("tier", "tier")].into_iter().map(|(value, label)| {
+                            let chosen = move || by().as_deref().unwrap_or("user") == value;
+                            view! { <option value=value selected=chosen>{label}</option> }
+                        }).collect_view()}
+                    </select>
+                    <button type="submit">"Show"</button>
+                </form>
+                <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                    {move || Suspend::new(async move {
+                        match report.await {
+                            Ok(r) => view! { <Report report=r/> }.into_any(),
+                            Err(e) => view! { <ErrorText error=e/> }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </section>
         </Layout>
+    }
+}
+
+/// The month's rows (raw usage from the charge ledger, not decayed) and
+/// the same report as a CSV download.
+#[component]
+fn Report(report: UsageReport) -> impl IntoView {
+    let csv = format!("/v1/reports/usage?from={}&to={}&by={}&format=csv", report.from, report.to, report.by);
+    let title = format!(
+        "{} to {}, by {} (raw usage, research and reservation charges, not decayed)",
+        report.from, report.to, report.by
+    );
+    let empty = report.rows.is_empty();
+    view! {
+        <p class="muted">{title}</p>
+        <p><a href=csv download data-testid="report-csv">"Download CSV"</a></p>
+        {if empty {
+            view! { <p class="muted" data-testid="report">"No usage in this month."</p> }.into_any()
+        } else {
+            view! {
+                <div class="scroll">
+                <table class="table" data-testid="report">
+                    <thead><tr><th>{report.by.clone()}</th><th>"Jobs"</th><th>"GPU-hours"</th><th>"TFLOP·s"</th></tr></thead>
+                    <tbody>
+                        {report.rows.into_iter().map(|r| view! {
+                            <tr><td>{r.group}</td><td>{r.jobs}</td><td>{format!("{:.2}", r.gpu_hours)}</td><td>{format!("{:.0}", r.tflop_s)}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+                </div>
+            }.into_any()
+        }}
     }
 }
 

@@ -38,7 +38,7 @@ pub async fn logout(json: bool) -> Result<(), CliError> {
 }
 
 pub async fn submit(json: bool, args: SubmitArgs) -> Result<(), CliError> {
-    let SubmitArgs { script, gpus, name, time, env, workspace, min_vram } = args;
+    let SubmitArgs { script, gpus, name, time, env, workspace, min_vram, after, array } = args;
     let client = Client::from_config()?;
     let command = std::fs::read_to_string(&script)
         .map_err(|e| CliError::new(exit::USAGE, format!("cannot read {}: {e}", script.display())))?;
@@ -61,8 +61,27 @@ pub async fn submit(json: bool, args: SubmitArgs) -> Result<(), CliError> {
     if let Some(gb) = min_vram {
         body["min_vram_gb"] = json!(gb);
     }
-    let job = client.post("/v1/jobs", &body).await?;
-    print(json, &job, |j| format!("submitted job {} ({}), {}", text(&j["id"]), text(&j["name"]), text(&j["state"])));
+    if let Some(after) = after {
+        let deps =
+            app::model::views::parse_after(&after).map_err(|e| CliError::new(exit::USAGE, format!("--after: {e}")))?;
+        body["dependencies"] = deps.into_iter().map(|(kind, job)| json!({"type": kind, "job": job})).collect();
+    }
+    if let Some(array) = array {
+        body["array"] = json!(array);
+    }
+    let answer = client.post("/v1/jobs", &body).await?;
+    print(json, &answer, |a| match a["array_id"].as_i64() {
+        Some(array) => {
+            let jobs = a["jobs"].as_array().cloned().unwrap_or_default();
+            let ids: Vec<i64> = jobs.iter().filter_map(|j| j["id"].as_i64()).collect();
+            let (first, last) = (ids.iter().min().copied().unwrap_or(0), ids.iter().max().copied().unwrap_or(0));
+            format!(
+                "submitted array {array}: {} jobs ({first}–{last}); list them with `jpu jobs --array {array}`",
+                ids.len()
+            )
+        }
+        None => format!("submitted job {} ({}), {}", text(&a["id"]), text(&a["name"]), text(&a["state"])),
+    });
     Ok(())
 }
 
@@ -100,11 +119,14 @@ pub async fn queue(json: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-pub async fn jobs(json: bool, state: Option<String>, limit: u32) -> Result<(), CliError> {
+pub async fn jobs(json: bool, state: Option<String>, array: Option<i64>, limit: u32) -> Result<(), CliError> {
     let client = Client::from_config()?;
     let mut path = format!("/v1/jobs?limit={limit}");
     if let Some(state) = state {
         path.push_str(&format!("&state={state}"));
+    }
+    if let Some(array) = array {
+        path.push_str(&format!("&array={array}"));
     }
     let page = client.get(&path).await?;
     print(json, &page, |p| {
@@ -124,6 +146,12 @@ pub async fn show(json: bool, id: i64) -> Result<(), CliError> {
         );
         if let Some(at) = j["estimated_start"].as_str() {
             out.push_str(&format!("\nexpected to start about {at} (an estimate from the scheduler's forecast)\n"));
+        }
+        if let Some(array) = j["array"].as_object() {
+            out.push_str(&format!("\nelement {} of array {}\n", text(&array["index"]), text(&array["id"])));
+        }
+        for d in j["dependencies"].as_array().into_iter().flatten() {
+            out.push_str(&format!("runs {} job {} (now {})\n", text(&d["type"]), text(&d["job"]), text(&d["state"])));
         }
         out.push_str(&format!(
             "\nend reason: {}  exit code: {}  usage: {} TFLOP·s\n\nattempts:\n",
@@ -182,6 +210,22 @@ pub async fn cancel(json: bool, id: i64) -> Result<(), CliError> {
     let client = Client::from_config()?;
     let job = client.post(&format!("/v1/jobs/{id}/cancel"), &json!({})).await?;
     print(json, &job, |j| format!("job {} is {}", text(&j["id"]), text(&j["state"])));
+    Ok(())
+}
+
+pub async fn cancel_array(json: bool, id: i64) -> Result<(), CliError> {
+    let client = Client::from_config()?;
+    let array = client.post(&format!("/v1/arrays/{id}/cancel"), &json!({})).await?;
+    print(json, &array, |a| {
+        let jobs = a["jobs"].as_array().cloned().unwrap_or_default();
+        let count = |s: &str| jobs.iter().filter(|j| j["state"] == s).count();
+        format!(
+            "array {id}: {} cancelled, {} cancelling (grace period), {} already ended",
+            count("CANCELLED"),
+            count("CANCELLING"),
+            count("COMPLETED") + count("FAILED")
+        )
+    });
     Ok(())
 }
 

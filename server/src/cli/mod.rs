@@ -43,6 +43,9 @@ enum Command {
         /// Only these states (comma-separated), e.g. RUNNING
         #[arg(long)]
         state: Option<String>,
+        /// Only this array's elements.
+        #[arg(long, value_name = "ID")]
+        array: Option<i64>,
         #[arg(long, default_value_t = 50)]
         limit: u32,
     },
@@ -54,8 +57,14 @@ enum Command {
         #[arg(short, long)]
         follow: bool,
     },
-    /// Cancel a job (running jobs get their grace period).
-    Cancel { id: i64 },
+    /// Cancel a job (running jobs get their grace period), or with
+    /// `--array` every unfinished element of that array.
+    Cancel {
+        id: i64,
+        /// ID is an array's id: cancel all its unfinished elements.
+        #[arg(long)]
+        array: bool,
+    },
     /// Every lab's decayed usage, running GPUs and waiting jobs.
     Usage,
     /// Maintenance status, or start/end it (admins).
@@ -88,6 +97,14 @@ pub struct SubmitArgs {
     /// Only on tiers with at least this much VRAM (GB), from the first attempt.
     #[arg(long = "min-vram", value_name = "GB")]
     pub min_vram: Option<u32>,
+    /// Start only after these jobs of your lab: ok:ID (completed), any:ID
+    /// (ended), notok:ID (failed or cancelled), comma-separated.
+    #[arg(long, value_name = "KIND:ID,...")]
+    pub after: Option<String>,
+    /// Submit an array, e.g. 0-15%4 (indices as ranges and lists; %N = at
+    /// most N at once). Each element sees JOB_ARRAY_ID and JOB_ARRAY_INDEX.
+    #[arg(long, value_name = "SPEC")]
+    pub array: Option<String>,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -116,10 +133,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Logout => commands::logout(json).await,
         Command::Submit(args) => commands::submit(json, args).await,
         Command::Queue => commands::queue(json).await,
-        Command::Jobs { state, limit } => commands::jobs(json, state, limit).await,
+        Command::Jobs { state, array, limit } => commands::jobs(json, state, array, limit).await,
         Command::Show { id } => commands::show(json, id).await,
         Command::Logs { id, follow } => commands::logs(json, id, follow).await,
-        Command::Cancel { id } => commands::cancel(json, id).await,
+        Command::Cancel { id, array: false } => commands::cancel(json, id).await,
+        Command::Cancel { id, array: true } => commands::cancel_array(json, id).await,
         Command::Usage => commands::usage(json).await,
         Command::Maintenance { action, message } => commands::maintenance(json, action, message).await,
     }

@@ -9,9 +9,15 @@ use super::scheduling::parse_gpus;
 
 /// The view of a job [`insert`](super::jobs::insert) just wrote (what `view` would read back,
 /// without reading it: submit answers with it).
-pub fn inserted_view(id: i64, j: &NewJob<'_>, user: &str, lab: &str, now_ms: i64) -> app::model::JobView {
+pub fn inserted_view(
+    id: i64,
+    j: &NewJob<'_>,
+    user: &str,
+    lab: &str,
+    dependencies: &[app::model::DependencyView],
+    now_ms: i64,
+) -> app::model::JobView {
     use crate::clock::rfc3339;
-    let waiting_for_slot = j.state == JobState::UserQueueWait;
     app::model::JobView {
         id,
         name: j.name.to_string(),
@@ -21,7 +27,7 @@ pub fn inserted_view(id: i64, j: &NewJob<'_>, user: &str, lab: &str, now_ms: i64
         num_gpus: j.num_gpus,
         attempt: 1,
         rank: None,
-        pending_reason: waiting_for_slot.then(|| "USER_CONCURRENCY_LIMIT".to_string()),
+        pending_reason: j.pending_reason.clone(),
         tier: None,
         node: None,
         gpu_indices: Vec::new(),
@@ -38,6 +44,8 @@ pub fn inserted_view(id: i64, j: &NewJob<'_>, user: &str, lab: &str, now_ms: i64
         last_error: None,
         kill_unconfirmed: false,
         estimated_start: None,
+        dependencies: dependencies.to_vec(),
+        array: j.array.map(|(id, index)| app::model::ArrayRef { id, index }),
     }
 }
 
@@ -84,6 +92,7 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         j.reservation_gpu_seconds,
     );
     let state: JobState = j.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    let (dependencies, array) = super::gates::of_job(conn, id).await?;
     Ok(Some(app::model::JobView {
         id: j.id,
         name: j.name,
@@ -110,5 +119,7 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         last_error: j.last_error,
         kill_unconfirmed: j.kill_unconfirmed != 0,
         estimated_start: None,
+        dependencies,
+        array,
     }))
 }

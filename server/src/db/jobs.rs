@@ -21,6 +21,12 @@ pub struct NewJob<'a> {
     pub time_limit_minutes: u32,
     /// 0 = any tier.
     pub min_vram_gb: u32,
+    /// Why it waits, if it enters the personal queue.
+    pub pending_reason: Option<String>,
+    /// Has dependencies or is an array element (read apart by the cycle).
+    pub gated: bool,
+    /// (array id, index) of an array element.
+    pub array: Option<(i64, u32)>,
 }
 
 pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
@@ -43,19 +49,21 @@ pub async fn insert_many(
                 "command": j.command, "num_gpus": j.num_gpus, "workspace": j.workspace, "env_json": j.env_json,
                 "time_limit_minutes": j.time_limit_minutes, "min_vram_gb": j.min_vram_gb,
                 "entered": (j.state == JobState::GlobalQueueWait).then_some(now_ms),
+                "reason": j.pending_reason, "gated": i32::from(j.gated),
+                "array_id": j.array.map(|a| a.0), "array_index": j.array.map(|a| a.1),
             })
         })
         .collect();
     let rows = serde_json::Value::Array(rows).to_string();
     let mut ids: Vec<i64> = sqlx::query_scalar!(
         r#"INSERT INTO jobs (name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
-                            min_vram_gb, submitted_at, queue_entered_at, pending_reason)
+                            min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index)
            SELECT json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
                   json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
                   json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
                   json_extract(value, '$.time_limit_minutes'), json_extract(value, '$.min_vram_gb'), ?,
-                  json_extract(value, '$.entered'),
-                  CASE WHEN json_extract(value, '$.state') = 'USER_QUEUE_WAIT' THEN 'USER_CONCURRENCY_LIMIT' END
+                  json_extract(value, '$.entered'), json_extract(value, '$.reason'), json_extract(value, '$.gated'),
+                  json_extract(value, '$.array_id'), json_extract(value, '$.array_index')
            FROM json_each(?) ORDER BY key
            RETURNING id AS "id!""#,
         now_ms,
@@ -98,7 +106,7 @@ pub async fn start_request(
     let Some(r) = sqlx::query!(
         r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
                   j.num_gpus, COALESCE(u.unix_uid, u.allocated_uid) AS "run_uid?: i64", u.unix_uid, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
-                  t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?"
+                  t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?", j.array_id, j.array_index
            FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN tiers t ON t.name = j.tier
                 LEFT JOIN workspaces w ON w.lab_id = j.lab_id AND w.name = j.workspace
            WHERE j.id = ?"#,
@@ -124,6 +132,12 @@ pub async fn start_request(
         ("CUDA_VISIBLE_DEVICES".to_string(), super::scheduling::format_gpus(&gpus)),
         ("JPU_TIER".to_string(), tier.clone()),
     ]);
+    if let (Some(array), Some(index)) = (r.array_id, r.array_index) {
+        env.extend([
+            ("JOB_ARRAY_ID".to_string(), array.to_string()),
+            ("JOB_ARRAY_INDEX".to_string(), index.to_string()),
+        ]);
+    }
     let n = r.num_gpus as u32;
     Ok(Some(StartRequest {
         job: r.id,

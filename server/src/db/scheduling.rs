@@ -134,13 +134,14 @@ pub async fn load_snapshot(
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.lab_id, j.user_id, j.state, j.num_gpus, j.queue_entered_at, j.submitted_at, j.min_vram_gb,
                   j.reserved_node, j.reserved_tier, j.reserved_gpus, j.reservation_gpu_seconds, j.reservation_cost,
-                  j.reservation_accrued_at, j.time_limit_minutes
+                  j.reservation_accrued_at, j.time_limit_minutes, j.gated, j.array_id
            FROM jobs j WHERE j.id IN (SELECT id FROM cycle_waiting_jobs)"#
     )
     .fetch_all(&mut *conn)
     .await?;
     let mut queue = Vec::new();
     let mut personal = Vec::new();
+    let (mut gated, mut arrays) = (Vec::new(), Vec::new());
     for r in rows {
         let reservation = match (r.reserved_node, r.reserved_tier) {
             (Some(node), Some(tier)) => Some(Reservation {
@@ -165,9 +166,17 @@ pub async fn load_snapshot(
         if r.state == "GLOBAL_QUEUE_WAIT" {
             queue.push(job);
         } else {
-            personal.push(PersonalJob { job, submitted_at_ms: r.submitted_at });
+            if r.gated != 0 {
+                gated.push(job.id);
+            }
+            arrays.extend(r.array_id);
+            personal.push(PersonalJob { array: r.array_id, ..PersonalJob::plain(job, r.submitted_at) });
         }
     }
+    super::gates::read_dependencies(conn, &mut personal, &gated).await?;
+    arrays.sort_unstable();
+    arrays.dedup();
+    let arrays = super::gates::array_limits(conn, &arrays).await?;
     let users = sqlx::query!(
         r#"SELECT u.id AS "id!", u.max_concurrent,
                   (SELECT COUNT(*) FROM jobs j WHERE j.user_id = u.id
@@ -198,6 +207,7 @@ pub async fn load_snapshot(
         queue,
         personal,
         users,
+        arrays,
         research_active: research_active as u32,
         backfill_active: backfill_active as u32,
         mode,
@@ -241,12 +251,14 @@ pub async fn record_charges(conn: &mut SqliteConnection, charges: &[Charge], now
             ChargeKind::Reservation => "reservation",
         };
         sqlx::query!(
-            "INSERT INTO usage_charges (lab_id, job_id, tier, kind, amount, charged_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO usage_charges (lab_id, job_id, tier, kind, amount, gpu_seconds, charged_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
             c.lab,
             c.job,
             c.tier,
             kind,
             c.amount,
+            c.gpu_seconds,
             now_ms
         )
         .execute(&mut *conn)
@@ -314,6 +326,8 @@ pub async fn apply_plan(
         super::maintenance::set(conn, phase, current.message.as_deref(), now_ms).await?;
     }
     promote(conn, &plan.promotions, now_ms).await?;
+    super::gates::mark_held(conn, &plan.held).await?;
+    super::gates::end_never_satisfied(conn, &plan.never_satisfied, now_ms).await?;
     record_charges(conn, &plan.charges, now_ms).await?;
     release(conn, &plan.releases).await?;
     mark_waiting(conn, &plan.waiting, stored).await?;

@@ -23,6 +23,7 @@ pub struct JobFilter<'a> {
     /// Only ids below this (the previous page's `next`).
     pub before: i64,
     pub limit: i64,
+    pub array: Option<i64>,
 }
 
 /// Job ids matching the filter, newest first.
@@ -33,12 +34,14 @@ pub async fn job_ids(conn: &mut SqliteConnection, f: &JobFilter<'_>) -> Result<V
              AND (?2 IS NULL OR u.username = ?2)
              AND (?3 IS NULL OR l.name = ?3)
              AND j.id < ?4
+             AND (?6 IS NULL OR j.array_id = ?6)
            ORDER BY j.id DESC LIMIT ?5"#,
         f.states,
         f.user,
         f.lab,
         f.before,
-        f.limit
+        f.limit,
+        f.array
     )
     .fetch_all(&mut *conn)
     .await?;

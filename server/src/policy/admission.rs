@@ -4,7 +4,7 @@
 
 use app::model::{JobState, MaintenancePhase};
 
-use super::model::TierInfo;
+use super::model::{PendingReason, TierInfo};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdmissionError {
@@ -12,8 +12,20 @@ pub enum AdmissionError {
     Maintenance(MaintenancePhase),
     #[error("no placement can ever fit {num_gpus} GPU(s){vram}: the largest request any tier and node can take is {largest}")]
     NoFit { num_gpus: u32, vram: String, largest: u32 },
-    #[error("you already have {limit} unfinished jobs, the most allowed; wait for some to finish or cancel some")]
-    QueueLimit { limit: u32 },
+    #[error("{}", queue_limit_message(*unfinished, *adding, *limit))]
+    QueueLimit { unfinished: u32, adding: u32, limit: u32 },
+}
+
+fn queue_limit_message(unfinished: u32, adding: u32, limit: u32) -> String {
+    if adding <= 1 {
+        format!(
+            "you already have {unfinished} unfinished jobs, the most allowed; wait for some to finish or cancel some"
+        )
+    } else {
+        format!(
+            "you have {unfinished} unfinished jobs; {adding} more would pass the limit of {limit} (each array element counts)"
+        )
+    }
 }
 
 /// A placement's shape for the fit check: tier name and capacity.
@@ -30,16 +42,31 @@ pub struct Request {
     /// The user's jobs holding concurrency slots.
     pub holding: u32,
     pub max_concurrent: u32,
+    /// Jobs this request submits: 1, or an array's elements.
+    pub count: u32,
+    /// It has dependencies: it waits in the personal queue until they are
+    /// met (the cycle decides; they may be met already).
+    pub has_dependencies: bool,
+    /// An array's `%N`.
+    pub array_limit: Option<u32>,
 }
 
-/// The state a new job enters, or why it is refused.
+/// Where one new job enters, and why it waits if in the personal queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub state: JobState,
+    pub reason: Option<PendingReason>,
+}
+
+/// Where each of a request's `count` jobs enters, or why the request is
+/// refused (all or nothing).
 pub fn admit(
     phase: MaintenancePhase,
     tiers: &[TierInfo],
     placements: &[Shape<'_>],
     max_unfinished: u32,
     req: &Request,
-) -> Result<JobState, AdmissionError> {
+) -> Result<Vec<Entry>, AdmissionError> {
     if phase != MaintenancePhase::Normal {
         return Err(AdmissionError::Maintenance(phase));
     }
@@ -54,10 +81,26 @@ pub fn admit(
         let vram = if req.min_vram_gb > 0 { format!(" with {} GB VRAM", req.min_vram_gb) } else { String::new() };
         return Err(AdmissionError::NoFit { num_gpus: req.num_gpus, vram, largest });
     }
-    if req.unfinished >= max_unfinished {
-        return Err(AdmissionError::QueueLimit { limit: max_unfinished });
+    if req.unfinished.saturating_add(req.count) > max_unfinished {
+        return Err(AdmissionError::QueueLimit {
+            unfinished: req.unfinished,
+            adding: req.count,
+            limit: max_unfinished,
+        });
     }
-    Ok(if req.holding < req.max_concurrent { JobState::GlobalQueueWait } else { JobState::UserQueueWait })
+    let mut holding = req.holding;
+    let personal = |reason| Entry { state: JobState::UserQueueWait, reason: Some(reason) };
+    Ok((0..req.count)
+        .map(|k| match req.array_limit {
+            _ if req.has_dependencies => personal(PendingReason::Dependency),
+            Some(max_running) if k >= max_running => personal(PendingReason::ArrayLimit { max_running }),
+            _ if holding < req.max_concurrent => {
+                holding += 1;
+                Entry { state: JobState::GlobalQueueWait, reason: None }
+            }
+            _ => personal(PendingReason::UserConcurrencyLimit),
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -72,7 +115,35 @@ mod tests {
     }
 
     fn req(num_gpus: u32, unfinished: u32, holding: u32) -> Request {
-        Request { num_gpus, min_vram_gb: 0, unfinished, holding, max_concurrent: 2 }
+        Request {
+            num_gpus,
+            min_vram_gb: 0,
+            unfinished,
+            holding,
+            max_concurrent: 2,
+            count: 1,
+            has_dependencies: false,
+            array_limit: None,
+        }
+    }
+
+    #[test]
+    fn an_array_enters_within_its_limit_and_its_owners_slots() {
+        let shapes = [Shape { tier: "rtx4090", capacity: 2 }];
+        let normal = MaintenancePhase::Normal;
+        let states = |r: &Request| -> Vec<&'static str> {
+            let entries = admit(normal, &tiers(), &shapes, 100, r).unwrap();
+            entries.iter().map(|e| e.reason.as_ref().map_or("GLOBAL", PendingReason::code)).collect()
+        };
+        let array = Request { count: 4, array_limit: Some(3), max_concurrent: 2, holding: 1, ..req(1, 0, 1) };
+        assert_eq!(states(&array), ["GLOBAL", "USER_CONCURRENCY_LIMIT", "USER_CONCURRENCY_LIMIT", "ARRAY_LIMIT"]);
+        let waiting = Request { count: 2, has_dependencies: true, ..req(1, 0, 0) };
+        assert_eq!(states(&waiting), ["DEPENDENCY", "DEPENDENCY"], "dependants wait, slots or not");
+        let edge = Request { count: 90, ..req(1, 10, 0) };
+        assert!(admit(normal, &tiers(), &shapes, 100, &edge).is_ok(), "10 + 90 is the limit itself");
+        let over = Request { count: 91, ..req(1, 10, 0) };
+        let e = admit(normal, &tiers(), &shapes, 100, &over).unwrap_err();
+        assert!(e.to_string().contains("91 more would pass the limit of 100"), "{e}");
     }
 
     #[test]
@@ -89,7 +160,7 @@ mod tests {
             ("the 100th is fine", normal, req(1, 99, 2), Ok(UserQueueWait)),
         ];
         for (what, phase, r, want) in cases {
-            let got = admit(phase, &tiers(), &shapes, 100, &r).map_err(|e| match e {
+            let got = admit(phase, &tiers(), &shapes, 100, &r).map(|e| e[0].state).map_err(|e| match e {
                 AdmissionError::Maintenance(_) => "Maintenance",
                 AdmissionError::NoFit { .. } => "NoFit",
                 AdmissionError::QueueLimit { .. } => "QueueLimit",

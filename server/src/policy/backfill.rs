@@ -143,6 +143,7 @@ mod tests {
             queue: vec![],
             personal: vec![],
             users: vec![],
+            arrays: vec![],
             research_active: 0,
             backfill_active: 0,
             mode: PolicyMode::Seed,

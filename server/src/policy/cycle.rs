@@ -23,7 +23,7 @@ fn decide_seed(snap: &Snapshot) -> Plan {
     let mut plan = Plan::default();
     let dispatching = advance_maintenance(snap, &mut plan) == MaintenancePhase::Normal;
     let mut queue: Vec<QueuedJob> = snap.queue.clone();
-    promote(snap, &mut plan, &mut queue);
+    super::personal::promote(snap, &mut plan, &mut queue);
     let mut queue = fair_share_order(snap, queue);
     let mut places = Placements::new(&snap.placements, &snap.tiers);
     let holder = keep_or_release_reservations(snap, &mut plan, &mut queue, &mut places, dispatching);
@@ -213,24 +213,6 @@ pub fn next_phase(phase: MaintenancePhase, research_active: u32, backfill_active
         p = Active;
     }
     p
-}
-
-pub(super) fn promote(snap: &Snapshot, plan: &mut Plan, queue: &mut Vec<QueuedJob>) {
-    if snap.personal.is_empty() {
-        return;
-    }
-    let mut free: HashMap<UserId, u32> =
-        snap.users.iter().map(|u| (u.user, u.max_concurrent.saturating_sub(u.holding))).collect();
-    let mut personal: Vec<&PersonalJob> = snap.personal.iter().collect();
-    personal.sort_by_key(|p| (p.submitted_at_ms, p.job.id));
-    for p in personal {
-        let slots = free.entry(p.job.user).or_insert(0);
-        if *slots > 0 {
-            *slots -= 1;
-            plan.promotions.push(p.job.id);
-            queue.push(QueuedJob { queue_entered_at_ms: snap.now_ms, ..p.job.clone() });
-        }
-    }
 }
 
 /// Is slot `i` with `have` available GPUs at least as good as `other`

@@ -60,6 +60,10 @@ pub struct ForecastInput<'a> {
     /// how far ahead they are ([`ESTIMATE_MARGIN`] in production; 0 gives
     /// the forecast's own times).
     pub margin: f64,
+    /// The array of each running or queued job that is an array element
+    /// (elements in personal queues carry theirs): an array's `%N` counts
+    /// them.
+    pub array_of: &'a HashMap<JobId, ArrayId>,
 }
 
 /// Estimated start of each waiting job the forecast reached.
@@ -153,9 +157,11 @@ fn world_of(input: &ForecastInput<'_>) -> World {
     world.now = snap.now_ms;
     world.labs = snap.labs.iter().map(|l| (l.lab, *l)).collect();
     world.max_concurrent = snap.users.iter().map(|u| (u.user, u.max_concurrent)).collect();
+    world.arrays = snap.arrays.iter().map(|a| (a.array, a.max_running)).collect();
     for r in input.running {
         let mut j = WorldJob::new(r.id, r.lab, r.user, r.gpus.len() as u32, JobState::Running, snap.now_ms);
         j.time_limit_ms = (r.ends_ms - snap.now_ms).max(0);
+        j.array = input.array_of.get(&r.id).copied();
         world.jobs.insert(r.id, j);
         let running = Running {
             node: r.node.clone(),
@@ -173,6 +179,7 @@ fn world_of(input: &ForecastInput<'_>) -> World {
         j.reservation = q.reservation;
         j.accrued = q.accrued;
         j.time_limit_ms = q.time_limit_ms;
+        j.array = input.array_of.get(&q.id).copied();
         world.jobs.insert(q.id, j);
     }
     for p in &snap.personal {
@@ -180,6 +187,7 @@ fn world_of(input: &ForecastInput<'_>) -> World {
             WorldJob::new(p.job.id, p.job.lab, p.job.user, p.job.num_gpus, JobState::UserQueueWait, p.submitted_at_ms);
         j.min_vram_gb = p.job.min_vram_gb;
         j.time_limit_ms = p.job.time_limit_ms;
+        j.array = p.array;
         world.jobs.insert(p.job.id, j);
     }
     world
@@ -205,6 +213,11 @@ mod tests {
         }
     }
 
+    fn no_arrays() -> &'static HashMap<JobId, ArrayId> {
+        static NONE: std::sync::OnceLock<HashMap<JobId, ArrayId>> = std::sync::OnceLock::new();
+        NONE.get_or_init(HashMap::new)
+    }
+
     fn input<'a>(
         snapshot: &'a Snapshot,
         running: &'a [RunningJob],
@@ -212,7 +225,16 @@ mod tests {
         max_events: usize,
         shares: &'a HashMap<UserId, f64>,
     ) -> ForecastInput<'a> {
-        ForecastInput { snapshot, running, depth, max_events, wanted: None, runtime_share: shares, margin: 0.0 }
+        ForecastInput {
+            snapshot,
+            running,
+            depth,
+            max_events,
+            wanted: None,
+            runtime_share: shares,
+            margin: 0.0,
+            array_of: no_arrays(),
+        }
     }
 
     fn running(id: JobId, gpu: u32, ends_ms: Millis) -> RunningJob {
@@ -243,6 +265,7 @@ mod tests {
             queue,
             personal: vec![],
             users: vec![],
+            arrays: vec![],
             research_active: 2,
             backfill_active: 0,
             mode: PolicyMode::Seed,

@@ -12,6 +12,7 @@ pub mod forecast;
 pub mod model;
 pub mod oom;
 pub mod outcome;
+pub mod personal;
 mod placements;
 mod planned;
 pub mod predict;

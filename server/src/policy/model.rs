@@ -86,6 +86,51 @@ pub struct QueuedJob {
 pub struct PersonalJob {
     pub job: QueuedJob,
     pub submitted_at_ms: Millis,
+    /// Its dependencies, with how each depended-on job stands.
+    pub after: Vec<After>,
+    /// The array it is an element of.
+    pub array: Option<ArrayId>,
+}
+
+impl PersonalJob {
+    /// A plain job: no dependencies, no array.
+    pub fn plain(job: QueuedJob, submitted_at_ms: Millis) -> Self {
+        PersonalJob { job, submitted_at_ms, after: Vec::new(), array: None }
+    }
+}
+
+pub type ArrayId = i64;
+
+/// `afterok | afterany | afternotok` (api.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterKind {
+    Ok,
+    Any,
+    NotOk,
+}
+
+/// How a depended-on job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Unfinished,
+    Completed,
+    /// FAILED or CANCELLED.
+    NotOk,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct After {
+    pub kind: AfterKind,
+    pub on: JobId,
+    pub outcome: Outcome,
+}
+
+/// An array's `%N` and how many of its elements hold a slot now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayLimit {
+    pub array: ArrayId,
+    pub max_running: u32,
+    pub holding: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,6 +176,8 @@ pub struct Snapshot {
     pub queue: Vec<QueuedJob>,
     pub personal: Vec<PersonalJob>,
     pub users: Vec<UserSlots>,
+    /// The `%N` limits of arrays with elements in `personal`.
+    pub arrays: Vec<ArrayLimit>,
     /// Research jobs dispatching, running or cancelling (for maintenance).
     pub research_active: u32,
     /// Backfill instances running (for maintenance).
@@ -144,6 +191,12 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PendingReason {
     UserConcurrencyLimit,
+    /// A dependency has not ended yet (api.md `DEPENDENCY`).
+    Dependency,
+    /// Its array already has `%N` elements holding slots.
+    ArrayLimit {
+        max_running: u32,
+    },
     WaitingForHigherRank,
     Reserving {
         have: u32,
@@ -175,6 +228,8 @@ impl PendingReason {
     pub fn code(&self) -> &'static str {
         match self {
             PendingReason::UserConcurrencyLimit => "USER_CONCURRENCY_LIMIT",
+            PendingReason::Dependency => "DEPENDENCY",
+            PendingReason::ArrayLimit { .. } => "ARRAY_LIMIT",
             PendingReason::WaitingForHigherRank => "WAITING_FOR_HIGHER_RANK",
             PendingReason::Reserving { .. } => "RESERVING",
             PendingReason::NoIdleGpu | PendingReason::NoIdleLargeGpu { .. } => "NO_IDLE_GPU",
@@ -189,6 +244,9 @@ impl fmt::Display for PendingReason {
         match self {
             PendingReason::Reserving { have, need, node, tier } => {
                 write!(f, "RESERVING ({have}/{need} GPUs on {node}/{tier})")
+            }
+            PendingReason::ArrayLimit { max_running } => {
+                write!(f, "ARRAY_LIMIT ({max_running} of the array may hold slots at once)")
             }
             PendingReason::NoIdleLargeGpu { min_vram_gb } => write!(f, "NO_IDLE_GPU (needs ≥ {min_vram_gb} GB VRAM)"),
             PendingReason::Planned { node, tier, start_ms, held, need } => {
@@ -272,6 +330,11 @@ pub struct Release {
 pub struct Plan {
     /// USER_QUEUE_WAIT → GLOBAL_QUEUE_WAIT, entering the queue at `now`.
     pub promotions: Vec<JobId>,
+    /// Personal-queue jobs that stay, and why.
+    pub held: Vec<(JobId, PendingReason)>,
+    /// Personal-queue jobs a dependency can never be met for: they end
+    /// CANCELLED with `DEPENDENCY_NEVER_SATISFIED`.
+    pub never_satisfied: Vec<JobId>,
     pub dispatches: Vec<Dispatch>,
     pub waiting: Vec<Waiting>,
     pub releases: Vec<Release>,

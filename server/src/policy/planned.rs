@@ -18,8 +18,9 @@ use std::collections::BinaryHeap;
 
 use app::model::MaintenancePhase;
 
-use super::cycle::{advance_maintenance, charge_reservation, fair_share_order, promote, waiting};
+use super::cycle::{advance_maintenance, charge_reservation, fair_share_order, waiting};
 use super::model::*;
+use super::personal::promote;
 use super::timeline::Timeline;
 use super::usage;
 

@@ -60,6 +60,7 @@ pub(super) fn snapshot(placements: Vec<PlacementState>, labs: &[(LabId, f64)], q
         queue,
         personal: vec![],
         users: vec![],
+        arrays: vec![],
         research_active: 0,
         backfill_active: 0,
         mode: PolicyMode::Seed,

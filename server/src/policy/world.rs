@@ -44,6 +44,8 @@ pub struct WorldJob {
     pub reason: Option<PendingReason>,
     /// How long it may run once started.
     pub time_limit_ms: Millis,
+    /// The array it is an element of (its `%N` is in [`World::arrays`]).
+    pub array: Option<ArrayId>,
 }
 
 /// The limit of a job nobody gave one (the product's default, 24 h).
@@ -68,6 +70,7 @@ impl WorldJob {
             rank: None,
             reason: None,
             time_limit_ms: DEFAULT_TIME_LIMIT_MS,
+            array: None,
         }
     }
 }
@@ -89,6 +92,8 @@ pub struct World {
     pub default_max_concurrent: u32,
     /// The rules `decide` applies.
     pub mode: PolicyMode,
+    /// Arrays' `%N` limits.
+    pub arrays: HashMap<ArrayId, u32>,
 }
 
 impl World {
@@ -105,6 +110,7 @@ impl World {
             backfill: HashMap::new(),
             default_max_concurrent: 2,
             mode: PolicyMode::Seed,
+            arrays: HashMap::new(),
         }
     }
 
@@ -145,6 +151,18 @@ impl World {
             accrued: j.accrued,
             time_limit_ms: j.time_limit_ms,
         }
+    }
+
+    /// The limits of arrays with elements in a personal queue, with how
+    /// many of their elements hold slots.
+    fn array_limits(&self) -> Vec<ArrayLimit> {
+        let mut limits: BTreeMap<ArrayId, ArrayLimit> = BTreeMap::new();
+        for j in self.jobs.values() {
+            let Some((array, &max_running)) = j.array.and_then(|a| Some((a, self.arrays.get(&a)?))) else { continue };
+            let limit = limits.entry(array).or_insert(ArrayLimit { array, max_running, holding: 0 });
+            limit.holding += u32::from(j.state.holds_slot());
+        }
+        limits.into_values().collect()
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -190,8 +208,9 @@ impl World {
                 .jobs
                 .values()
                 .filter(|j| j.state == JobState::UserQueueWait)
-                .map(|j| PersonalJob { job: Self::queued(j), submitted_at_ms: j.submitted_ms })
+                .map(|j| PersonalJob { array: j.array, ..PersonalJob::plain(Self::queued(j), j.submitted_ms) })
                 .collect(),
+            arrays: self.array_limits(),
             users: self
                 .max_concurrent
                 .iter()
@@ -238,6 +257,12 @@ impl World {
             let job = self.jobs.get_mut(id).expect("promoted job exists");
             job.state = JobState::GlobalQueueWait;
             job.queue_entered_ms = self.now;
+        }
+        for (id, reason) in &plan.held {
+            self.jobs.get_mut(id).expect("held job exists").reason = Some(reason.clone());
+        }
+        for id in &plan.never_satisfied {
+            self.jobs.get_mut(id).expect("failed dependant exists").state = JobState::Cancelled;
         }
         self.charge(plan.charges.iter().cloned());
         for r in &plan.releases {

@@ -35,10 +35,11 @@ impl Scheduler {
             let snapshot = db::scheduling::load_snapshot(&mut read, now, self.mode).await?;
             let running = db::scheduling::running_jobs(&mut read, now).await?;
             let history = db::scheduling::recent_runtime_shares(&mut read).await?;
+            let array_of = db::gates::elements_holding(&mut read).await?;
             read.rollback().await?;
-            Ok::<_, sqlx::Error>((snapshot, running, runtime_shares(history)))
+            Ok::<_, sqlx::Error>((snapshot, running, runtime_shares(history), array_of))
         };
-        let (snapshot, running, runtime_share) = match read.await {
+        let (snapshot, running, runtime_share, array_of) = match read.await {
             Ok(inputs) => inputs,
             Err(e) => {
                 self.forecasting.store(false, Ordering::Release);
@@ -57,6 +58,7 @@ impl Scheduler {
                 wanted: None,
                 runtime_share: &runtime_share,
                 margin: ESTIMATE_MARGIN,
+                array_of: &array_of,
             };
             cache.set(forecast(&input));
             metrics::histogram!("scheduler_forecast_seconds").record(began.elapsed().as_secs_f64());

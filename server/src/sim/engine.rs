@@ -343,6 +343,7 @@ impl Cluster for JpuCluster {
             wanted: Some(wanted),
             runtime_share: &runtime_share,
             margin: self.forecast_margin,
+            array_of: &HashMap::new(),
         };
         Some(forecast::forecast(&input))
     }

@@ -18,6 +18,12 @@ async fn every_endpoint_answers_each_role_as_documented() {
     let id =
         app.submit_ok(&owner, json!({"name": "owned", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
     app.wait_state(&owner, id, "COMPLETED").await;
+    let array =
+        app.submit_ok(&owner, json!({"name": "owned-array", "command": "true", "num_gpus": 1, "array": "0-1"})).await;
+    for element in array["jobs"].as_array().unwrap() {
+        app.wait_state(&owner, element["id"].as_i64().unwrap(), "COMPLETED").await;
+    }
+    let array = array["array_id"].as_i64().unwrap();
     let ws = app.post(Some(&owner), "/v1/workspaces", json!({"name": "owned-ws", "base_image": "python:3.11"})).await;
     assert_eq!(ws.status(), 201);
     let roles: [Option<&str>; 5] = [None, Some(&owner), Some(&colleague), Some(&stranger), Some(&admin)];
@@ -38,6 +44,17 @@ async fn every_endpoint_answers_each_role_as_documented() {
         (Method::GET, j("/files"), None, [401, 200, 403, 404, 200]),
         (Method::GET, j("/files/out.txt"), None, [401, 200, 403, 404, 200]),
         (Method::POST, j("/cancel"), None, [401, 409, 403, 404, 409]),
+        (Method::GET, format!("/v1/jobs?array={array}"), None, signed_in),
+        (Method::POST, format!("/v1/arrays/{array}/cancel"), None, [401, 409, 403, 404, 409]),
+        (
+            Method::POST,
+            "/v1/jobs".into(),
+            Some(json!({"name": "n", "command": "true", "num_gpus": 1,
+                        "dependencies": [{"type": "afternotok", "job": id}]})),
+            [401, 422, 422, 404, 422],
+        ),
+        (Method::GET, "/v1/reports/usage".into(), None, signed_in),
+        (Method::GET, "/v1/reports/usage?format=csv&by=user".into(), None, signed_in),
         (Method::GET, "/v1/queue".into(), None, signed_in),
         (Method::GET, "/v1/labs".into(), None, signed_in),
         (Method::GET, "/v1/labs/demo-lab/usage".into(), None, signed_in),

@@ -121,3 +121,50 @@ async fn an_admin_runs_maintenance_from_the_command_line() {
     let down = jpu(gone.path(), &["login", "--server", "http://127.0.0.1:9", "-u", "admin"], Some("x")).await;
     assert_eq!(down.code, 4, "{}", down.stderr);
 }
+
+#[tokio::test]
+async fn a_pipeline_and_an_array_from_the_command_line() {
+    let app = TestApp::spawn_local().await;
+    let config = tempfile::tempdir().unwrap();
+    let cfg = config.path();
+    assert_eq!(jpu(cfg, &["login", "--server", &app.base, "-u", "demo"], Some(DEMO_PASSWORD)).await.code, 0);
+    let train = cfg.join("train.sh");
+    std::fs::write(&train, "echo trained > \"$JOB_OUTPUT_DIR/model\"\n").unwrap();
+    let first = jpu(cfg, &["--json", "submit", train.to_str().unwrap()], None).await;
+    let first: Value = serde_json::from_str(&first.stdout).unwrap();
+    let first = first["id"].as_i64().unwrap();
+    let eval = cfg.join("eval.sh");
+    std::fs::write(&eval, "echo evaluated\n").unwrap();
+    let after = format!("ok:{first},any:{first}");
+    let twice = jpu(cfg, &["submit", eval.to_str().unwrap(), "--after", &after], None).await;
+    assert_eq!(twice.code, 1, "the API's refusal reaches the user");
+    assert!(twice.stderr.contains("listed twice"), "{}", twice.stderr);
+    let bad = jpu(cfg, &["submit", eval.to_str().unwrap(), "--after", "soon:1"], None).await;
+    assert_eq!(bad.code, 2, "a malformed --after is a usage error");
+    let after = format!("ok:{first}");
+    let second = jpu(cfg, &["--json", "submit", eval.to_str().unwrap(), "--after", &after], None).await;
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let second: Value = serde_json::from_str(&second.stdout).unwrap();
+    assert_eq!(second["dependencies"][0]["job"], first);
+    let done = app.wait_state(&app.demo_token().await, second["id"].as_i64().unwrap(), "COMPLETED").await;
+    let show = jpu(cfg, &["show", &done["id"].to_string()], None).await;
+    assert!(show.stdout.contains(&format!("runs afterok job {first} (now COMPLETED)")), "{}", show.stdout);
+
+    let sleeper = cfg.join("sweep.sh");
+    std::fs::write(&sleeper, "sleep 600\n").unwrap();
+    let array = jpu(cfg, &["submit", sleeper.to_str().unwrap(), "--array", "0-5%1"], None).await;
+    assert_eq!(array.code, 0, "{}", array.stderr);
+    assert!(array.stdout.starts_with("submitted array ") && array.stdout.contains("6 jobs"), "{}", array.stdout);
+    let array_id: String = array.stdout["submitted array ".len()..].chars().take_while(char::is_ascii_digit).collect();
+    let listed = jpu(cfg, &["--json", "jobs", "--array", &array_id], None).await;
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 6);
+    let table = jpu(cfg, &["jobs", "--array", &array_id], None).await;
+    assert!(table.stdout.contains("ARRAY_LIMIT"), "why elements wait: {}", table.stdout);
+    let cancelled = jpu(cfg, &["cancel", "--array", &array_id], None).await;
+    assert_eq!(cancelled.code, 0, "{}", cancelled.stderr);
+    assert!(cancelled.stdout.contains("cancelled"), "{}", cancelled.stdout);
+    let again = jpu(cfg, &["cancel", "--array", &array_id], None).await;
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("CONFLICT"), "{}", again.stderr);
+}

@@ -318,6 +318,14 @@ impl TestApp {
         jpu_share::db::note_commit();
     }
 
+    /// One number read from the test database (e.g. a ledger sum).
+    pub async fn sql_number(&self, query: &str) -> f64 {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
+        let value: f64 = sqlx::query_scalar(query).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        value
+    }
+
     /// `GET` any /v1 path as `token` (None = anonymous).
     pub async fn get(&self, token: Option<&str>, path: &str) -> Response {
         let req = self.client.get(self.url(path));

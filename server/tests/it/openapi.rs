@@ -46,6 +46,8 @@ const CONTRACT: &[(&str, &str)] = &[
     ("get", "/v1/workspaces"),
     ("post", "/v1/workspaces"),
     ("get", "/v1/workspaces/{name}"),
+    ("post", "/v1/arrays/{id}/cancel"),
+    ("get", "/v1/reports/usage"),
 ];
 
 /// Endpoints of ours beyond api.md (it leaves the rest to us).
@@ -91,7 +93,17 @@ async fn the_document_covers_the_contract_and_its_errors() {
     let states = &doc["components"]["schemas"]["JobState"]["enum"];
     assert!(states.as_array().unwrap().iter().any(|s| s == "GLOBAL_QUEUE_WAIT"), "{states}");
     let job = &doc["components"]["schemas"]["JobView"]["properties"];
-    for field in ["id", "rank", "pending_reason", "reservation", "attempts", "usage_tflop_s"] {
+    for field in [
+        "id",
+        "rank",
+        "pending_reason",
+        "reservation",
+        "attempts",
+        "usage_tflop_s",
+        "estimated_start",
+        "dependencies",
+        "array",
+    ] {
         assert!(job[field].is_object(), "JobView.{field}");
     }
 }

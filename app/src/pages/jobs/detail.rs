@@ -110,6 +110,19 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
                 "Expected to start about " {short_time(&job.estimated_start)} " UTC — an estimate from the scheduler's forecast"
             </p>
         })}
+        {job.array.map(|a| view! {
+            <p data-testid="array">"Element " {a.index} " of " <a href=format!("/jobs?array={}", a.id)>{format!("array #{}", a.id)}</a></p>
+        })}
+        {(!job.dependencies.is_empty()).then(|| view! {
+            <p data-testid="dependencies">"Runs after: "
+                {job.dependencies.iter().enumerate().map(|(i, d)| view! {
+                    {(i > 0).then_some(", ")}
+                    <a href=format!("/jobs/{}", d.job)>{format!("#{}", d.job)}</a>
+                    " (" {d.kind.trim_start_matches("after").to_string()} "; now "
+                    <span class="state" data-state=d.state.as_str()>{d.state.as_str()}</span> ")"
+                }).collect_view()}
+            </p>
+        })}
         {reservation}
         {job.last_error.clone().map(|e| view! { <p class="error">{format!("Last dispatch error: {e}")}</p> })}
         {detail.can_cancel.then(|| view! { <CancelButton id/> })}

@@ -1,8 +1,10 @@
 //! `/jobs`: the viewer's jobs (every job for admins), filtered by state,
-//! newest first, a page at a time.
+//! newest first, a page at a time. An array's elements show as one row
+//! with counts by state and one Cancel; `/jobs?array=ID` lists them.
 
 use super::short_time;
-use crate::api::jobs_page;
+use crate::api::{jobs_page, CancelArray};
+use crate::model::views::ArraySummary;
 use crate::model::JobView;
 use crate::pages::components::{ErrorText, Layout};
 use leptos::prelude::*;
@@ -23,14 +25,30 @@ pub fn JobsPage() -> impl IntoView {
     let query = use_query_map();
     let state = move || query.with(|q| q.get("state").filter(|s| !s.is_empty()));
     let before = move || query.with(|q| q.get("before").and_then(|b| b.parse::<i64>().ok()));
-    let data = Resource::new(move || (state(), before()), |(state, before)| jobs_page(state, before));
+    let array = move || query.with(|q| q.get("array").and_then(|b| b.parse::<i64>().ok()));
+    let data =
+        Resource::new(move || (state(), before(), array()), |(state, before, array)| jobs_page(state, before, array));
+    let href_with = move |state: Option<String>, before: Option<i64>| {
+        let mut params: Vec<String> = Vec::new();
+        params.extend(array().map(|a| format!("array={a}")));
+        params.extend(state.map(|s| format!("state={s}")));
+        params.extend(before.map(|b| format!("before={b}")));
+        if params.is_empty() {
+            "/jobs".to_string()
+        } else {
+            format!("/jobs?{}", params.join("&"))
+        }
+    };
     view! {
         <Layout>
-            <h1>"Jobs"</h1>
-            <p class="muted">"Your lab's jobs, newest first."</p>
+            <h1>{move || match array() { Some(a) => format!("Array #{a}"), None => "Jobs".to_string() }}</h1>
+            <p class="muted">{move || match array() {
+                Some(_) => "The array's elements, newest first. ← ".into_any(),
+                None => "Your lab's jobs, newest first.".into_any(),
+            }}{move || array().map(|_| view! { <a href="/jobs">"All jobs"</a> })}</p>
             <nav class="filters" aria-label="Filter by state">
                 {FILTERS.iter().map(|(label, value)| {
-                    let href = if value.is_empty() { "/jobs".to_string() } else { format!("/jobs?state={value}") };
+                    let href = move || href_with(Some(value.to_string()).filter(|v| !v.is_empty()), None);
                     let current = move || state().unwrap_or_default() == *value;
                     view! { <a href=href aria-current=move || current().then_some("page")>{*label}</a> }
                 }).collect_view()}
@@ -39,12 +57,11 @@ pub fn JobsPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match data.await {
                         Ok(page) => {
-                            let next = page.next.map(|n| match state() {
-                                Some(s) => format!("/jobs?state={s}&before={n}"),
-                                None => format!("/jobs?before={n}"),
-                            });
+                            let next = page.next.map(|n| href_with(state(), Some(n)));
+                            let grouped = array().is_none();
                             view! {
-                                <JobTable jobs=page.jobs/>
+                                {(!grouped).then(|| page.arrays.first().cloned().map(|a| view! { <ArrayHeader array=a/> }))}
+                                <JobTable jobs=page.jobs arrays=page.arrays grouped/>
                                 {next.map(|href| view! { <p><a href=href rel="next">"Older jobs →"</a></p> })}
                             }.into_any()
                         }
@@ -56,30 +73,117 @@ pub fn JobsPage() -> impl IntoView {
     }
 }
 
+/// "3 RUNNING · 12 USER_QUEUE_WAIT", fixed state order.
+fn counts_text(a: &ArraySummary) -> String {
+    crate::model::JobState::ALL
+        .iter()
+        .filter_map(|s| a.counts.get(s.as_str()).map(|n| format!("{n} {}", s.as_str())))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+fn unfinished(a: &ArraySummary) -> bool {
+    a.counts.iter().any(|(s, n)| *n > 0 && !matches!(s.as_str(), "COMPLETED" | "FAILED" | "CANCELLED"))
+}
+
 #[component]
-fn JobTable(jobs: Vec<JobView>) -> impl IntoView {
+fn ArrayHeader(array: ArraySummary) -> impl IntoView {
+    let limit = array.max_running.map(|n| format!(", at most {n} at once")).unwrap_or_default();
+    view! {
+        <p data-testid="array-summary">
+            {format!("{} elements ({}{limit}): {}", array.total, array.spec, counts_text(&array))}
+        </p>
+        {unfinished(&array).then(|| view! { <CancelArrayButton id=array.id/> })}
+    }
+}
+
+#[component]
+fn JobTable(jobs: Vec<JobView>, arrays: Vec<ArraySummary>, grouped: bool) -> impl IntoView {
     if jobs.is_empty() {
         return view! { <p class="muted" data-testid="jobs">"No jobs."</p> }.into_any();
     }
+    // an array shows once, where its newest element on this page is
+    let mut seen = std::collections::HashSet::new();
+    let rows = jobs
+        .into_iter()
+        .filter_map(|j| match j.array.filter(|_| grouped) {
+            None => Some(view! { <JobRow j/> }.into_any()),
+            Some(a) if seen.insert(a.id) => {
+                let summary = arrays.iter().find(|s| s.id == a.id).cloned();
+                Some(view! { <ArrayRow j summary/> }.into_any())
+            }
+            Some(_) => None,
+        })
+        .collect_view();
     view! {
         <div class="scroll">
         <table class="table" data-testid="jobs">
             <thead><tr><th>"Job"</th><th>"User"</th><th>"State"</th><th>"GPUs"</th><th>"Where"</th><th>"Submitted"</th><th>"Ended"</th></tr></thead>
-            <tbody>
-                {jobs.into_iter().map(|j| view! {
-                    <tr data-job=j.id>
-                        <td><a href=format!("/jobs/{}", j.id)>{format!("#{} {}", j.id, j.name)}</a></td>
-                        <td>{j.user.clone()}</td>
-                        <td><span class="state" data-state=j.state.as_str()>{j.state.as_str()}</span></td>
-                        <td>{j.num_gpus}</td>
-                        <td>{match (&j.node, &j.tier) { (Some(n), Some(t)) => format!("{n} ({t})"), _ => String::new() }}</td>
-                        <td>{short_time(&Some(j.submitted_at.clone()))}</td>
-                        <td>{short_time(&j.ended_at)}</td>
-                    </tr>
-                }).collect_view()}
-            </tbody>
+            <tbody>{rows}</tbody>
         </table>
         </div>
     }
     .into_any()
+}
+
+#[component]
+fn JobRow(j: JobView) -> impl IntoView {
+    let label = match j.array {
+        Some(a) => format!("#{} {} [{}]", j.id, j.name, a.index),
+        None => format!("#{} {}", j.id, j.name),
+    };
+    view! {
+        <tr data-job=j.id>
+            <td><a href=format!("/jobs/{}", j.id)>{label}</a></td>
+            <td>{j.user.clone()}</td>
+            <td><span class="state" data-state=j.state.as_str()>{j.state.as_str()}</span></td>
+            <td>{j.num_gpus}</td>
+            <td>{match (&j.node, &j.tier) { (Some(n), Some(t)) => format!("{n} ({t})"), _ => String::new() }}</td>
+            <td>{short_time(&Some(j.submitted_at.clone()))}</td>
+            <td>{short_time(&j.ended_at)}</td>
+        </tr>
+    }
+}
+
+/// One row for a whole array: its counts by state and one Cancel.
+#[component]
+fn ArrayRow(j: JobView, summary: Option<ArraySummary>) -> impl IntoView {
+    let id = j.array.map(|a| a.id).unwrap_or_default();
+    let (counts, total, open) = summary.as_ref().map(|s| (counts_text(s), s.total, unfinished(s))).unwrap_or_default();
+    view! {
+        <tr data-array=id>
+            <td><a href=format!("/jobs?array={id}")>{format!("Array #{id} {} ({total} elements)", j.name)}</a></td>
+            <td>{j.user.clone()}</td>
+            <td><span data-testid="array-counts">{counts}</span> {open.then(|| view! { <CancelArrayButton id/> })}</td>
+            <td>{j.num_gpus}</td>
+            <td></td>
+            <td>{short_time(&Some(j.submitted_at.clone()))}</td>
+            <td></td>
+        </tr>
+    }
+}
+
+/// Cancels every unfinished element, after asking once more.
+#[island]
+fn CancelArrayButton(id: i64) -> impl IntoView {
+    let cancel = ServerAction::<CancelArray>::new();
+    let (confirming, set_confirming) = signal(false);
+    view! {
+        <span class="cancel">
+            <Show
+                when=move || confirming.get()
+                fallback=move || view! { <button type="button" on:click=move |_| set_confirming.set(true)>"Cancel array…"</button> }
+            >
+                <span>"Cancel every unfinished element?"</span>
+                " "
+                <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelArray { id }); set_confirming.set(false); }>"Yes, cancel them"</button>
+                " "
+                <button type="button" on:click=move |_| set_confirming.set(false)>"Keep them"</button>
+            </Show>
+            {move || cancel.value().get().map(|r| match r {
+                Ok(_) => view! { <span role="status" data-testid="array-cancelled">" Cancelled."</span> }.into_any(),
+                Err(e) => view! { <ErrorText error=e/> }.into_any(),
+            })}
+        </span>
+    }
 }

@@ -25,9 +25,19 @@ fn SubmitPageBody() -> impl IntoView {
     };
     let general_error = move || {
         error().filter(|e| {
-            !["name", "command", "num_gpus", "time_limit_minutes", "min_vram_gb", "env", "workspace"]
-                .iter()
-                .any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} ")))
+            ![
+                "name",
+                "command",
+                "num_gpus",
+                "time_limit_minutes",
+                "min_vram_gb",
+                "env",
+                "workspace",
+                "dependencies",
+                "array",
+            ]
+            .iter()
+            .any(|f| e.starts_with(&format!("{f}:")) || e.starts_with(&format!("{f} ")))
         })
     };
     view! {
@@ -73,6 +83,13 @@ fn SubmitPageBody() -> impl IntoView {
                 </Suspense>
             </select>
             {move || field_error("workspace")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <label for="after">"Run after (e.g. ok:12,any:13 — jobs of your lab; empty = at once)"</label>
+            <input id="after" name="after" placeholder="ok:12" aria-describedby="after-help"/>
+            <p id="after-help" class="muted">"ok: once it completes · any: once it ends · notok: once it fails or is cancelled"</p>
+            {move || field_error("dependencies")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            <label for="array">"Array (e.g. 0-15%4: 16 copies, at most 4 at once; empty = one job)"</label>
+            <input id="array" name="array" placeholder="0-15%4" maxlength="200"/>
+            {move || field_error("array")().map(|e| view! { <p class="error field-error">{e}</p> })}
             <label for="env">"Environment (KEY=value per line)"</label>
             <textarea id="env" name="env" rows="3"></textarea>
             {move || field_error("env")().map(|e| view! { <p class="error field-error">{e}</p> })}

@@ -84,6 +84,13 @@ fn submit_body(form: SubmitForm) -> Result<SubmitBody, ConsoleError> {
         time_limit_minutes: parse_number("time_limit_minutes", &form.time_limit_minutes)?,
         env: parse_env(&form.env)?,
         min_vram_gb: parse_number("min_vram_gb", &form.min_vram_gb)?,
+        dependencies: app::model::views::parse_after(&form.after)
+            .map_err(|e| ConsoleError::invalid(format!("dependencies: {e}")))?
+            .into_iter()
+            .map(|(kind, job)| serde_json::from_value(serde_json::json!({"type": kind, "job": job})))
+            .collect::<Result<_, _>>()
+            .map_err(|e| ConsoleError::invalid(format!("dependencies: {e}")))?,
+        array: Some(form.array.trim().to_string()).filter(|a| !a.is_empty()),
     })
 }
 
@@ -105,8 +112,14 @@ impl ConsoleBackend for AppState {
         Ok(views::queue(self, caller(who)?, Some(app::model::views::QUEUE_PAGE_ROWS)).await?)
     }
 
-    async fn jobs(&self, who: &SignedIn, state: Option<String>, before: Option<i64>) -> Result<JobPage, ConsoleError> {
-        let query = ListQuery { state, before, limit: Some(25), ..ListQuery::default() };
+    async fn jobs(
+        &self,
+        who: &SignedIn,
+        state: Option<String>,
+        before: Option<i64>,
+        array: Option<i64>,
+    ) -> Result<JobPage, ConsoleError> {
+        let query = ListQuery { state, before, array, limit: Some(25), ..ListQuery::default() };
         Ok(jobs::list(self, caller(who)?, &query).await?)
     }
 
@@ -122,7 +135,7 @@ impl ConsoleBackend for AppState {
         Ok(reading::log_tail(self, caller(who)?, id, end).await?)
     }
 
-    async fn submit(&self, who: &SignedIn, form: SubmitForm) -> Result<JobView, ConsoleError> {
+    async fn submit(&self, who: &SignedIn, form: SubmitForm) -> Result<app::model::Submitted, ConsoleError> {
         let valid = ValidSubmit::try_from(submit_body(form)?).map_err(ServiceError::from)?;
         Ok(jobs::submit(self, caller(who)?, valid).await?)
     }
@@ -131,12 +144,26 @@ impl ConsoleBackend for AppState {
         Ok(jobs::cancel(self, caller(who)?, id).await?)
     }
 
+    async fn cancel_array(&self, who: &SignedIn, id: i64) -> Result<app::model::ArrayJobs, ConsoleError> {
+        Ok(jobs::arrays::cancel(self, caller(who)?, id).await?)
+    }
+
     async fn workspaces(&self, who: &SignedIn) -> Result<Vec<WorkspaceView>, ConsoleError> {
         Ok(workspaces::own_lab(self, caller(who)?).await?)
     }
 
     async fn usage(&self, who: &SignedIn, lab: Option<String>) -> Result<UsagePage, ConsoleError> {
         Ok(views::usage_page(self, caller(who)?, lab).await?)
+    }
+
+    async fn usage_report(
+        &self,
+        who: &SignedIn,
+        month: Option<String>,
+        by: String,
+    ) -> Result<app::model::views::UsageReport, ConsoleError> {
+        let query = crate::services::reports::month_query(month.as_deref(), &by)?;
+        Ok(crate::services::reports::usage(self, caller(who)?, &query).await?)
     }
 
     async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Result<(), ConsoleError> {

@@ -27,7 +27,7 @@ use crate::services::jobs::{
 };
 use crate::state::AppState;
 use app::model::views::{FileEntry, JobPage, LogChunk};
-use app::model::JobView;
+use app::model::{ArrayJobs, JobView, Submitted};
 
 /// How often a log stream looks for new output.
 const STREAM_POLL: Duration = Duration::from_millis(250);
@@ -39,6 +39,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(submit_job, list_jobs))
         .routes(routes!(get_job))
         .routes(routes!(cancel_job))
+        .routes(routes!(cancel_array))
         .routes(routes!(job_logs))
         .routes(routes!(job_log_stream))
         .routes(routes!(job_files))
@@ -54,7 +55,8 @@ pub fn api() -> OpenApiRouter<AppState> {
 /// Submits a job (a bash script body) to the queue.
 #[utoipa::path(post, path = "/jobs", tag = "jobs", request_body = SubmitBody, security(("bearer" = [])),
     responses(
-        (status = 201, description = "queued", body = JobView),
+        (status = 201, description = "queued: the job, or for an array `{array_id, jobs}`", body = Submitted),
+        (status = 404, description = "a dependency names no job of the caller's lab", body = ErrorBody),
         (status = 400, description = "malformed JSON", body = ErrorBody),
         (status = 401, description = "not signed in", body = ErrorBody),
         (status = 413, description = "body over 256 KiB", body = ErrorBody),
@@ -66,7 +68,7 @@ async fn submit_job(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
     ApiJson(body): ApiJson<SubmitBody>,
-) -> Result<(StatusCode, Json<JobView>), ApiError> {
+) -> Result<(StatusCode, Json<Submitted>), ApiError> {
     let job = ValidSubmit::try_from(body).map_err(crate::services::ServiceError::from)?;
     Ok((StatusCode::CREATED, Json(jobs::submit(&state, &caller, job).await?)))
 }
@@ -99,6 +101,23 @@ async fn get_job(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(jobs::get(&state, &caller, id).await?))
+}
+
+/// Cancels every unfinished element of an array.
+#[utoipa::path(post, path = "/arrays/{id}/cancel", tag = "jobs", params(("id" = i64, Path)), security(("bearer" = [])),
+    responses(
+        (status = 202, description = "every element as it now stands", body = ArrayJobs),
+        (status = 403, description = "a colleague's array", body = ErrorBody),
+        (status = 409, description = "no element is unfinished", body = ErrorBody),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 404, description = "no such array, or another lab's", body = ErrorBody),
+    ))]
+async fn cancel_array(
+    State(state): State<AppState>,
+    AuthUser(caller): AuthUser,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<(StatusCode, Json<ArrayJobs>), ApiError> {
+    Ok((StatusCode::ACCEPTED, Json(jobs::arrays::cancel(&state, &caller, id).await?)))
 }
 
 /// Cancels a job: queued ones end at once, running ones get SIGTERM, the grace, then SIGKILL.

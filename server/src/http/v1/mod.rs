@@ -13,6 +13,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 mod admin;
 mod cluster;
 mod jobs;
+mod reports;
 mod workspaces;
 
 use crate::http::error::ApiError;
@@ -29,6 +30,7 @@ pub fn router() -> Router<AppState> {
         .merge(jobs::api())
         .merge(cluster::api())
         .merge(admin::api())
+        .merge(reports::api())
         .merge(workspaces::api());
     crate::http::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
 }

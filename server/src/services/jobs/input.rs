@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::gates::{parse_dependencies, ArraySpec, DependencyBody};
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct FieldError {
@@ -93,7 +95,8 @@ impl Command {
 
 pub const MAX_ENV_VARS: usize = 64;
 /// Names the platform sets itself; a job may not override them.
-const RESERVED_ENV: &[&str] = &["JOB_ID", "JOB_ATTEMPT", "JOB_OUTPUT_DIR", "CUDA_VISIBLE_DEVICES", "JPU_TIER"];
+const RESERVED_ENV: &[&str] =
+    &["JOB_ID", "JOB_ATTEMPT", "JOB_OUTPUT_DIR", "CUDA_VISIBLE_DEVICES", "JPU_TIER", "JOB_ARRAY_ID", "JOB_ARRAY_INDEX"];
 
 /// At most 64 variables with names like `[A-Za-z_][A-Za-z0-9_]*`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -149,6 +152,14 @@ pub struct SubmitBody {
     /// attempt; more than any tier has is NO_FIT_PLACEMENT.
     #[schema(minimum = 0, maximum = 4096)]
     pub min_vram_gb: Option<i64>,
+    /// Jobs of the caller's own lab this one waits for (at most 32).
+    #[serde(default)]
+    pub dependencies: Vec<DependencyBody>,
+    /// Submit an array: indices as ranges and lists, `%N` for at most N
+    /// elements holding slots at once, e.g. `"0-15%4"`; at most 1,000
+    /// elements. The answer is then `{"array_id", "jobs"}`.
+    #[schema(max_length = 200, example = "0-15%4")]
+    pub array: Option<String>,
 }
 
 /// The most VRAM a job may ask for, in GB (far beyond any GPU made).
@@ -165,6 +176,8 @@ pub struct ValidSubmit {
     pub env: EnvVars,
     /// 0 = any tier.
     pub min_vram_gb: u32,
+    pub after: Vec<(crate::policy::AfterKind, i64)>,
+    pub array: Option<ArraySpec>,
 }
 
 impl TryFrom<SubmitBody> for ValidSubmit {
@@ -196,6 +209,12 @@ impl TryFrom<SubmitBody> for ValidSubmit {
             workspace: b.workspace.filter(|w| !w.is_empty()),
             time_limit_minutes,
             env: EnvVars::parse(b.env)?,
+            after: parse_dependencies(b.dependencies)?,
+            array: match b.array.as_deref() {
+                Some(text) if text.len() > 200 => return Err(field_error("array", "must be at most 200 characters")),
+                Some(text) => Some(ArraySpec::parse(text)?),
+                None => None,
+            },
         })
     }
 }
@@ -236,6 +255,8 @@ mod tests {
             time_limit_minutes: None,
             env: BTreeMap::new(),
             min_vram_gb: gb,
+            dependencies: Vec::new(),
+            array: None,
         };
         assert_eq!(ValidSubmit::try_from(body(None)).unwrap().min_vram_gb, 0);
         assert_eq!(ValidSubmit::try_from(body(Some(MAX_VRAM_GB))).unwrap().min_vram_gb, 4096);
@@ -254,6 +275,8 @@ mod tests {
             time_limit_minutes: Some(m),
             env: BTreeMap::new(),
             min_vram_gb: None,
+            dependencies: Vec::new(),
+            array: None,
         };
         assert!(ValidSubmit::try_from(body(1)).is_ok());
         assert!(ValidSubmit::try_from(body(0)).unwrap_err().message.contains("at least 1"));

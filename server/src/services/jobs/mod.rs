@@ -3,6 +3,8 @@
 //! list, cancel; [`input`] validates, [`output`] and [`reading`] serve
 //! what a job wrote to its owner.
 
+pub mod arrays;
+pub mod gates;
 pub mod input;
 pub mod output;
 pub mod reading;
@@ -19,7 +21,11 @@ use input::{FieldError, ValidSubmit};
 
 /// Admits and stores a job; concurrent submits share one transaction
 /// (see [`submit_batch`]).
-pub async fn submit(state: &Services, caller: &Caller, job: ValidSubmit) -> Result<JobView, ServiceError> {
+pub async fn submit(
+    state: &Services,
+    caller: &Caller,
+    job: ValidSubmit,
+) -> Result<app::model::Submitted, ServiceError> {
     can_run_jobs_of(&state.settings, caller)?;
     let view = state.submits.submit(&state.db, &state.settings, caller, job).await?;
     state.wake_scheduler();
@@ -123,6 +129,8 @@ pub struct ListQuery {
     pub lab: Option<String>,
     pub limit: Option<i64>,
     pub before: Option<i64>,
+    /// Only this array's elements.
+    pub array: Option<i64>,
 }
 
 pub const DEFAULT_PAGE: i64 = 50;
@@ -155,7 +163,7 @@ pub async fn list(
     let lab = match (caller.user.role, q.lab.as_deref()) {
         (Role::Admin, lab) => lab,
         (_, Some(lab)) if lab != caller.user.lab => {
-            return Ok(app::model::views::JobPage { jobs: Vec::new(), next: None })
+            return Ok(app::model::views::JobPage { jobs: Vec::new(), next: None, arrays: Vec::new() })
         }
         (_, _) => Some(caller.user.lab.as_str()),
     };
@@ -165,6 +173,7 @@ pub async fn list(
         lab,
         before: q.before.unwrap_or(i64::MAX),
         limit,
+        array: q.array,
     };
     let mut conn = state.db.acquire().await?;
     let ids = db::views::job_ids(&mut conn, &filter).await?;
@@ -176,5 +185,9 @@ pub async fn list(
         }
     }
     let next = (ids.len() as i64 == limit).then(|| ids.last().copied()).flatten();
-    Ok(app::model::views::JobPage { jobs, next })
+    let mut arrays: Vec<i64> = jobs.iter().filter_map(|j| j.array.map(|a| a.id)).collect();
+    arrays.sort_unstable();
+    arrays.dedup();
+    let arrays = db::gates::summaries(&mut conn, &arrays).await?;
+    Ok(app::model::views::JobPage { jobs, next, arrays })
 }

@@ -14,7 +14,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use app::model::{JobState, JobView};
+use app::model::{ArrayJobs, DependencyView, JobState, JobView, Submitted};
 use tokio::sync::oneshot;
 
 use super::input::{FieldError, ValidSubmit};
@@ -25,7 +25,7 @@ use crate::db;
 use crate::policy::admission::{self, Shape};
 use crate::services::ServiceError;
 
-type Reply = oneshot::Sender<Result<JobView, ServiceError>>;
+type Reply = oneshot::Sender<Result<Submitted, ServiceError>>;
 
 struct Request {
     caller: Caller,
@@ -53,7 +53,7 @@ impl SubmitBatcher {
         settings: &Arc<Settings>,
         caller: &Caller,
         job: ValidSubmit,
-    ) -> Result<JobView, ServiceError> {
+    ) -> Result<Submitted, ServiceError> {
         let (reply, answer) = oneshot::channel();
         let request = Request { caller: caller.clone(), job, reply };
         self.waiting.lock().unwrap_or_else(|p| p.into_inner()).push(request);
@@ -69,12 +69,29 @@ impl SubmitBatcher {
 /// request has a task of its own waiting for a turn, so what a turn
 /// leaves is taken by the next.
 const MAX_BATCH: usize = 128;
+/// The most jobs one transaction inserts, arrays counted by their
+/// elements (a lone request of any size is still taken whole).
+const MAX_BATCH_JOBS: usize = 1024;
+
+fn jobs_in(request: &Request) -> usize {
+    request.job.array.as_ref().map_or(1, |a| a.indices.len())
+}
 
 async fn write_waiting(batcher: Arc<SubmitBatcher>, pool: sqlx::SqlitePool, settings: Arc<Settings>) {
     let _turn = batcher.turn.lock().await;
     let batch: Vec<Request> = {
         let mut waiting = batcher.waiting.lock().unwrap_or_else(|p| p.into_inner());
-        let take = waiting.len().min(MAX_BATCH);
+        let mut jobs = 0;
+        let take = waiting
+            .iter()
+            .take(MAX_BATCH)
+            .take_while(|r| {
+                jobs += jobs_in(r);
+                jobs <= MAX_BATCH_JOBS
+            })
+            .count()
+            .max(1)
+            .min(waiting.len());
         waiting.drain(..take).collect()
     };
     if batch.is_empty() {
@@ -107,7 +124,7 @@ async fn admit_and_insert(
     pool: &sqlx::SqlitePool,
     settings: &Settings,
     batch: &[Request],
-) -> Result<Vec<Result<JobView, ServiceError>>, ServiceError> {
+) -> Result<Vec<Result<Submitted, ServiceError>>, ServiceError> {
     let mut tx = db::write_tx_adding_jobs(pool).await?;
     let now = now_ms();
     let phase = db::maintenance::get(&mut tx).await?.phase;
@@ -128,10 +145,8 @@ async fn admit_and_insert(
         let load = loads.entry(request.caller.user.id).or_default();
         match judge(&mut tx, settings, &cluster, request, *load).await {
             Ok(ok) => {
-                load.0 += 1;
-                if ok.state != JobState::UserQueueWait {
-                    load.1 += 1;
-                }
+                load.0 += ok.entries.len() as u32;
+                load.1 += ok.entries.iter().filter(|e| e.state != JobState::UserQueueWait).count() as u32;
                 judged.push(Ok(ok));
             }
             Err(e @ ServiceError::Internal(_)) => return Err(e),
@@ -139,27 +154,53 @@ async fn admit_and_insert(
         }
     }
 
-    // 2. insert the admitted ones together
-    let admitted: Vec<(&Request, &Admitted)> =
-        batch.iter().zip(&judged).filter_map(|(request, verdict)| Some((request, verdict.as_ref().ok()?))).collect();
-    let env_json: Vec<String> = admitted.iter().map(|(request, _)| request.job.env.to_json()).collect();
-    let new_jobs: Vec<db::jobs::NewJob<'_>> =
-        admitted.iter().zip(&env_json).map(|((request, ok), env)| new_job(request, ok, env)).collect();
+    // 2. give each admitted array its row
+    let mut array_ids: Vec<Option<i64>> = Vec::with_capacity(batch.len());
+    for (request, verdict) in batch.iter().zip(&judged) {
+        let id = match (&request.job.array, verdict) {
+            (Some(spec), Ok(_)) => {
+                let user = &request.caller.user;
+                Some(db::gates::insert_array(&mut tx, user.id, user.lab_id, &spec.text, spec.max_running, now).await?)
+            }
+            _ => None,
+        };
+        array_ids.push(id);
+    }
+
+    // 3. insert every admitted job together
+    let env_json: Vec<String> = batch.iter().map(|request| request.job.env.to_json()).collect();
+    let mut new_jobs: Vec<db::jobs::NewJob<'_>> = Vec::new();
+    let mut owner: Vec<usize> = Vec::new();
+    for (i, (request, verdict)) in batch.iter().zip(&judged).enumerate() {
+        let Ok(ok) = verdict else { continue };
+        for (k, entry) in ok.entries.iter().enumerate() {
+            let array = array_ids[i].zip(request.job.array.as_ref().map(|a| a.indices[k]));
+            new_jobs.push(new_job(request, ok, entry, array, &env_json[i]));
+            owner.push(i);
+        }
+    }
     let ids = db::jobs::insert_many(&mut tx, &new_jobs, now).await?;
-    let views: Vec<JobView> = admitted
-        .iter()
-        .zip(&new_jobs)
-        .zip(ids)
-        .map(|(((request, _), row), id)| {
-            db::job_view::inserted_view(id, row, &request.caller.user.username, &request.caller.user.lab, now)
-        })
-        .collect();
-    let mut views = views.into_iter();
+    let mut views: Vec<Vec<JobView>> = vec![Vec::new(); batch.len()];
+    let mut new_ids: Vec<Vec<i64>> = vec![Vec::new(); batch.len()];
+    for ((row, &i), id) in new_jobs.iter().zip(&owner).zip(ids) {
+        let (caller, deps) = (&batch[i].caller, judged[i].as_ref().map_or(&[][..], |ok| &ok.dependencies[..]));
+        views[i].push(db::job_view::inserted_view(id, row, &caller.user.username, &caller.user.lab, deps, now));
+        new_ids[i].push(id);
+    }
+    for (i, request) in batch.iter().enumerate() {
+        db::gates::insert_dependencies(&mut tx, &new_ids[i], &request.job.after).await?;
+    }
     let answers = judged
         .into_iter()
-        .map(|verdict| {
-            verdict.and_then(|_| {
-                views.next().ok_or_else(|| ServiceError::Internal("an admitted job was not stored".into()))
+        .zip(views)
+        .zip(array_ids)
+        .map(|((verdict, mut jobs), array_id)| {
+            verdict.and_then(|_| match array_id {
+                Some(array_id) => Ok(Submitted::Array(ArrayJobs { array_id, jobs })),
+                None => jobs
+                    .pop()
+                    .map(|job| Submitted::Job(Box::new(job)))
+                    .ok_or_else(|| ServiceError::Internal("an admitted job was not stored".into())),
             })
         })
         .collect();
@@ -175,15 +216,17 @@ struct Cluster<'a> {
     shapes: &'a [Shape<'a>],
 }
 
-/// An admitted request's state on entry and time limit.
+/// An admitted request: where each of its jobs enters, its time limit,
+/// its dependencies as they stand.
 struct Admitted {
-    state: JobState,
+    entries: Vec<admission::Entry>,
     time_limit_minutes: u32,
+    dependencies: Vec<DependencyView>,
 }
 
 /// One request judged as a lone submit was before batching: the policy's
 /// admission given its user's load (unfinished jobs, jobs holding a
-/// slot), then its workspace, then its time limit.
+/// slot), then its dependencies, its workspace, its time limit.
 async fn judge(
     tx: &mut db::WriteTx,
     settings: &Settings,
@@ -198,32 +241,45 @@ async fn judge(
         unfinished: load.0,
         holding: load.1,
         max_concurrent: caller.user.max_concurrent.max(0) as u32,
+        count: jobs_in(request) as u32,
+        has_dependencies: !job.after.is_empty(),
+        array_limit: job.array.as_ref().and_then(|a| a.max_running),
     };
-    let state = admission::admit(
+    let entries = admission::admit(
         cluster.phase,
         cluster.tiers,
         cluster.shapes,
         settings.scheduler.max_unfinished_per_user,
         &wanted,
     )?;
+    let dependencies = super::gates::check_dependencies(tx, caller, &job.after).await?;
     if let Some(name) = &job.workspace {
         super::check_workspace(tx, &caller.user.lab, name).await?;
     }
-    Ok(Admitted { state, time_limit_minutes: time_limit(settings, cluster.tier_views, job)? })
+    Ok(Admitted { entries, time_limit_minutes: time_limit(settings, cluster.tier_views, job)?, dependencies })
 }
 
-fn new_job<'a>(request: &'a Request, admitted: &Admitted, env_json: &'a str) -> db::jobs::NewJob<'a> {
+fn new_job<'a>(
+    request: &'a Request,
+    admitted: &Admitted,
+    entry: &admission::Entry,
+    array: Option<(i64, u32)>,
+    env_json: &'a str,
+) -> db::jobs::NewJob<'a> {
     db::jobs::NewJob {
         name: request.job.name.as_str(),
         user_id: request.caller.user.id,
         lab_id: request.caller.user.lab_id,
-        state: admitted.state,
+        state: entry.state,
         command: request.job.command.as_str(),
         num_gpus: request.job.num_gpus.get(),
         workspace: request.job.workspace.as_deref(),
         env_json,
         time_limit_minutes: admitted.time_limit_minutes,
         min_vram_gb: request.job.min_vram_gb,
+        pending_reason: entry.reason.as_ref().map(ToString::to_string),
+        gated: array.is_some() || !request.job.after.is_empty(),
+        array,
     }
 }
 
