@@ -21,7 +21,7 @@ test:
 	cargo fmt --all --check
 	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 	.ci/build-site
-	.ci/with-slurm cargo test --workspace --exclude frontend
+	JPU_TEST_SMTP=1 .ci/with-slurm cargo test --workspace --exclude frontend
 	.ci/schemathesis
 	cd end2end && npm test
 	PROFILE=wasm-release .ci/build-site

@@ -18,6 +18,7 @@ pub struct Settings {
     pub auth: AuthSettings,
     pub metrics: MetricsSettings,
     pub workspaces: WorkspaceSettings,
+    pub notify: NotifySettings,
     pub demo: DemoSettings,
 }
 
@@ -285,6 +286,41 @@ impl ExecutorSettings {
             return Err(bad());
         }
         Ok((first, last))
+    }
+}
+
+/// Notifications (api.md "Notifications and reports").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotifySettings {
+    /// The SMTP server e-mail goes through, e.g. `smtp://127.0.0.1:25`
+    /// (plain), `smtp://mail.example.edu:587?tls=required` (STARTTLS) or
+    /// `smtps://user:password@mail.example.edu` (TLS); empty = no e-mail
+    /// (users cannot set an address).
+    pub smtp_url: String,
+    /// The sender of notification e-mail.
+    pub from: String,
+    /// Where webhooks may go: host names (`hooks.example.edu`; `.example.edu`
+    /// for a whole domain) or address ranges (`10.20.0.0/16`). Empty = any
+    /// http(s) target. Link-local and cloud-metadata addresses are refused
+    /// either way.
+    pub webhook_allow: Vec<String>,
+    /// A failed delivery is retried after this long, doubling each time
+    /// (at most 10 minutes apart).
+    pub retry_base_ms: u64,
+    /// Deliveries tried this many times without success are given up.
+    pub max_attempts: u32,
+}
+
+impl Default for NotifySettings {
+    fn default() -> Self {
+        Self {
+            smtp_url: String::new(),
+            from: "JPU-Share <jpu-share@localhost>".into(),
+            webhook_allow: Vec::new(),
+            retry_base_ms: 2_000,
+            max_attempts: 10,
+        }
     }
 }
 

@@ -196,13 +196,24 @@ impl Application {
                 let _ = loop_stopped.await;
             }))
         });
+        // notifications are delivered beside the loop, never in its cycle
+        let (stop_notify, notify_stopped) = tokio::sync::oneshot::channel::<()>();
+        let notifier = tokio::spawn(crate::services::notifications::deliver::run(
+            self.state.db.clone(),
+            self.state.settings.notify.clone(),
+            async move {
+                let _ = notify_stopped.await;
+            },
+        ));
         // the peer address feeds the sign-in slow-down
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(self.listener, service).with_graceful_shutdown(shutdown).await?;
         let _ = stop_loop.send(());
+        let _ = stop_notify.send(());
         if let Some(handle) = scheduler {
             let _ = handle.await;
         }
+        let _ = notifier.await;
         self.state.db.close().await;
         Ok(())
     }

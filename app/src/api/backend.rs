@@ -51,6 +51,13 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn workspaces(&self, who: &SignedIn) -> Answer<Vec<WorkspaceView>>;
     /// `lab` = whose 30 days to chart (default: the viewer's).
     async fn usage(&self, who: &SignedIn, lab: Option<String>) -> Answer<UsagePage>;
+    async fn notifications(&self, who: &SignedIn) -> Answer<crate::model::views::NotificationSettings>;
+    async fn save_notifications(
+        &self,
+        who: &SignedIn,
+        form: crate::model::views::NotificationSettings,
+    ) -> Answer<crate::model::views::NotificationSettings>;
+    async fn deliveries(&self, who: &SignedIn) -> Answer<crate::model::views::Deliveries>;
     /// A month's (`YYYY-MM`; None = this month) usage report by `by`.
     async fn usage_report(
         &self,

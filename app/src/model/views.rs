@@ -432,3 +432,45 @@ pub struct UsageReportRow {
     pub gpu_hours: f64,
     pub tflop_s: f64,
 }
+
+/// A user's notification settings (`GET`/`PUT /v1/me/notifications`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NotificationSettings {
+    pub email: Option<String>,
+    pub webhook_url: Option<String>,
+    /// Of `started`, `ended`, `retried`.
+    pub events: Vec<String>,
+    /// The webhook's signing secret: only in the answer to the `PUT` that
+    /// set a new webhook URL (keep it; it is not shown again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
+}
+
+/// One notification and how its delivery went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct DeliveryView {
+    /// Also the `X-JPU-Delivery` header (the same on every try).
+    pub id: i64,
+    pub job: i64,
+    /// `started`, `ended` or `retried`.
+    pub event: String,
+    /// `email` or `webhook`.
+    pub channel: String,
+    pub target: String,
+    /// `PENDING`, `SENDING`, `DELIVERED` or `FAILED` (given up).
+    pub state: String,
+    pub attempts: u32,
+    pub created_at: String,
+    /// When it is tried next (pending ones).
+    pub next_attempt_at: Option<String>,
+    pub delivered_at: Option<String>,
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Deliveries {
+    pub deliveries: Vec<DeliveryView>,
+}

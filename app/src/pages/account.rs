@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 #[component]
 pub fn AccountPage() -> impl IntoView {
-    view! { <Layout><AccountPageBody/></Layout> }
+    view! { <Layout><AccountPageBody/><super::notifications::NotificationsPanel/></Layout> }
 }
 
 /// The page's body: an island, run again in the browser (forms, refreshes).

@@ -8,6 +8,7 @@ pub mod admin;
 pub mod components;
 mod home;
 pub mod jobs;
+pub mod notifications;
 pub mod usage;
 
 use account::AccountPage;

@@ -4,7 +4,9 @@
 
 pub mod client;
 mod commands;
+mod notify;
 pub mod render;
+mod reports;
 
 use std::path::PathBuf;
 
@@ -67,6 +69,39 @@ enum Command {
     },
     /// Every lab's decayed usage, running GPUs and waiting jobs.
     Usage,
+    /// Raw usage (GPU-hours, TFLOP·s) of a month or a span of days, by lab,
+    /// user, tier or month: your lab's (every lab's for admins).
+    Report {
+        /// A month, YYYY-MM (default: this month).
+        #[arg(long)]
+        month: Option<String>,
+        /// First day, YYYY-MM-DD.
+        #[arg(long)]
+        from: Option<String>,
+        /// Last day (included), YYYY-MM-DD.
+        #[arg(long)]
+        to: Option<String>,
+        #[arg(long, default_value = "lab", value_parser = ["lab", "user", "tier", "month"])]
+        by: String,
+        /// Print the report as CSV.
+        #[arg(long)]
+        csv: bool,
+    },
+    /// Your notification settings; with options, change them. `deliveries`
+    /// lists the latest deliveries.
+    Notify {
+        #[arg(value_parser = ["show", "deliveries"], default_value = "show")]
+        what: String,
+        /// E-mail address ("" = no e-mail).
+        #[arg(long)]
+        email: Option<String>,
+        /// Webhook URL ("" = none); a new one prints its signing secret once.
+        #[arg(long)]
+        webhook: Option<String>,
+        /// Events: started,ended,retried ("" = none).
+        #[arg(long)]
+        events: Option<String>,
+    },
     /// Maintenance status, or start/end it (admins).
     Maintenance {
         #[arg(value_parser = ["status", "start", "end"])]
@@ -139,6 +174,13 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Cancel { id, array: false } => commands::cancel(json, id).await,
         Command::Cancel { id, array: true } => commands::cancel_array(json, id).await,
         Command::Usage => commands::usage(json).await,
+        Command::Report { month, from, to, by, csv } => {
+            reports::report(json, reports::ReportArgs { month, from, to, by, csv }).await
+        }
+        Command::Notify { what, .. } if what == "deliveries" => notify::deliveries(json).await,
+        Command::Notify { email, webhook, events, .. } => {
+            notify::notify(json, notify::NotifyArgs { email, webhook, events }).await
+        }
         Command::Maintenance { action, message } => commands::maintenance(json, action, message).await,
     }
 }

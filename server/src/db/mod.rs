@@ -10,6 +10,7 @@ pub mod gates;
 pub mod job_view;
 pub mod jobs;
 pub mod maintenance;
+pub mod notifications;
 pub mod oom_patterns;
 pub mod reports;
 pub mod scheduling;

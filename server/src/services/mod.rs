@@ -9,6 +9,7 @@ pub mod audit;
 pub mod dashboard;
 pub mod error;
 pub mod jobs;
+pub mod notifications;
 pub mod reports;
 pub mod views;
 

@@ -168,3 +168,38 @@ async fn a_pipeline_and_an_array_from_the_command_line() {
     assert_eq!(again.code, 1);
     assert!(again.stderr.contains("CONFLICT"), "{}", again.stderr);
 }
+
+#[tokio::test]
+async fn reports_and_notifications_from_the_command_line() {
+    let app = TestApp::spawn_local().await;
+    let config = tempfile::tempdir().unwrap();
+    let cfg = config.path();
+    assert_eq!(jpu(cfg, &["login", "--server", &app.base, "-u", "demo"], Some(DEMO_PASSWORD)).await.code, 0);
+    let receiver = crate::notifications::Receiver::start().await;
+    let refused = jpu(cfg, &["notify", "--webhook", "http://169.254.169.254/latest"], None).await;
+    assert_eq!(refused.code, 1);
+    assert!(refused.stderr.contains("VALIDATION") && refused.stderr.contains("link-local"), "{}", refused.stderr);
+    let set = jpu(cfg, &["notify", "--webhook", &receiver.url, "--events", "ended"], None).await;
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    assert!(set.stdout.contains("signing secret") && set.stdout.contains("events:  ended"), "{}", set.stdout);
+    let shown = jpu(cfg, &["notify"], None).await;
+    assert!(shown.stdout.contains(&receiver.url) && !shown.stdout.contains("secret"), "{}", shown.stdout);
+
+    let id = app.run_job(&app.demo_token().await, "counted", "true").await;
+    app.wait_until("the webhook", || async { !receiver.accepted().is_empty() }).await;
+    let deliveries = jpu(cfg, &["notify", "deliveries"], None).await;
+    assert!(
+        deliveries.stdout.contains("DELIVERED") && deliveries.stdout.contains(&format!(" {id} ")),
+        "{}",
+        deliveries.stdout
+    );
+
+    let report = jpu(cfg, &["report", "--by", "user"], None).await;
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert!(report.stdout.contains("USER") && report.stdout.contains("demo"), "{}", report.stdout);
+    let csv = jpu(cfg, &["report", "--by", "user", "--csv"], None).await;
+    assert!(csv.stdout.starts_with("user,jobs,gpu_hours,tflop_s\ndemo,1,"), "{}", csv.stdout);
+    assert_eq!(jpu(cfg, &["report", "--month", "2026-13"], None).await.code, 2, "a bad month is a usage error");
+    let both = jpu(cfg, &["report", "--month", "2026-12", "--from", "2026-12-01"], None).await;
+    assert_eq!(both.code, 2);
+}

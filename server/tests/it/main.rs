@@ -16,6 +16,7 @@ mod forecast;
 mod helpers;
 mod isolation;
 mod local_executor;
+mod notifications;
 mod openapi;
 mod ops;
 mod process;

@@ -48,6 +48,9 @@ const CONTRACT: &[(&str, &str)] = &[
     ("get", "/v1/workspaces/{name}"),
     ("post", "/v1/arrays/{id}/cancel"),
     ("get", "/v1/reports/usage"),
+    ("get", "/v1/me/notifications"),
+    ("put", "/v1/me/notifications"),
+    ("get", "/v1/me/notifications/deliveries"),
 ];
 
 /// Endpoints of ours beyond api.md (it leaves the rest to us).

@@ -166,6 +166,27 @@ impl ConsoleBackend for AppState {
         Ok(crate::services::reports::usage(self, caller(who)?, &query).await?)
     }
 
+    async fn notifications(&self, who: &SignedIn) -> Result<app::model::views::NotificationSettings, ConsoleError> {
+        Ok(crate::services::notifications::get(self, caller(who)?).await?)
+    }
+
+    async fn save_notifications(
+        &self,
+        who: &SignedIn,
+        form: app::model::views::NotificationSettings,
+    ) -> Result<app::model::views::NotificationSettings, ConsoleError> {
+        let body = crate::services::notifications::SettingsBody {
+            email: form.email,
+            webhook_url: form.webhook_url,
+            events: form.events,
+        };
+        Ok(crate::services::notifications::put(self, caller(who)?, body).await?)
+    }
+
+    async fn deliveries(&self, who: &SignedIn) -> Result<app::model::views::Deliveries, ConsoleError> {
+        Ok(crate::services::notifications::deliveries(self, caller(who)?).await?)
+    }
+
     async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Result<(), ConsoleError> {
         let epoch = account::change_password(self, caller(who)?, &current, &new).await?;
         // this session stays signed in; every other one has ended

@@ -13,6 +13,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 mod admin;
 mod cluster;
 mod jobs;
+mod notifications;
 mod reports;
 mod workspaces;
 
@@ -31,6 +32,7 @@ pub fn router() -> Router<AppState> {
         .merge(cluster::api())
         .merge(admin::api())
         .merge(reports::api())
+        .merge(notifications::api())
         .merge(workspaces::api());
     crate::http::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
 }

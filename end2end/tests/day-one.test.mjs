@@ -1,10 +1,13 @@
 // Day-one features in the console, in real Chromium against the real
 // server (local executor): a job that runs after another (its chain with
-// links), an array shown as one row with counts and one Cancel, and the
-// monthly usage report with its CSV download.
+// links), an array shown as one row with counts and one Cancel, the
+// monthly usage report with its CSV download, and notifications to a
+// real webhook receiver with their signature checked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
+import { createHmac } from 'node:crypto';
 import { startSignedIn, api, until, SCREENSHOTS } from '../harness.mjs';
 
 let server, browser, demo;
@@ -86,4 +89,40 @@ test('the monthly usage report, and the same as a CSV file', async () => {
   assert.equal(lines[0], 'user,jobs,gpu_hours,tflop_s');
   assert.ok(lines.some((l) => l.startsWith('demo,')), lines.join('\n'));
   await demo.screenshot({ path: join(SCREENSHOTS, 'usage-report-1440.png'), fullPage: true });
+});
+
+test('notifications: a webhook set on the account page gets signed events, listed as delivered', async () => {
+  const received = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((ok) => receiver.listen(0, '127.0.0.1', ok));
+  const url = `http://127.0.0.1:${receiver.address().port}/hook`;
+  try {
+    await demo.goto(server.base + '/account');
+    await demo.getByLabel(/^Webhook URL/).fill(url);
+    await demo.getByLabel('a job starts').uncheck();
+    await demo.getByRole('button', { name: 'Save notifications' }).click();
+    const secret = (await demo.getByTestId('webhook-secret').textContent()).trim();
+    assert.match(secret, /^[0-9a-f]{64}$/);
+    const { body: job } = await api(demo, server.base, 'POST', '/v1/jobs', { name: 'told', command: 'true', num_gpus: 1 });
+    await until('the webhook', async () => received.length >= 1);
+    const hook = received[0];
+    const payload = JSON.parse(hook.body);
+    assert.equal(payload.event, 'ended', 'only the events ticked');
+    assert.equal(payload.job.id, job.id);
+    assert.equal(hook.headers['x-jpu-signature'], 'sha256=' + createHmac('sha256', secret).update(hook.body).digest('hex'));
+    await demo.reload();
+    await demo.getByTestId('deliveries').getByText('DELIVERED').waitFor();
+    assert.equal(await demo.getByTestId('webhook-secret').count(), 0, 'the secret is not shown again');
+    assert.equal(await demo.getByLabel('a job starts').isChecked(), false);
+    await demo.screenshot({ path: join(SCREENSHOTS, 'account-notifications-1440.png'), fullPage: true });
+  } finally {
+    receiver.close();
+  }
 });

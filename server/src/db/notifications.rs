@@ -1,0 +1,179 @@
+//! Notification settings and the outbox (the rows themselves are written
+//! by triggers on `jobs`, see the migration): claiming due deliveries,
+//! recording their outcome, listing them for their user.
+
+use sqlx::SqliteConnection;
+
+pub struct SettingsRow {
+    pub email: Option<String>,
+    pub webhook_url: Option<String>,
+    pub webhook_secret: Option<String>,
+    pub events: Vec<String>,
+}
+
+pub async fn settings(conn: &mut SqliteConnection, user_id: i64) -> Result<Option<SettingsRow>, sqlx::Error> {
+    Ok(sqlx::query!(
+        "SELECT email, webhook_url, webhook_secret, events FROM notification_settings WHERE user_id = ?",
+        user_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .map(|r| SettingsRow {
+        email: r.email,
+        webhook_url: r.webhook_url,
+        webhook_secret: r.webhook_secret,
+        events: serde_json::from_str(&r.events).unwrap_or_default(),
+    }))
+}
+
+pub async fn put_settings(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    row: &SettingsRow,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    let events = serde_json::to_string(&row.events).unwrap_or_else(|_| "[]".into());
+    sqlx::query!(
+        "INSERT INTO notification_settings (user_id, email, webhook_url, webhook_secret, events, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, webhook_url = excluded.webhook_url,
+             webhook_secret = excluded.webhook_secret, events = excluded.events, updated_at = excluded.updated_at",
+        user_id,
+        row.email,
+        row.webhook_url,
+        row.webhook_secret,
+        events,
+        now_ms
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// One delivery to make.
+#[derive(Debug, Clone)]
+pub struct Due {
+    pub id: i64,
+    pub user_id: i64,
+    pub job_id: i64,
+    pub event: String,
+    pub channel: String,
+    pub target: String,
+    pub snapshot: String,
+    pub attempts: u32,
+}
+
+/// Deliveries a crash left half-done go back to the queue: they are sent
+/// again, with the same delivery id, so a receiver can tell.
+pub async fn requeue_sending(conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query!("UPDATE notification_outbox SET state = 'PENDING' WHERE state = 'SENDING'")
+        .execute(&mut *conn)
+        .await?
+        .rows_affected())
+}
+
+/// Claims up to `limit` due deliveries, oldest first: they become SENDING
+/// in the caller's transaction.
+pub async fn claim_due(conn: &mut SqliteConnection, now_ms: i64, limit: i64) -> Result<Vec<Due>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"UPDATE notification_outbox SET state = 'SENDING'
+           WHERE id IN (SELECT id FROM notification_outbox WHERE state = 'PENDING' AND next_attempt_at <= ?
+                        ORDER BY next_attempt_at, id LIMIT ?)
+           RETURNING id AS "id!", user_id, job_id, event, channel, target, snapshot, attempts"#,
+        now_ms,
+        limit
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut due: Vec<Due> = rows
+        .into_iter()
+        .map(|r| Due {
+            id: r.id,
+            user_id: r.user_id,
+            job_id: r.job_id,
+            event: r.event,
+            channel: r.channel,
+            target: r.target,
+            snapshot: r.snapshot,
+            attempts: r.attempts.max(0) as u32,
+        })
+        .collect();
+    due.sort_by_key(|d| d.id);
+    Ok(due)
+}
+
+/// When the next pending delivery falls due (None: none pending).
+pub async fn next_due(conn: &mut SqliteConnection) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT MIN(next_attempt_at) AS "at?: i64" FROM notification_outbox WHERE state = 'PENDING'"#)
+        .fetch_one(&mut *conn)
+        .await
+}
+
+pub async fn delivered(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE notification_outbox SET state = 'DELIVERED', attempts = attempts + 1, delivered_at = ?, last_error = NULL
+         WHERE id = ?",
+        now_ms,
+        id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A failed try: again at `retry_at`, or given up (None).
+pub async fn failed(
+    conn: &mut SqliteConnection,
+    id: i64,
+    error: &str,
+    retry_at: Option<i64>,
+) -> Result<(), sqlx::Error> {
+    let state = if retry_at.is_some() { "PENDING" } else { "FAILED" };
+    let at = retry_at.unwrap_or(0);
+    sqlx::query!(
+        "UPDATE notification_outbox SET state = ?, attempts = attempts + 1, last_error = ?,
+                next_attempt_at = CASE WHEN ? = 'PENDING' THEN ? ELSE next_attempt_at END
+         WHERE id = ?",
+        state,
+        error,
+        state,
+        at,
+        id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A user's most recent deliveries, newest first.
+pub async fn deliveries(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    limit: i64,
+) -> Result<Vec<app::model::views::DeliveryView>, sqlx::Error> {
+    use crate::clock::rfc3339;
+    Ok(sqlx::query!(
+        r#"SELECT id AS "id!", job_id, event, channel, target, state, attempts, created_at, next_attempt_at,
+                  delivered_at, last_error
+           FROM notification_outbox WHERE user_id = ? ORDER BY id DESC LIMIT ?"#,
+        user_id,
+        limit
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| app::model::views::DeliveryView {
+        id: r.id,
+        job: r.job_id,
+        event: r.event,
+        channel: r.channel,
+        target: r.target,
+        state: r.state.clone(),
+        attempts: r.attempts.max(0) as u32,
+        created_at: rfc3339(r.created_at),
+        next_attempt_at: (r.state == "PENDING").then(|| rfc3339(r.next_attempt_at)),
+        delivered_at: r.delivered_at.map(rfc3339),
+        last_error: r.last_error,
+    })
+    .collect())
+}

@@ -1,0 +1,225 @@
+//! The delivery task: takes due rows from the outbox, sends them (a few at
+//! a time), and records each outcome, retrying failures with back-off. It
+//! runs beside the scheduler loop and never inside its cycle.
+//!
+//! A row is marked SENDING (committed) before it is sent and DELIVERED
+//! after; a crash between the two leaves it SENDING, and the next start
+//! sends it again. So nothing is lost; the only duplicate possible is a
+//! send a crash interrupted, and it carries the same delivery id
+//! (`X-JPU-Delivery`, the e-mail's Message-ID) for the receiver to drop.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use lettre::{AsyncSmtpTransport, Tokio1Executor};
+use sqlx::SqlitePool;
+
+use super::send;
+use super::targets::AllowList;
+use crate::clock::{now_ms, rfc3339};
+use crate::config::NotifySettings;
+use crate::db;
+use crate::db::notifications::Due;
+
+/// How often the outbox is looked at: the longest an event waits before
+/// its first try.
+const POLL: Duration = Duration::from_millis(250);
+/// Deliveries in flight at once (a slow receiver holds one, not all).
+const IN_FLIGHT: usize = 8;
+/// The longest wait between tries.
+const MAX_BACKOFF_MS: u64 = 600_000;
+
+struct Context {
+    db: SqlitePool,
+    settings: NotifySettings,
+    allow: AllowList,
+    mailer: Option<AsyncSmtpTransport<Tokio1Executor>>,
+}
+
+/// Delivers until `stop` resolves.
+pub async fn run(db: SqlitePool, settings: NotifySettings, stop: impl Future<Output = ()> + Send) {
+    match db.acquire().await {
+        Ok(mut conn) => match db::notifications::requeue_sending(&mut conn).await {
+            Ok(n) if n > 0 => tracing::warn!(n, "deliveries interrupted by the last stop are sent again"),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "cannot requeue interrupted deliveries"),
+        },
+        Err(e) => tracing::error!(error = %e, "notifications: no database connection"),
+    }
+    let ctx = Arc::new(Context {
+        allow: AllowList::new(&settings.webhook_allow),
+        mailer: send::mailer(&settings.smtp_url),
+        db,
+        settings,
+    });
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            _ = tokio::time::sleep(POLL) => {}
+        }
+        if let Err(e) = round(&ctx).await {
+            tracing::error!(error = %e, "notification delivery round failed");
+        }
+    }
+}
+
+/// Claims what is due and delivers it; returns once every claimed row has
+/// its outcome recorded.
+async fn round(ctx: &Arc<Context>) -> Result<(), sqlx::Error> {
+    loop {
+        let due = {
+            let mut tx = db::write_tx(&ctx.db).await?;
+            let due = db::notifications::claim_due(&mut tx, now_ms(), 64).await?;
+            tx.commit().await?;
+            due
+        };
+        if due.is_empty() {
+            return Ok(());
+        }
+        let outcomes: Vec<(Due, Result<(), Failure>)> = futures_util::stream::iter(due)
+            .map(|d| async move {
+                let outcome = deliver(ctx, &d).await;
+                (d, outcome)
+            })
+            .buffer_unordered(IN_FLIGHT)
+            .collect()
+            .await;
+        let mut tx = db::write_tx(&ctx.db).await?;
+        for (d, outcome) in outcomes {
+            record(&mut tx, &ctx.settings, &d, outcome).await?;
+        }
+        tx.commit().await?;
+    }
+}
+
+/// Why a try failed, and whether trying again could help.
+struct Failure {
+    message: String,
+    retry: bool,
+}
+
+fn retry(message: String) -> Failure {
+    Failure { message, retry: true }
+}
+
+fn give_up(message: impl Into<String>) -> Failure {
+    Failure { message: message.into(), retry: false }
+}
+
+async fn record(
+    tx: &mut db::WriteTx,
+    settings: &NotifySettings,
+    d: &Due,
+    outcome: Result<(), Failure>,
+) -> Result<(), sqlx::Error> {
+    let now = now_ms();
+    match outcome {
+        Ok(()) => {
+            metrics::counter!("notifications_delivered_total", "channel" => d.channel.clone()).increment(1);
+            db::notifications::delivered(tx, d.id, now).await
+        }
+        Err(f) => {
+            let tries = d.attempts + 1;
+            let again =
+                (f.retry && tries < settings.max_attempts).then(|| now + backoff_ms(settings.retry_base_ms, tries));
+            if again.is_none() {
+                metrics::counter!("notifications_failed_total", "channel" => d.channel.clone()).increment(1);
+                tracing::warn!(delivery = d.id, error = %f.message, "a notification was given up");
+            }
+            db::notifications::failed(tx, d.id, &f.message, again).await
+        }
+    }
+}
+
+/// The wait after the `tries`-th failed try: the base, doubling, at most
+/// ten minutes.
+pub fn backoff_ms(base_ms: u64, tries: u32) -> i64 {
+    let factor = 1u64 << tries.saturating_sub(1).min(20);
+    base_ms.saturating_mul(factor).min(MAX_BACKOFF_MS) as i64
+}
+
+/// One try: the job as it stood at the event, to the target the user
+/// still has (a target changed or removed since is not written to).
+async fn deliver(ctx: &Context, d: &Due) -> Result<(), Failure> {
+    let mut conn = ctx.db.acquire().await.map_err(|e| retry(format!("database: {e}")))?;
+    let Some(mut job) = db::job_view::view(&mut conn, d.job_id).await.map_err(|e| retry(format!("database: {e}")))?
+    else {
+        return Err(give_up("the job no longer exists"));
+    };
+    at_event(&mut job, &d.snapshot);
+    let settings =
+        db::notifications::settings(&mut conn, d.user_id).await.map_err(|e| retry(format!("database: {e}")))?;
+    drop(conn);
+    let Some(settings) = settings else { return Err(give_up("notifications were turned off")) };
+    match d.channel.as_str() {
+        "webhook" => {
+            if settings.webhook_url.as_deref() != Some(d.target.as_str()) {
+                return Err(give_up("the webhook URL was changed or removed before delivery"));
+            }
+            let secret = settings.webhook_secret.unwrap_or_default();
+            let body = serde_json::json!({"event": d.event, "sent_at": rfc3339(now_ms()), "job": job});
+            let body = serde_json::to_vec(&body).map_err(|e| give_up(format!("payload: {e}")))?;
+            send::webhook(&d.target, &ctx.allow, &secret, d.id, &d.event, body).await.map_err(retry)
+        }
+        "email" => {
+            if settings.email.as_deref() != Some(d.target.as_str()) {
+                return Err(give_up("the e-mail address was changed or removed before delivery"));
+            }
+            let (subject, text) = email_text(&d.event, &job);
+            send::email(ctx.mailer.as_ref(), &ctx.settings.from, &d.target, d.id, &subject, text).await.map_err(retry)
+        }
+        other => Err(give_up(format!("unknown channel {other}"))),
+    }
+}
+
+/// The job's state, attempt, exit code and end reason as they were at the
+/// event (the rest of the job object is as it is now).
+fn at_event(job: &mut app::model::JobView, snapshot: &str) {
+    let Ok(s) = serde_json::from_str::<serde_json::Value>(snapshot) else { return };
+    if let Some(state) = s["state"].as_str().and_then(|t| t.parse().ok()) {
+        job.state = state;
+    }
+    if let Some(attempt) = s["attempt"].as_u64() {
+        job.attempt = attempt as u32;
+    }
+    job.exit_code = s["exit_code"].as_i64();
+    job.end_reason = s["end_reason"].as_str().map(str::to_string);
+}
+
+fn email_text(event: &str, job: &app::model::JobView) -> (String, String) {
+    let what = match event {
+        "started" => "started".to_string(),
+        "retried" => format!("is retried on a larger GPU (attempt {})", job.attempt),
+        _ => format!("ended {}", job.state),
+    };
+    let subject = format!("[JPU-Share] job {} ({}) {what}", job.id, job.name);
+    let mut text = format!("Job {} ({}) of {} {what}.\n\n", job.id, job.name, job.lab);
+    text.push_str(&format!("state: {}\nattempt: {}\n", job.state, job.attempt));
+    if let (Some(node), Some(tier)) = (&job.node, &job.tier) {
+        text.push_str(&format!("where: {node} ({tier}), GPUs {:?}\n", job.gpu_indices));
+    }
+    if let Some(code) = job.exit_code {
+        text.push_str(&format!("exit code: {code}\n"));
+    }
+    if let Some(reason) = &job.end_reason {
+        text.push_str(&format!("end reason: {reason}\n"));
+    }
+    text.push_str("\nTurn these off on your account page or with PUT /v1/me/notifications.\n");
+    (subject, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn back_off_doubles_up_to_ten_minutes() {
+        let waits: Vec<i64> = (1..=12).map(|t| backoff_ms(2_000, t)).collect();
+        assert_eq!(&waits[..5], &[2_000, 4_000, 8_000, 16_000, 32_000]);
+        assert_eq!(waits[11], 600_000);
+        assert_eq!(backoff_ms(2_000, 64), 600_000, "no overflow");
+    }
+}
