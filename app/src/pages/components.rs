@@ -116,3 +116,28 @@ pub fn use_ticker(ms: u64) -> ReadSignal<u32> {
 pub fn ErrorText(error: ConsoleError) -> impl IntoView {
     view! { <p class="error" role="alert" data-code=error.code.as_str()>{error.message}</p> }
 }
+
+/// A button for something that cannot be undone (a cancel): it asks once
+/// more, and acts only on "yes".
+#[component]
+pub fn ConfirmButton(
+    label: &'static str,
+    question: &'static str,
+    yes: &'static str,
+    no: &'static str,
+    #[prop(into)] on_yes: Callback<()>,
+) -> impl IntoView {
+    let (confirming, set_confirming) = signal(false);
+    view! {
+        <Show
+            when=move || confirming.get()
+            fallback=move || view! { <button type="button" on:click=move |_| set_confirming.set(true)>{label}</button> }
+        >
+            <span>{question}</span>
+            " "
+            <button type="button" class="danger" on:click=move |_| { on_yes.run(()); set_confirming.set(false); }>{yes}</button>
+            " "
+            <button type="button" on:click=move |_| set_confirming.set(false)>{no}</button>
+        </Show>
+    }
+}

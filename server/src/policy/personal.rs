@@ -190,4 +190,89 @@ mod tests {
         assert_eq!(reasons, vec!["ARRAY_LIMIT"; 4]);
         assert_eq!(plan.held[0].1.to_string(), "ARRAY_LIMIT (2 of the array may hold slots at once)");
     }
+
+    /// A random personal queue: jobs 1..=n of users 0..3, each depending
+    /// on up to two earlier ids (jobs of the queue, or ended ones below 1)
+    /// with random kinds and outcomes, some in arrays 0..2 with limits.
+    fn queue() -> impl proptest::strategy::Strategy<Value = Snapshot> {
+        use proptest::prelude::*;
+        let kind = prop_oneof![Just(AfterKind::Ok), Just(AfterKind::Any), Just(AfterKind::NotOk)];
+        let outcome = prop_oneof![Just(Outcome::Unfinished), Just(Outcome::Completed), Just(Outcome::NotOk)];
+        let job = (0i64..3, prop::collection::vec((kind, 0i64..40, outcome), 0..=2), prop::option::of(0i64..2));
+        (prop::collection::vec(job, 1..40), prop::collection::vec((0u32..4, 0u32..3), 3), (1u32..4, 0u32..3)).prop_map(
+            |(jobs, users, (limit, holding))| {
+                let mut snap = snapshot(Vec::new(), &[], Vec::new());
+                snap.personal = jobs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (user, deps, array))| {
+                        let id = i as i64 + 1;
+                        // a dependency names an earlier job: one in this queue
+                        // (unfinished) or an ended one (ids below 1)
+                        let after = deps
+                            .into_iter()
+                            .map(|(kind, back, outcome)| {
+                                let on = id - 1 - back;
+                                After { kind, on, outcome: if on >= 1 { Outcome::Unfinished } else { outcome } }
+                            })
+                            .collect();
+                        personal(id, user, after, array)
+                    })
+                    .collect();
+                snap.users = users.iter().enumerate().map(|(u, &(max, held))| slots(u as i64, max, held)).collect();
+                snap.arrays = vec![ArrayLimit { array: 0, max_running: limit, holding }];
+                snap
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn the_personal_queue_keeps_its_rules(snap in queue()) {
+            let plan = crate::policy::decide(&snap);
+            let promoted: HashSet<JobId> = plan.promotions.iter().copied().collect();
+            let never: HashSet<JobId> = plan.never_satisfied.iter().copied().collect();
+            let held: HashSet<JobId> = plan.held.iter().map(|(id, _)| *id).collect();
+            // every job gets exactly one verdict
+            for p in &snap.personal {
+                let verdicts = [&promoted, &never, &held].iter().filter(|s| s.contains(&p.job.id)).count();
+                proptest::prop_assert_eq!(verdicts, 1, "job {}", p.job.id);
+            }
+            proptest::prop_assert_eq!(promoted.len() + never.len() + held.len(), snap.personal.len());
+            let by_id: HashMap<JobId, &PersonalJob> = snap.personal.iter().map(|p| (p.job.id, p)).collect();
+            for id in &promoted {
+                // a promoted job's dependencies have all ended and are met
+                for a in &by_id[id].after {
+                    let outcome = if never.contains(&a.on) { Outcome::NotOk } else { a.outcome };
+                    proptest::prop_assert_eq!(met(a.kind, outcome), Met::Yes, "job {} after {:?}", id, a);
+                }
+            }
+            for id in &never {
+                // a cancelled job has a dependency that can never be met
+                let hopeless = by_id[id].after.iter().any(|a| {
+                    let outcome = if never.contains(&a.on) { Outcome::NotOk } else { a.outcome };
+                    met(a.kind, outcome) == Met::Never
+                });
+                proptest::prop_assert!(hopeless, "job {} cancelled without cause", id);
+            }
+            // no user past their slots, no array past its limit
+            for u in &snap.users {
+                let taken = promoted.iter().filter(|id| by_id[id].job.user == u.user).count() as u32;
+                proptest::prop_assert!(u.holding + taken <= u.max_concurrent.max(u.holding), "user {}", u.user);
+            }
+            let limit = snap.arrays[0];
+            let in_array = promoted.iter().filter(|id| by_id[id].array == Some(0)).count() as u32;
+            proptest::prop_assert!(limit.holding + in_array <= limit.max_running.max(limit.holding));
+            // a slot is never left free while an eligible job of its user waits
+            for (id, reason) in &plan.held {
+                if *reason == PendingReason::UserConcurrencyLimit {
+                    let user = by_id[id].job.user;
+                    let slots = snap.users.iter().find(|u| u.user == user).map_or(0, |u| u.max_concurrent.saturating_sub(u.holding));
+                    let taken = promoted.iter().filter(|p| by_id[p].job.user == user).count() as u32;
+                    proptest::prop_assert_eq!(taken, slots, "job {} waits for a slot its user has free", id);
+                }
+            }
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use super::short_time;
 use crate::api::{job_detail, job_log, job_log_tail, CancelJob};
 use crate::model::views::{reason_in_words, JobDetail};
-use crate::pages::components::{use_ticker, ErrorText, Layout};
+use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -176,19 +176,15 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
 #[component]
 fn CancelButton(id: i64) -> impl IntoView {
     let cancel = ServerAction::<CancelJob>::new();
-    let (confirming, set_confirming) = signal(false);
     view! {
         <div class="cancel">
-            <Show
-                when=move || confirming.get()
-                fallback=move || view! { <button type="button" on:click=move |_| set_confirming.set(true)>"Cancel job…"</button> }
-            >
-                <span>"Cancel this job? A running job gets SIGTERM and its grace period to save its work."</span>
-                " "
-                <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelJob { id }); set_confirming.set(false); }>"Yes, cancel it"</button>
-                " "
-                <button type="button" on:click=move |_| set_confirming.set(false)>"Keep it"</button>
-            </Show>
+            <ConfirmButton
+                label="Cancel job…"
+                question="Cancel this job? A running job gets SIGTERM and its grace period to save its work."
+                yes="Yes, cancel it"
+                no="Keep it"
+                on_yes=move |_| { cancel.dispatch(CancelJob { id }); }
+            />
             {move || cancel.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorText error=e/> })}
         </div>
     }

@@ -6,7 +6,7 @@ use super::short_time;
 use crate::api::{jobs_page, CancelArray};
 use crate::model::views::ArraySummary;
 use crate::model::JobView;
-use crate::pages::components::{ErrorText, Layout};
+use crate::pages::components::{ConfirmButton, ErrorText, Layout};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -167,19 +167,15 @@ fn ArrayRow(j: JobView, summary: Option<ArraySummary>) -> impl IntoView {
 #[island]
 fn CancelArrayButton(id: i64) -> impl IntoView {
     let cancel = ServerAction::<CancelArray>::new();
-    let (confirming, set_confirming) = signal(false);
     view! {
         <span class="cancel">
-            <Show
-                when=move || confirming.get()
-                fallback=move || view! { <button type="button" on:click=move |_| set_confirming.set(true)>"Cancel array…"</button> }
-            >
-                <span>"Cancel every unfinished element?"</span>
-                " "
-                <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelArray { id }); set_confirming.set(false); }>"Yes, cancel them"</button>
-                " "
-                <button type="button" on:click=move |_| set_confirming.set(false)>"Keep them"</button>
-            </Show>
+            <ConfirmButton
+                label="Cancel array…"
+                question="Cancel every unfinished element?"
+                yes="Yes, cancel them"
+                no="Keep them"
+                on_yes=move |_| { cancel.dispatch(CancelArray { id }); }
+            />
             {move || cancel.value().get().map(|r| match r {
                 Ok(_) => view! { <span role="status" data-testid="array-cancelled">" Cancelled."</span> }.into_any(),
                 Err(e) => view! { <ErrorText error=e/> }.into_any(),
