@@ -165,11 +165,21 @@ test('the dashboard shows what each GPU does, in words too', async () => {
 test('lab usage: my lab\'s share, its place, and 30 days as a chart', async () => {
   await demo.goto(server.base + '/usage');
   const share = demo.getByTestId('share');
-  await share.getByText(/^demo-lab has \d+% of all labs' recent usage and is \d of \d by usage/).waitFor();
+  await share.getByText(/^Your lab \(demo-lab\) used \d+ % of all labs' recent GPU time; /).waitFor();
   const chart = demo.getByTestId('usage-chart');
   await chart.waitFor();
   assert.ok(await chart.locator('rect').count() >= 1, 'today has bars (jobs ran)');
   assert.match(await chart.getAttribute('aria-label'), /Daily usage of demo-lab, 30 days/);
+  // axes with values and day ticks; a day's values on keyboard focus; the
+  // numbers as a table, GPU-hours beside TFLOP·s
+  assert.ok(await chart.locator('text.tick').count() >= 10, 'value and day ticks');
+  await chart.getByText('TFLOP·s per day').waitFor();
+  const today = chart.locator('g.day').last();
+  await today.focus();
+  assert.match(await today.getAttribute('aria-label'), /^[A-Z][a-z]{2} \d+: [\d.]+k? TFLOP·s, [\d.]+ GPU-hours$/);
+  assert.equal(await today.locator('text.value').evaluate((e) => getComputedStyle(e).visibility), 'visible');
+  await demo.getByText('The numbers, day by day').click();
+  await demo.getByTestId('usage-table').getByRole('columnheader', { name: 'GPU-hours' }).waitFor();
   await demo.screenshot({ path: join(SCREENSHOTS, 'usage-1440.png'), fullPage: true });
   await demo.setViewportSize({ width: 375, height: 800 });
   await demo.screenshot({ path: join(SCREENSHOTS, 'usage-375.png'), fullPage: true });

@@ -8,6 +8,9 @@ use app::*;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
+    // readable panics while developing; the release bundle leaves the
+    // hook's formatting code out (it cost first-load bytes on every page)
+    #[cfg(debug_assertions)]
     console_error_panic_hook::set_once();
     leptos::mount::hydrate_islands();
 }

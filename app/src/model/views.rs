@@ -83,6 +83,9 @@ pub struct UsageDay {
     /// `YYYY-MM-DD`, UTC.
     pub date: String,
     pub usage_tflop_s: f64,
+    /// GPU-hours charged that day (run and reservation).
+    #[serde(default)]
+    pub gpu_hours: f64,
     pub by_tier: Vec<TierUsage>,
 }
 
@@ -95,6 +98,8 @@ pub struct TierUsage {
     /// Of `usage_tflop_s`, reservation time (R4).
     #[serde(default)]
     pub reserved_tflop_s: f64,
+    #[serde(default)]
+    pub gpu_hours: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -237,6 +242,13 @@ pub struct JobDetail {
     pub files: Vec<FileEntry>,
     /// … of this many.
     pub files_total: usize,
+    /// The most attempts it can have: one, plus one per larger-VRAM tier a
+    /// GPU OOM could send it to (policy §6).
+    #[serde(default)]
+    pub max_attempts: u32,
+    /// While it runs: when its time limit ends it at the latest.
+    #[serde(default)]
+    pub ends_by: Option<String>,
 }
 
 /// The submit form as typed (validated on the server, errors per field).

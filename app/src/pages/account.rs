@@ -2,7 +2,7 @@
 //! shown once) and revoke them.
 
 use crate::api::{my_tokens, ChangePassword, CreateToken, RevokeToken};
-use crate::pages::components::{ErrorText, Layout};
+use crate::pages::components::{ErrorText, Layout, Time};
 use leptos::prelude::*;
 
 #[component]
@@ -44,7 +44,7 @@ fn AccountPageBody() -> impl IntoView {
             {move || create.value().get().map(|r| match r {
                 Ok(t) => view! {
                     <div class="card" role="status">
-                        <p><strong>"Copy it now: it is not shown again."</strong>" Expires " {t.expires_at}</p>
+                        <p><strong>"Copy it now: it is not shown again."</strong>" Expires " <crate::pages::components::Time at=t.expires_at.clone()/></p>
                         <code data-testid="new-token">{t.token}</code>
                     </div>
                 }.into_any(),
@@ -64,8 +64,8 @@ fn AccountPageBody() -> impl IntoView {
                                         let id = t.id;
                                         view! {
                                             <tr>
-                                                <td>{t.label.unwrap_or_default()}</td><td>{t.created_at}</td><td>{t.expires_at}</td>
-                                                <td>{t.last_used_at.unwrap_or_else(|| "never".into())}</td>
+                                                <td>{t.label.unwrap_or_default()}</td><td><Time at=t.created_at.clone()/></td><td><Time at=t.expires_at.clone()/></td>
+                                                <td>{if t.last_used_at.is_some() { view! { <Time at=t.last_used_at.clone()/> }.into_any() } else { "never".into_any() }}</td>
                                                 <td><button type="button" on:click=move |_| { revoke.dispatch(RevokeToken { id }); }>"Revoke"</button></td>
                                             </tr>
                                         }

@@ -23,7 +23,7 @@ pub fn MaintenanceBanner(status: MaintenanceView) -> impl IntoView {
                 " "
                 <span>{what}</span>
                 {status.message.map(|m| view! { " " <em class="banner-message">{m}</em> })}
-                <span class="banner-since">" since " {status.since}</span>
+                <span class="banner-since">" since " <Time at=status.since.clone()/></span>
             </div>
         }
     })
@@ -139,5 +139,37 @@ pub fn ConfirmButton(
             " "
             <button type="button" on:click=move |_| set_confirming.set(false)>{no}</button>
         </Show>
+    }
+}
+
+/// `2026-12-04T14:20:48.123Z` → (`2026-12-04 14:20 UTC`, `2026-12-04
+/// 14:20:48.123 UTC`): what the server renders, and the exact time kept in
+/// the title.
+pub fn utc_texts(rfc3339: &str) -> (String, String) {
+    let plain = rfc3339.trim_end_matches('Z').replacen('T', " ", 1);
+    let minute = plain.get(..16).unwrap_or(&plain).to_string();
+    (format!("{minute} UTC"), format!("{plain} UTC"))
+}
+
+/// A moment, the one way the console shows times: rendered in UTC on the
+/// server, then refined in the browser to the reader's own zone with a
+/// relative form beside it ("14:20 today · in 2 h 10 min") by
+/// `public/pkg/local-time.js`, which rewrites only these elements' text; the
+/// title keeps the exact UTC time. Renders nothing for no time.
+#[component]
+pub fn Time(#[prop(into)] at: Option<String>) -> impl IntoView {
+    at.map(|at| {
+        let (text, exact) = utc_texts(&at);
+        view! { <time datetime=at title=exact data-local="">{text}</time> }
+    })
+}
+
+#[cfg(test)]
+mod time_tests {
+    #[test]
+    fn utc_texts_round_to_the_minute_and_keep_the_exact_time() {
+        let (shown, exact) = super::utc_texts("2026-12-04T19:07:42.123Z");
+        assert_eq!(shown, "2026-12-04 19:07 UTC");
+        assert_eq!(exact, "2026-12-04 19:07:42.123 UTC");
     }
 }

@@ -33,6 +33,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                <script src="/pkg/local-time.js" defer></script>
                 <HydrationScripts options islands=true/>
                 <MetaTags/>
             </head>

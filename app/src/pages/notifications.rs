@@ -13,37 +13,26 @@ const EVENTS: &[(&str, &str)] = &[
     ("retried", "a job is retried on a larger GPU after running out of memory"),
 ];
 
-#[island]
+/// Server-rendered: the settings it starts from and the deliveries are
+/// read on the server; only the form is an island (a third of the wasm
+/// this panel cost when all of it was one).
+#[component]
 pub fn NotificationsPanel() -> impl IntoView {
-    let save = ServerAction::<SaveNotifications>::new();
-    let settings = Resource::new(move || save.version().get(), |_| notification_settings());
-    let deliveries = Resource::new(move || save.version().get(), |_| my_deliveries());
+    let settings = Resource::new(|| (), |_| notification_settings());
+    let deliveries = Resource::new(|| (), |_| my_deliveries());
     view! {
         <section aria-labelledby="notify-h">
             <h2 id="notify-h">"Notifications"</h2>
-            <Transition fallback=|| ()>
+            <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     match settings.await {
-                        Ok(s) => view! { <SettingsForm settings=s save/> }.into_any(),
+                        Ok(s) => view! { <NotificationsForm settings=s/> }.into_any(),
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
                     }
                 })}
-            </Transition>
-            {move || save.value().get().map(|r| match r {
-                Ok(s) => view! {
-                    <div class="card" role="status" data-testid="notify-saved">
-                        <p>"Saved."</p>
-                        {s.webhook_secret.map(|secret| view! {
-                            <p><strong>"Copy the webhook's signing secret now: it is not shown again."</strong>
-                               " Each delivery carries X-JPU-Signature: sha256=<HMAC-SHA256 of the body with it>."</p>
-                            <code data-testid="webhook-secret">{secret}</code>
-                        })}
-                    </div>
-                }.into_any(),
-                Err(e) => view! { <ErrorText error=e/> }.into_any(),
-            })}
+            </Suspense>
             <h3>"Latest deliveries"</h3>
-            <Transition fallback=|| ()>
+            <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     match deliveries.await {
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
@@ -69,8 +58,30 @@ pub fn NotificationsPanel() -> impl IntoView {
                         }.into_any(),
                     }
                 })}
-            </Transition>
+            </Suspense>
         </section>
+    }
+}
+
+/// The form, and what saving it answered (the webhook's secret, once).
+#[island]
+fn NotificationsForm(settings: NotificationSettings) -> impl IntoView {
+    let save = ServerAction::<SaveNotifications>::new();
+    view! {
+        <SettingsForm settings save/>
+        {move || save.value().get().map(|r| match r {
+            Ok(s) => view! {
+                <div class="card" role="status" data-testid="notify-saved">
+                    <p>"Saved."</p>
+                    {s.webhook_secret.map(|secret| view! {
+                        <p><strong>"Copy the webhook's signing secret now: it is not shown again."</strong>
+                           " Each delivery carries X-JPU-Signature: sha256=<HMAC-SHA256 of the body with it>."</p>
+                        <code data-testid="webhook-secret">{secret}</code>
+                    })}
+                </div>
+            }.into_any(),
+            Err(e) => view! { <ErrorText error=e/> }.into_any(),
+        })}
     }
 }
 

@@ -146,6 +146,7 @@ pub async fn daily_usage(
     let since = first * DAY_MS;
     let rows = sqlx::query!(
         r#"SELECT charged_at / 86400000 AS "day!: i64", tier, SUM(amount) AS "amount!: f64",
+                  SUM(gpu_seconds) / 3600.0 AS "gpu_hours!: f64",
                   SUM(CASE WHEN kind = 'reservation' THEN amount ELSE 0 END) AS "reserved!: f64"
            FROM usage_charges WHERE lab_id = ? AND charged_at >= ?
            GROUP BY 1, tier ORDER BY 1, tier"#,
@@ -157,7 +158,12 @@ pub async fn daily_usage(
     let mut by_day: BTreeMap<i64, Vec<TierUsage>> = (first..=today).map(|d| (d, Vec::new())).collect();
     for r in rows {
         if let Some(tiers) = by_day.get_mut(&r.day) {
-            tiers.push(TierUsage { tier: r.tier, usage_tflop_s: r.amount, reserved_tflop_s: r.reserved });
+            tiers.push(TierUsage {
+                tier: r.tier,
+                usage_tflop_s: r.amount,
+                reserved_tflop_s: r.reserved,
+                gpu_hours: r.gpu_hours,
+            });
         }
     }
     Ok(by_day
@@ -166,6 +172,7 @@ pub async fn daily_usage(
             date: rfc3339(day * DAY_MS)[..10].to_string(),
             // from +0.0: an empty f64 sum is -0.0, which printed as "-0.0"
             usage_tflop_s: by_tier.iter().fold(0.0, |sum, t| sum + t.usage_tflop_s),
+            gpu_hours: by_tier.iter().fold(0.0, |sum, t| sum + t.gpu_hours),
             by_tier,
         })
         .collect())

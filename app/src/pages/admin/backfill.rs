@@ -42,7 +42,7 @@ fn AdminBackfillPageBody() -> impl IntoView {
                                 <tr>
                                     <td>{i.node}</td><td>{i.tier}</td>
                                     <td>{i.gpu_indices.iter().map(u32::to_string).collect::<Vec<_>>().join(",")}</td>
-                                    <td>{i.endpoint.unwrap_or_default()}</td><td>{i.started_at}</td>
+                                    <td>{i.endpoint.unwrap_or_default()}</td><td><crate::pages::components::Time at=i.started_at.clone()/></td>
                                 </tr>
                             }).collect_view()}
                         </tbody>

@@ -54,7 +54,7 @@ fn AdminPageBody() -> impl IntoView {
                             <section aria-labelledby="maint-h">
                                 <h2 id="maint-h">"Maintenance"</h2>
                                 <p>"Phase: " <strong data-testid="phase">{phase.as_str()}</strong>
-                                    " since " {admin.maintenance.since.clone()}</p>
+                                    " since " <crate::pages::components::Time at=admin.maintenance.since.clone()/></p>
                                 <p class="muted">"NORMAL → DRAINING (no new submissions; running jobs finish) → BACKFILL_RECOVERY (LLM backfill reclaimed) → ACTIVE (operators may work) → NORMAL."</p>
                                 {if phase == MaintenancePhase::Normal {
                                     view! {
@@ -82,7 +82,7 @@ fn AdminPageBody() -> impl IntoView {
                                     <thead><tr><th>"When"</th><th>"Who"</th><th>"Action"</th><th>"Target"</th><th>"Detail"</th></tr></thead>
                                     <tbody>
                                         {admin.audit.into_iter().map(|a| view! {
-                                            <tr><td>{a.at}</td><td>{a.actor}</td><td>{a.action}</td><td>{a.target.unwrap_or_default()}</td><td><code>{a.detail}</code></td></tr>
+                                            <tr><td><crate::pages::components::Time at=a.at.clone()/></td><td>{a.actor}</td><td>{a.action}</td><td>{a.target.unwrap_or_default()}</td><td><code>{a.detail}</code></td></tr>
                                         }).collect_view()}
                                     </tbody>
                                 </table>

@@ -1,10 +1,9 @@
 //! `/jobs/{id}`: one job — its timeline, attempts, live log, files and
 //! the cancel button — refreshed while the page is open.
 
-use super::short_time;
 use crate::api::{job_detail, job_log, job_log_tail, CancelJob};
 use crate::model::views::{reason_in_words, JobDetail};
-use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout};
+use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout, Time};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -97,17 +96,42 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
     });
     let files = detail.files.clone();
     let more_files = detail.files_total.saturating_sub(files.len());
+    // the end reason only where it says more than the state
+    let end_reason = job.end_reason.clone().filter(|r| r != job.state.as_str());
+    let gpus = if job.num_gpus == 1 { "1 GPU".to_string() } else { format!("{} GPUs", job.num_gpus) };
+    let place = match (&job.tier, &job.node) {
+        (Some(tier), Some(node)) => format!("{gpus} · {tier} on {node}"),
+        _ => gpus,
+    };
+    let attempt = if job.attempts.is_empty() {
+        format!("not started yet (at most {} attempts)", detail.max_attempts)
+    } else {
+        format!("attempt {} of at most {}", job.attempt, detail.max_attempts)
+    };
+    let limit = match job.time_limit_minutes {
+        m if m % 60 == 0 => format!("{} h", m / 60),
+        m if m > 60 => format!("{} h {} min", m / 60, m % 60),
+        m => format!("{m} min"),
+    };
     view! {
         <h1>{format!("Job #{} {}", job.id, job.name)}</h1>
-        <p>
-            <span class="state" data-testid="state" data-state=job.state.as_str()>{job.state.as_str()}</span>
-            " · " {job.user.clone()} " (" {job.lab.clone()} ") · " {job.num_gpus} " GPU(s)"
-            {job.end_reason.clone().map(|r| view! { " · " <strong>{r}</strong> })}
-            {job.pending_reason.clone().map(|r| view! { " · " <span class="reason">{reason_in_words(&r)}</span> })}
-        </p>
-        {job.estimated_start.as_ref().map(|_| view! {
+        <dl class="facts" data-testid="facts">
+            <div><dt>"State"</dt><dd>
+                <span class="state" data-testid="state" data-state=job.state.as_str()>{job.state.as_str()}</span>
+                {end_reason.map(|r| view! { " — " <strong data-testid="end-reason">{r}</strong> })}
+                {job.exit_code.map(|c| format!(" (exit code {c})"))}
+                {job.pending_reason.clone().map(|r| view! { " — " <span class="reason">{reason_in_words(&r)}</span> })}
+            </dd></div>
+            <div><dt>"Owner"</dt><dd>{format!("{} ({})", job.user, job.lab)}</dd></div>
+            <div><dt>"GPUs"</dt><dd>{place}</dd></div>
+            <div><dt>"Attempt"</dt><dd data-testid="attempt">{attempt}</dd></div>
+            <div><dt>"Time limit"</dt><dd>{limit}
+                {detail.ends_by.clone().map(|at| view! { " — ends by " <Time at=at/> " at the latest" })}
+            </dd></div>
+        </dl>
+        {job.estimated_start.clone().map(|at| view! {
             <p class="estimate" data-testid="estimate">
-                "Expected to start about " {short_time(&job.estimated_start)} " UTC — an estimate from the scheduler's forecast"
+                "Expected to start about " <Time at=at/> " — an estimate from the scheduler's forecast"
             </p>
         })}
         {job.array.map(|a| view! {
@@ -128,7 +152,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
         {detail.can_cancel.then(|| view! { <CancelButton id/> })}
         <ol class="timeline" aria-label="Timeline">
             {timeline.into_iter().map(|(label, at)| view! {
-                <li class:done=at.is_some()><strong>{label}</strong> " " {short_time(&at)}</li>
+                <li class:done=at.is_some()><strong>{label}</strong> " " <Time at=at.clone()/></li>
             }).collect_view()}
         </ol>
         <h2>"Attempts"</h2>
@@ -139,7 +163,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
                 {job.attempts.into_iter().map(|a| view! {
                     <tr>
                         <td>{a.attempt}</td><td>{a.tier}</td><td>{a.node}</td>
-                        <td>{short_time(&a.started_at)}</td><td>{short_time(&a.ended_at)}</td>
+                        <td><Time at=a.started_at/></td><td><Time at=a.ended_at/></td>
                         <td>{a.exit_code.map(|c| c.to_string()).unwrap_or_default()}</td>
                         <td>{a.reason.unwrap_or_default()}</td>
                         <td>{format!("{:.0}", a.usage_tflop_s)}</td>

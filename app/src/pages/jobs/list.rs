@@ -2,11 +2,10 @@
 //! newest first, a page at a time. An array's elements show as one row
 //! with counts by state and one Cancel; `/jobs?array=ID` lists them.
 
-use super::short_time;
 use crate::api::{jobs_page, CancelArray};
 use crate::model::views::ArraySummary;
 use crate::model::JobView;
-use crate::pages::components::{ConfirmButton, ErrorText, Layout};
+use crate::pages::components::{ConfirmButton, ErrorText, Layout, Time};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -139,8 +138,8 @@ fn JobRow(j: JobView) -> impl IntoView {
             <td><span class="state" data-state=j.state.as_str()>{j.state.as_str()}</span></td>
             <td>{j.num_gpus}</td>
             <td>{match (&j.node, &j.tier) { (Some(n), Some(t)) => format!("{n} ({t})"), _ => String::new() }}</td>
-            <td>{short_time(&Some(j.submitted_at.clone()))}</td>
-            <td>{short_time(&j.ended_at)}</td>
+            <td><Time at=j.submitted_at.clone()/></td>
+            <td><Time at=j.ended_at.clone()/></td>
         </tr>
     }
 }
@@ -157,7 +156,7 @@ fn ArrayRow(j: JobView, summary: Option<ArraySummary>) -> impl IntoView {
             <td><span data-testid="array-counts">{counts}</span> {open.then(|| view! { <CancelArrayButton id/> })}</td>
             <td>{j.num_gpus}</td>
             <td></td>
-            <td>{short_time(&Some(j.submitted_at.clone()))}</td>
+            <td><Time at=j.submitted_at.clone()/></td>
             <td></td>
         </tr>
     }

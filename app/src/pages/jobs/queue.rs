@@ -1,10 +1,9 @@
 //! `/queue`: the global queue in this cycle's order and the viewer's own,
 //! refreshing itself every few seconds.
 
-use super::short_time;
 use crate::api::queue_view;
 use crate::model::views::{reason_in_words, QueueEntry};
-use crate::pages::components::{use_ticker, ErrorText, Layout};
+use crate::pages::components::{use_ticker, ErrorText, Layout, Time};
 use leptos::prelude::*;
 
 #[component]
@@ -58,7 +57,7 @@ fn QueueTable(
     view! {
         {more}
         <div class="scroll">
-        <table class="table" data-testid=testid>
+        <table class="table cards" data-testid=testid>
             <thead>
                 <tr><th>"Rank"</th><th>"Job"</th><th>"Lab"</th><th>"User"</th><th>"GPUs"</th>
                     <th>"Lab usage (TFLOP·s)"</th><th>"Waiting since"</th><th>"Why it waits"</th><th>"Expected start"</th><th>"Reservation"</th></tr>
@@ -78,16 +77,16 @@ fn QueueTable(
                     });
                     view! {
                         <tr data-job=e.id>
-                            <td>{e.rank.map(|r| r.to_string()).unwrap_or_else(|| "—".into())}</td>
-                            <td>{job}</td>
-                            <td>{e.lab.clone()}</td>
-                            <td>{e.user.clone().unwrap_or_default()}</td>
-                            <td>{e.num_gpus}</td>
-                            <td>{format!("{:.0}", e.lab_usage_tflop_s)}</td>
-                            <td>{short_time(&e.queue_entered_at)}</td>
-                            <td class="reason">{e.pending_reason.as_deref().map(reason_in_words).unwrap_or_default()}</td>
-                            <td class="estimate">{e.estimated_start.as_ref().map(|_| format!("about {} (estimate)", short_time(&e.estimated_start)))}</td>
-                            <td>{reservation}</td>
+                            <td data-label="Rank">{e.rank.map(|r| r.to_string()).unwrap_or_else(|| "—".into())}</td>
+                            <td data-label="Job">{job}</td>
+                            <td data-label="Lab">{e.lab.clone()}</td>
+                            <td data-label="User">{e.user.clone().unwrap_or_default()}</td>
+                            <td data-label="GPUs">{e.num_gpus}</td>
+                            <td data-label="Lab usage">{format!("{:.0}", e.lab_usage_tflop_s)}</td>
+                            <td data-label="Waiting since"><Time at=e.queue_entered_at.clone()/></td>
+                            <td data-label="Why it waits" class="reason">{e.pending_reason.as_deref().map(reason_in_words).unwrap_or_default()}</td>
+                            <td data-label="Expected start" class="estimate">{e.estimated_start.clone().map(|at| view! { "about " <Time at=at/> " (estimate)" })}</td>
+                            <td data-label="Reservation">{reservation}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -55,21 +55,21 @@ fn SubmitPageBody() -> impl IntoView {
             {move || general_error().map(|e| view! { <p class="error" role="alert" data-testid="submit-error">{e}</p> })}
             <label for="name">"Name"</label>
             <input id="name" name="name" required maxlength="128" placeholder="resnet50-lr0.1"/>
-            {move || field_error("name")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("name")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="command">"Script (run with bash)"</label>
             <textarea id="command" name="command" rows="8" required placeholder="python train.py --epochs 10" node_ref=script></textarea>
             <label for="script_file">"…or load it from a file"</label>
             <input id="script_file" type="file" accept=".sh,.bash,.py,text/*" on:change=move |ev| load_script_file(ev, script)/>
-            {move || field_error("command")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("command")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="num_gpus">"GPUs"</label>
             <input id="num_gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
-            {move || field_error("num_gpus")().map(|e| view! { <p class="error field-error" data-testid="num-gpus-error">{e}</p> })}
+            {move || field_error("num_gpus")().map(|e| view! { <p class="error field-error" role="alert" data-testid="num-gpus-error">{e}</p> })}
             <label for="time_limit_minutes">"Time limit (minutes, empty = default)"</label>
             <input id="time_limit_minutes" name="time_limit_minutes" type="number" min="1"/>
-            {move || field_error("time_limit_minutes")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("time_limit_minutes")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="min_vram_gb">"Minimum GPU memory (GB, empty = any tier)"</label>
             <input id="min_vram_gb" name="min_vram_gb" type="number" min="0" max="4096"/>
-            {move || field_error("min_vram_gb")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("min_vram_gb")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="workspace">"Workspace (container image)"</label>
             <select id="workspace" name="workspace">
                 <option value="">"none (run on the node)"</option>
@@ -82,17 +82,17 @@ fn SubmitPageBody() -> impl IntoView {
                     })}
                 </Suspense>
             </select>
-            {move || field_error("workspace")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("workspace")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="after">"Run after (e.g. ok:12,any:13 — jobs of your lab; empty = at once)"</label>
             <input id="after" name="after" placeholder="ok:12" aria-describedby="after-help"/>
             <p id="after-help" class="muted">"ok: once it completes · any: once it ends · notok: once it fails or is cancelled"</p>
-            {move || field_error("dependencies")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("dependencies")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="array">"Array (e.g. 0-15%4: 16 copies, at most 4 at once; empty = one job)"</label>
             <input id="array" name="array" placeholder="0-15%4" maxlength="200"/>
-            {move || field_error("array")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("array")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="env">"Environment (KEY=value per line)"</label>
             <textarea id="env" name="env" rows="3"></textarea>
-            {move || field_error("env")().map(|e| view! { <p class="error field-error">{e}</p> })}
+            {move || field_error("env")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <button type="submit" disabled=move || submit.pending().get()>"Submit"</button>
         </ActionForm>
     }

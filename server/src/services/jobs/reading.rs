@@ -4,7 +4,7 @@
 //! async workers are here once, for REST and the console alike.
 
 use app::model::views::{FileEntry, JobDetail, LogChunk};
-use app::model::{JobView, Role};
+use app::model::{JobState, JobView, Role};
 
 use super::output::{self, Download};
 use crate::auth::Caller;
@@ -71,7 +71,42 @@ pub async fn detail(state: &Services, caller: &Caller, id: i64) -> ServiceResult
     let mine = caller.user.role == Role::Admin || caller.user.username == job.user;
     // the first page only: the page refreshes while it is open
     let (files, files_total) = if mine { files_page(state, id, None, CONSOLE_FILES).await? } else { (Vec::new(), 0) };
-    Ok(JobDetail { can_cancel: mine && !job.state.is_terminal(), can_read_output: mine, job, files, files_total })
+    let tiers = crate::db::cluster::list_tiers(&mut *state.db.acquire().await?).await?;
+    let ends_by = match (job.state, &job.started_at) {
+        (JobState::Running | JobState::Cancelling, Some(started)) => {
+            let started = time::OffsetDateTime::parse(started, &time::format_description::well_known::Rfc3339).ok();
+            started.map(|t| {
+                let end = t + time::Duration::minutes(i64::from(job.time_limit_minutes));
+                crate::clock::rfc3339((end.unix_timestamp_nanos() / 1_000_000) as i64)
+            })
+        }
+        _ => None,
+    };
+    Ok(JobDetail {
+        can_cancel: mine && !job.state.is_terminal(),
+        can_read_output: mine,
+        max_attempts: max_attempts(&job, &tiers),
+        ends_by,
+        job,
+        files,
+        files_total,
+    })
+}
+
+/// One attempt, plus one per larger-VRAM tier (that can take the job's
+/// GPUs) above the tier of its first attempt; before any attempt, one per
+/// VRAM size it could start on.
+fn max_attempts(job: &app::model::JobView, tiers: &[app::model::TierView]) -> u32 {
+    let mut sizes: Vec<i64> =
+        tiers.iter().filter(|t| t.active && t.max_gpus >= i64::from(job.num_gpus)).map(|t| t.vram_gb).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let first = job.attempts.first().and_then(|a| tiers.iter().find(|t| t.name == a.tier));
+    let most = match first {
+        Some(t) => 1 + sizes.iter().filter(|v| **v > t.vram_gb).count(),
+        None => sizes.len().max(1),
+    };
+    (most as u32).max(job.attempt)
 }
 
 async fn files_page(
@@ -87,4 +122,43 @@ async fn files_page(
 /// A walk of a job's files or an open of one: never on an async worker.
 async fn blocking<T: Send + 'static>(work: impl FnOnce() -> ServiceResult<T> + Send + 'static) -> ServiceResult<T> {
     tokio::task::spawn_blocking(work).await.map_err(|e| ServiceError::Internal(format!("job output: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tier(name: &str, vram_gb: i64, max_gpus: i64) -> app::model::TierView {
+        app::model::TierView {
+            name: name.into(),
+            display_name: name.into(),
+            vram_gb,
+            tflops: 10.0,
+            sort_order: vram_gb,
+            max_gpus,
+            max_time_limit_minutes: 1440,
+            slurm_partition: String::new(),
+            cpus_per_gpu: 1,
+            mem_gb_per_gpu: 1,
+            active: true,
+        }
+    }
+
+    #[test]
+    fn at_most_one_attempt_per_larger_vram_tier_above_the_first() {
+        let tiers = [tier("small", 12, 2), tier("mid", 24, 2), tier("mid2", 24, 2), tier("big", 80, 8)];
+        let json = serde_json::json!({"id": 1, "name": "x", "user": "u", "lab": "l", "state": "RUNNING", "num_gpus": 1,
+            "attempt": 1, "rank": null, "pending_reason": null, "tier": "small", "node": "n", "gpu_indices": [0],
+            "submitted_at": "t", "queue_entered_at": null, "started_at": null, "ended_at": null, "exit_code": null,
+            "end_reason": null, "usage_tflop_s": 0.0, "reservation": null, "time_limit_minutes": 60, "last_error": null,
+            "attempts": [{"attempt": 1, "tier": "small", "node": "n", "started_at": null, "ended_at": null,
+                          "exit_code": null, "reason": null, "usage_tflop_s": 0.0, "reserved_usage_tflop_s": 0.0}]});
+        let mut job: JobView = serde_json::from_value(json).unwrap();
+        assert_eq!(max_attempts(&job, &tiers), 3, "12 GB, then 24 GB, then 80 GB");
+        job.num_gpus = 4;
+        assert_eq!(max_attempts(&job, &tiers), 2, "only the 80 GB tier takes 4 GPUs above it");
+        job.attempts.clear();
+        job.num_gpus = 1;
+        assert_eq!(max_attempts(&job, &tiers), 3, "not started: one per VRAM size it could start on");
+    }
 }
