@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use sqlx::SqliteConnection;
 
-use crate::policy::{After, AfterKind, ArrayId, ArrayLimit, JobId, Outcome, PendingReason, PersonalJob};
+use crate::policy::{After, AfterKind, ArrayId, ArrayLimit, JobId, Outcome, PersonalJob};
 
 pub fn kind_of(text: &str) -> Option<AfterKind> {
     match text {
@@ -101,24 +101,17 @@ pub async fn elements_holding(conn: &mut SqliteConnection) -> Result<HashMap<Job
     Ok(rows.into_iter().map(|r| (r.id, r.array_id)).collect())
 }
 
-/// The reason each personal job stays; only rows whose reason changed are
-/// written (one statement for all).
-pub async fn mark_held(conn: &mut SqliteConnection, held: &[(JobId, PendingReason)]) -> Result<(), sqlx::Error> {
-    if held.is_empty() {
-        return Ok(());
+/// The reason each of these personal jobs stays (the caller passes only
+/// those whose stored reason changed: one `UPDATE … FROM json_each` for
+/// all of them scanned every waiting job per row: under the submit bench,
+/// 25,000 waiting × 128 held, the decide phase took 430 ms a cycle instead
+/// of 17, and submits fell from 4,957 to 2,482 jobs/s).
+pub async fn mark_held(conn: &mut SqliteConnection, held: &[(JobId, String)]) -> Result<(), sqlx::Error> {
+    for (id, reason) in held {
+        sqlx::query!("UPDATE jobs SET pending_reason = ? WHERE id = ? AND state = 'USER_QUEUE_WAIT'", reason, id)
+            .execute(&mut *conn)
+            .await?;
     }
-    let rows: Vec<serde_json::Value> =
-        held.iter().map(|(id, reason)| serde_json::json!({"id": id, "reason": reason.to_string()})).collect();
-    let rows = serde_json::Value::Array(rows).to_string();
-    sqlx::query!(
-        "UPDATE jobs SET pending_reason = json_extract(r.value, '$.reason')
-         FROM json_each(?) r
-         WHERE jobs.id = json_extract(r.value, '$.id') AND jobs.state = 'USER_QUEUE_WAIT'
-           AND jobs.pending_reason IS NOT json_extract(r.value, '$.reason')",
-        rows
-    )
-    .execute(&mut *conn)
-    .await?;
     Ok(())
 }
 

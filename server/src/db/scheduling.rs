@@ -326,7 +326,14 @@ pub async fn apply_plan(
         super::maintenance::set(conn, phase, current.message.as_deref(), now_ms).await?;
     }
     promote(conn, &plan.promotions, now_ms).await?;
-    super::gates::mark_held(conn, &plan.held).await?;
+    // most personal jobs keep their reason from one cycle to the next
+    let changed: Vec<(i64, String)> = plan
+        .held
+        .iter()
+        .map(|(id, reason)| (*id, reason.to_string()))
+        .filter(|(id, reason)| stored.get(id).is_none_or(|m| m.reason.as_deref() != Some(reason.as_str())))
+        .collect();
+    super::gates::mark_held(conn, &changed).await?;
     super::gates::end_never_satisfied(conn, &plan.never_satisfied, now_ms).await?;
     record_charges(conn, &plan.charges, now_ms).await?;
     release(conn, &plan.releases).await?;
