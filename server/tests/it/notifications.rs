@@ -277,9 +277,13 @@ async fn e_mail_goes_through_a_real_smtp_server() {
     assert!(mail.contains("From: JPU-Share <gpu@example.edu>"), "{mail}");
     assert!(mail.contains(&format!("job {id}")) && mail.contains("ended FAILED"), "{mail}");
     assert!(mail.contains("exit code: 3") && mail.contains("end reason: NONZERO_EXIT"), "{mail}");
-    let list: Value = app.get(Some(&demo), "/v1/me/notifications/deliveries").await.json().await.unwrap();
-    assert_eq!(list["deliveries"][0]["state"], "DELIVERED");
-    assert_eq!(list["deliveries"][0]["channel"], "email");
+    // the message lands in the maildir a moment before the outcome is committed
+    let deliveries = || async {
+        let list: Value = app.get(Some(&demo), "/v1/me/notifications/deliveries").await.json().await.unwrap();
+        list["deliveries"][0].clone()
+    };
+    app.wait_until("the delivery recorded", || async { deliveries().await["state"] == "DELIVERED" }).await;
+    assert_eq!(deliveries().await["channel"], "email");
     let _ = smtp.child.kill().await;
 }
 
