@@ -115,16 +115,11 @@ pub async fn mark_held(conn: &mut SqliteConnection, held: &[(JobId, String)]) ->
     Ok(())
 }
 
-/// Ends jobs whose dependencies can never be met; returns those it ended
-/// (a job cancelled since the snapshot is left alone).
-pub async fn end_never_satisfied(
-    conn: &mut SqliteConnection,
-    jobs: &[JobId],
-    now_ms: i64,
-) -> Result<Vec<JobId>, sqlx::Error> {
-    let mut ended = Vec::with_capacity(jobs.len());
+/// Ends jobs whose dependencies can never be met (a job cancelled since
+/// the snapshot is left alone).
+pub async fn end_never_satisfied(conn: &mut SqliteConnection, jobs: &[JobId], now_ms: i64) -> Result<(), sqlx::Error> {
     for id in jobs {
-        let done = sqlx::query!(
+        sqlx::query!(
             "UPDATE jobs SET state = 'CANCELLED', ended_at = ?, end_reason = 'DEPENDENCY_NEVER_SATISFIED',
                     pending_reason = NULL, rank = NULL
              WHERE id = ? AND state = 'USER_QUEUE_WAIT'",
@@ -133,11 +128,8 @@ pub async fn end_never_satisfied(
         )
         .execute(&mut *conn)
         .await?;
-        if done.rows_affected() == 1 {
-            ended.push(*id);
-        }
     }
-    Ok(ended)
+    Ok(())
 }
 
 /// A job's lab and state, for checking a dependency on it.
@@ -194,13 +186,13 @@ pub async fn insert_dependencies(
     Ok(())
 }
 
-/// The dependencies of a job, with the depended-on jobs' states, and its
-/// array place (the job object's `dependencies` and `array`).
-pub async fn of_job(
+/// The dependencies of a job, with the depended-on jobs' states (the job
+/// object's `dependencies`).
+pub async fn dependencies_of(
     conn: &mut SqliteConnection,
     id: JobId,
-) -> Result<(Vec<app::model::DependencyView>, Option<app::model::ArrayRef>), sqlx::Error> {
-    let deps = sqlx::query!(
+) -> Result<Vec<app::model::DependencyView>, sqlx::Error> {
+    Ok(sqlx::query!(
         "SELECT d.kind, d.on_job, o.state FROM job_dependencies d JOIN jobs o ON o.id = d.on_job
          WHERE d.job_id = ? ORDER BY d.on_job",
         id
@@ -209,12 +201,7 @@ pub async fn of_job(
     .await?
     .into_iter()
     .filter_map(|r| Some(app::model::DependencyView { kind: r.kind, job: r.on_job, state: r.state.parse().ok()? }))
-    .collect();
-    let array = sqlx::query!("SELECT array_id, array_index FROM jobs WHERE id = ?", id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .and_then(|r| Some(app::model::ArrayRef { id: r.array_id?, index: r.array_index? as u32 }));
-    Ok((deps, array))
+    .collect())
 }
 
 /// An array's owner and lab.

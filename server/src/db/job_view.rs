@@ -56,7 +56,8 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         r#"SELECT j.id AS "id!", j.name, u.username, l.name AS lab, j.state, j.num_gpus, j.attempt, j.rank, j.pending_reason,
                   j.tier, j.node, j.gpu_indices, j.submitted_at, j.queue_entered_at, j.started_at, j.ended_at, j.exit_code,
                   j.end_reason, j.usage_tflop_s, j.reserved_node, j.reserved_tier, j.reserved_gpus,
-                  j.reservation_gpu_seconds, j.time_limit_minutes, j.last_error, j.kill_unconfirmed
+                  j.reservation_gpu_seconds, j.time_limit_minutes, j.last_error, j.kill_unconfirmed, j.array_id,
+                  j.array_index
            FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id WHERE j.id = ?"#,
         id
     )
@@ -92,7 +93,8 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         j.reservation_gpu_seconds,
     );
     let state: JobState = j.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    let (dependencies, array) = super::gates::of_job(conn, id).await?;
+    let dependencies = super::gates::dependencies_of(conn, id).await?;
+    let array = j.array_id.zip(j.array_index).map(|(id, index)| app::model::ArrayRef { id, index: index as u32 });
     Ok(Some(app::model::JobView {
         id: j.id,
         name: j.name,

@@ -107,6 +107,23 @@ pub fn escalate(tiers: &[TierInfo], failed_vram_gb: u32, num_gpus: u32, attempt:
     }
 }
 
+/// The most attempts a job can have when its first runs on a tier with
+/// `first_vram_gb`: that one, then each retry [`escalate`] would grant,
+/// on the smallest tier that qualifies (a larger one leaves fewer).
+pub fn most_attempts(tiers: &[TierInfo], first_vram_gb: u32, num_gpus: u32) -> u32 {
+    let (mut attempt, mut vram) = (1, first_vram_gb);
+    while let Escalation::Retry { min_vram_gb, attempt: next } = escalate(tiers, vram, num_gpus, attempt) {
+        attempt = next;
+        vram = tiers
+            .iter()
+            .filter(|t| t.active && t.vram_gb >= min_vram_gb && t.max_gpus >= num_gpus)
+            .map(|t| t.vram_gb)
+            .min()
+            .unwrap_or(min_vram_gb);
+    }
+    attempt
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,7 +71,7 @@ pub async fn detail(state: &Services, caller: &Caller, id: i64) -> ServiceResult
     let mine = caller.user.role == Role::Admin || caller.user.username == job.user;
     // the first page only: the page refreshes while it is open
     let (files, files_total) = if mine { files_page(state, id, None, CONSOLE_FILES).await? } else { (Vec::new(), 0) };
-    let tiers = crate::db::cluster::list_tiers(&mut *state.db.acquire().await?).await?;
+    let tiers = crate::db::scheduling::load_tiers(&mut *state.db.acquire().await?).await?;
     let ends_by = match (job.state, &job.started_at) {
         (JobState::Running | JobState::Cancelling, Some(started)) => {
             let started = time::OffsetDateTime::parse(started, &time::format_description::well_known::Rfc3339).ok();
@@ -93,20 +93,16 @@ pub async fn detail(state: &Services, caller: &Caller, id: i64) -> ServiceResult
     })
 }
 
-/// One attempt, plus one per larger-VRAM tier (that can take the job's
-/// GPUs) above the tier of its first attempt; before any attempt, one per
-/// VRAM size it could start on.
-fn max_attempts(job: &app::model::JobView, tiers: &[app::model::TierView]) -> u32 {
-    let mut sizes: Vec<i64> =
-        tiers.iter().filter(|t| t.active && t.max_gpus >= i64::from(job.num_gpus)).map(|t| t.vram_gb).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let first = job.attempts.first().and_then(|a| tiers.iter().find(|t| t.name == a.tier));
-    let most = match first {
-        Some(t) => 1 + sizes.iter().filter(|v| **v > t.vram_gb).count(),
-        None => sizes.len().max(1),
+/// The policy's bound (`policy::oom::most_attempts`) from the tier of the
+/// job's first attempt; before any attempt, from the smallest tier that
+/// could take it.
+fn max_attempts(job: &app::model::JobView, tiers: &[crate::policy::TierInfo]) -> u32 {
+    let fits = |t: &&crate::policy::TierInfo| t.active && t.max_gpus >= job.num_gpus;
+    let first = match job.attempts.first() {
+        Some(a) => tiers.iter().find(|t| t.name == a.tier).map(|t| t.vram_gb),
+        None => tiers.iter().filter(fits).map(|t| t.vram_gb).min(),
     };
-    (most as u32).max(job.attempt)
+    first.map_or(1, |vram| crate::policy::oom::most_attempts(tiers, vram, job.num_gpus)).max(job.attempt)
 }
 
 async fn files_page(
@@ -128,18 +124,13 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> ServiceResult<T> + S
 mod tests {
     use super::*;
 
-    fn tier(name: &str, vram_gb: i64, max_gpus: i64) -> app::model::TierView {
-        app::model::TierView {
+    fn tier(name: &str, vram_gb: u32, max_gpus: u32) -> crate::policy::TierInfo {
+        crate::policy::TierInfo {
             name: name.into(),
-            display_name: name.into(),
-            vram_gb,
             tflops: 10.0,
-            sort_order: vram_gb,
+            vram_gb,
+            sort_order: i64::from(vram_gb),
             max_gpus,
-            max_time_limit_minutes: 1440,
-            slurm_partition: String::new(),
-            cpus_per_gpu: 1,
-            mem_gb_per_gpu: 1,
             active: true,
         }
     }
@@ -160,5 +151,7 @@ mod tests {
         job.attempts.clear();
         job.num_gpus = 1;
         assert_eq!(max_attempts(&job, &tiers), 3, "not started: one per VRAM size it could start on");
+        let five = [tier("a", 8, 2), tier("b", 12, 2), tier("c", 24, 2), tier("d", 48, 2), tier("e", 80, 2)];
+        assert_eq!(max_attempts(&job, &five), crate::policy::oom::MAX_ATTEMPTS, "the policy's cap holds");
     }
 }
