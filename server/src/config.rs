@@ -167,6 +167,10 @@ pub struct ExecutorSettings {
     /// Largest job log (all attempts' stdout and stderr); past it the
     /// attempt is stopped (`LOG_LIMIT`).
     pub max_log_bytes: u64,
+    /// Lets local jobs create user namespaces (`unshare -U`); off, a
+    /// seccomp filter refuses them (an Apptainer without its setuid
+    /// starter needs them on).
+    pub allow_user_namespaces: bool,
 }
 
 impl Default for ExecutorSettings {
@@ -182,6 +186,7 @@ impl Default for ExecutorSettings {
             pids_per_gpu: 1024,
             max_output_bytes: 100 << 30,
             max_log_bytes: 1 << 30,
+            allow_user_namespaces: false,
         }
     }
 }

@@ -128,6 +128,7 @@ impl Application {
                 crate::executor::local::LocalOptions {
                     pids_per_gpu: state.settings.executor.pids_per_gpu,
                     limits: write_limits(&state.settings),
+                    allow_user_namespaces: state.settings.executor.allow_user_namespaces,
                 },
             ))),
             crate::config::ExecutorKind::Slurm => Some(Arc::new(SlurmExecutor::new(

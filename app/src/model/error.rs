@@ -102,7 +102,13 @@ impl leptos::server_fn::error::FromServerFnError for ConsoleError {
     type Encoder = leptos::server_fn::codec::JsonEncoding;
 
     fn from_server_fn_error(value: leptos::server_fn::error::ServerFnErrorErr) -> Self {
-        Self::new(ErrorCode::Internal, value.to_string())
+        use leptos::server_fn::error::ServerFnErrorErr as E;
+        // arguments that do not decode are the caller's mistake, not ours
+        let code = match value {
+            E::Args(_) | E::MissingArg(_) => ErrorCode::BadRequest,
+            _ => ErrorCode::Internal,
+        };
+        Self::new(code, value.to_string())
     }
 }
 
@@ -121,6 +127,17 @@ impl From<leptos::prelude::ServerFnError> for ConsoleError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_that_do_not_decode_are_bad_requests() {
+        use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+        let e = ConsoleError::from_server_fn_error(ServerFnErrorErr::Args("id: invalid digit".into()));
+        assert_eq!(e.code.status(), 400);
+        let e = ConsoleError::from_server_fn_error(ServerFnErrorErr::MissingArg("id".into()));
+        assert_eq!(e.code, ErrorCode::BadRequest);
+        let e = ConsoleError::from_server_fn_error(ServerFnErrorErr::Response("x".into()));
+        assert_eq!(e.code, ErrorCode::Internal);
+    }
 
     #[test]
     fn codes_serialize_as_api_md_names() {

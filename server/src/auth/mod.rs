@@ -50,11 +50,18 @@ pub async fn authenticate(
     let attempt = throttle.begin(username, client, Instant::now()).map_err(AuthError::Throttled)?;
     let user = accounts::user_by_username(&mut *db.acquire().await?, username).await?;
     let stored = user.as_ref().map(|u| u.password_hash.clone());
-    let verified = match password::verify_password(stored, password.to_string()).await {
+    // a flood of guesses (at other names, from anywhere) must not keep
+    // out the users nobody is guessing at
+    let lane = if user.is_some() && throttle.is_clean(username, Instant::now()) {
+        password::Lane::Trusted
+    } else {
+        password::Lane::Open
+    };
+    let verified = match password::verify_password_in(lane, stored, password.to_string()).await {
         Ok(verified) => verified,
         Err(e) => {
-            // not checked (the server was busy): not a failure either
-            throttle.succeeded(attempt);
+            // not checked (the server was busy): neither failure nor success
+            throttle.not_checked(attempt);
             return Err(e.into());
         }
     };

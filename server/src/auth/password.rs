@@ -24,22 +24,63 @@ pub enum PasswordError {
 /// come back.
 pub const SLOT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-fn slots() -> std::sync::Arc<tokio::sync::Semaphore> {
-    static SLOTS: OnceLock<std::sync::Arc<tokio::sync::Semaphore>> = OnceLock::new();
-    SLOTS
-        .get_or_init(|| {
-            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-            std::sync::Arc::new(tokio::sync::Semaphore::new(cores))
-        })
-        .clone()
+/// Hashing capacity: one slot per core for everyone, and a few more only
+/// for sign-ins of users nobody is guessing at, so an anonymous flood
+/// (125 sign-ins/s from many addresses made 4 of 8 admin sign-ins fail)
+/// cannot keep a real user out.
+pub struct Slots {
+    shared: std::sync::Arc<tokio::sync::Semaphore>,
+    reserved: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
-/// Runs one hash on the blocking pool once a slot is free.
-async fn in_slot<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, PasswordError> {
-    let slot = tokio::time::timeout(SLOT_WAIT, slots().acquire_owned())
-        .await
-        .map_err(|_| PasswordError::Busy)?
-        .map_err(|_| PasswordError::Busy)?;
+/// Which slots a hash may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// The shared slots only.
+    Open,
+    /// A known user with no recent failed sign-in: the shared slots or
+    /// the reserved ones, whichever frees first.
+    Trusted,
+}
+
+impl Slots {
+    pub fn new(shared: usize, reserved: usize) -> Self {
+        Self {
+            shared: std::sync::Arc::new(tokio::sync::Semaphore::new(shared)),
+            reserved: std::sync::Arc::new(tokio::sync::Semaphore::new(reserved)),
+        }
+    }
+
+    /// Waits at most [`SLOT_WAIT`] for a slot of the lane.
+    async fn take(&self, lane: Lane) -> Result<tokio::sync::OwnedSemaphorePermit, PasswordError> {
+        let wait = async {
+            match lane {
+                Lane::Open => self.shared.clone().acquire_owned().await,
+                Lane::Trusted => tokio::select! {
+                    p = self.shared.clone().acquire_owned() => p,
+                    p = self.reserved.clone().acquire_owned() => p,
+                },
+            }
+        };
+        tokio::time::timeout(SLOT_WAIT, wait).await.map_err(|_| PasswordError::Busy)?.map_err(|_| PasswordError::Busy)
+    }
+}
+
+fn slots() -> &'static Slots {
+    static SLOTS: OnceLock<Slots> = OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Slots::new(cores, cores.div_ceil(2))
+    })
+}
+
+/// Runs one hash on the blocking pool once a slot of `lane` is free.
+async fn in_slot<T: Send + 'static>(
+    slots: &Slots,
+    lane: Lane,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, PasswordError> {
+    let slot = slots.take(lane).await?;
     Ok(tokio::task::spawn_blocking(move || {
         let _slot = slot;
         work()
@@ -65,13 +106,22 @@ fn dummy_hash() -> &'static str {
 
 /// An argon2id PHC string for `password`.
 pub async fn hash_password(password: String) -> Result<String, PasswordError> {
-    in_slot(move || hash_blocking(&password)).await?
+    in_slot(slots(), Lane::Open, move || hash_blocking(&password)).await?
 }
 
 /// Checks `password` against `stored`; with `None` (unknown user) does the
 /// same work against a dummy hash and returns false.
 pub async fn verify_password(stored: Option<String>, password: String) -> Result<bool, PasswordError> {
-    in_slot(move || {
+    verify_in(slots(), Lane::Open, stored, password).await
+}
+
+/// [`verify_password`] in a lane of the server's slots.
+pub async fn verify_password_in(lane: Lane, stored: Option<String>, password: String) -> Result<bool, PasswordError> {
+    verify_in(slots(), lane, stored, password).await
+}
+
+async fn verify_in(slots: &Slots, lane: Lane, stored: Option<String>, password: String) -> Result<bool, PasswordError> {
+    in_slot(slots, lane, move || {
         let known = stored.is_some();
         let phc = stored.unwrap_or_else(|| dummy_hash().to_string());
         let ok = PasswordHash::new(&phc)
@@ -103,5 +153,17 @@ mod tests {
     async fn unknown_user_never_verifies() {
         assert!(!verify_password(None, "".into()).await.unwrap());
         assert!(!verify_password(Some("not a phc string".into()), "x".into()).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_flood_in_the_open_lane_leaves_the_reserved_slots_to_trusted_users() {
+        let slots = Slots::new(2, 1);
+        let h = hash_password("admin pw".into()).await.unwrap();
+        // the flood holds every shared slot
+        let _flood = [slots.take(Lane::Open).await.unwrap(), slots.take(Lane::Open).await.unwrap()];
+        let open = verify_in(&slots, Lane::Open, Some(h.clone()), "guess".into()).await;
+        assert!(matches!(open, Err(PasswordError::Busy)), "{open:?}");
+        let trusted = verify_in(&slots, Lane::Trusted, Some(h), "admin pw".into()).await;
+        assert!(trusted.unwrap(), "the admin gets in through the reserved slot");
     }
 }

@@ -371,6 +371,27 @@ pub enum CancelOutcome {
 }
 
 pub async fn cancel(conn: &mut SqliteConnection, job_id: i64, now_ms: i64) -> Result<CancelOutcome, sqlx::Error> {
+    cancel_for(conn, job_id, now_ms, "CANCELLED").await
+}
+
+/// The waiting jobs of a user (for ending them when the user is disabled).
+pub async fn waiting_of_user(conn: &mut SqliteConnection, user_id: i64) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT id AS "id!" FROM jobs WHERE user_id = ? AND state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT') ORDER BY id"#,
+        user_id
+    )
+    .fetch_all(&mut *conn)
+    .await
+}
+
+/// [`cancel`], a waiting job ending with `end_reason` (a running one is
+/// asked to stop as by its owner).
+pub async fn cancel_for(
+    conn: &mut SqliteConnection,
+    job_id: i64,
+    now_ms: i64,
+    end_reason: &str,
+) -> Result<CancelOutcome, sqlx::Error> {
     let Some(j) = sqlx::query!(
         "SELECT state, lab_id, reserved_node, reserved_tier, reserved_gpus, reservation_accrued_at,
                 reservation_gpu_seconds, reservation_cost FROM jobs WHERE id = ?",
@@ -403,11 +424,12 @@ pub async fn cancel(conn: &mut SqliteConnection, job_id: i64, now_ms: i64) -> Re
             let charges = usage::end_charges(j.lab_id, job_id, None, accrued, &tier);
             record_charges(conn, &charges, now_ms).await?;
             sqlx::query!(
-                "UPDATE jobs SET state = 'CANCELLED', ended_at = ?, end_reason = 'CANCELLED', rank = NULL, pending_reason = NULL,
+                "UPDATE jobs SET state = 'CANCELLED', ended_at = ?, end_reason = ?, rank = NULL, pending_reason = NULL,
                         reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_accrued_at = NULL,
                         reservation_gpu_seconds = 0, reservation_cost = 0
                  WHERE id = ?",
                 now_ms,
+                end_reason,
                 job_id
             )
             .execute(&mut *conn)

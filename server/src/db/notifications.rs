@@ -72,15 +72,35 @@ pub async fn requeue_sending(conn: &mut SqliteConnection) -> Result<u64, sqlx::E
         .rows_affected())
 }
 
-/// Claims up to `limit` due deliveries, oldest first: they become SENDING
-/// in the caller's transaction.
-pub async fn claim_due(conn: &mut SqliteConnection, now_ms: i64, limit: i64) -> Result<Vec<Due>, sqlx::Error> {
+/// Claims up to `limit` due deliveries, oldest first, at most
+/// `per_target` of each target and none of a target in `busy` (channel,
+/// target pairs still being sent to): they become SENDING in the caller's
+/// transaction. One researcher's slow target so takes no more than its
+/// own share of the senders.
+pub async fn claim_due(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+    limit: i64,
+    per_target: i64,
+    busy: &[(String, String)],
+) -> Result<Vec<Due>, sqlx::Error> {
+    let busy: Vec<[&str; 2]> = busy.iter().map(|(c, t)| [c.as_str(), t.as_str()]).collect();
+    let busy = serde_json::to_string(&busy).unwrap_or_else(|_| "[]".into());
     let rows = sqlx::query!(
         r#"UPDATE notification_outbox SET state = 'SENDING'
-           WHERE id IN (SELECT id FROM notification_outbox WHERE state = 'PENDING' AND next_attempt_at <= ?
-                        ORDER BY next_attempt_at, id LIMIT ?)
+           WHERE id IN (
+               SELECT id FROM (
+                   SELECT id, next_attempt_at,
+                          ROW_NUMBER() OVER (PARTITION BY channel, target ORDER BY next_attempt_at, id) AS n
+                   FROM notification_outbox
+                   WHERE state = 'PENDING' AND next_attempt_at <= ?
+                     AND NOT EXISTS (SELECT 1 FROM json_each(?) b
+                                     WHERE b.value ->> 0 = channel AND b.value ->> 1 = target))
+               WHERE n <= ? ORDER BY next_attempt_at, id LIMIT ?)
            RETURNING id AS "id!", user_id, job_id, event, channel, target, snapshot, attempts"#,
         now_ms,
+        busy,
+        per_target,
         limit
     )
     .fetch_all(&mut *conn)

@@ -16,10 +16,21 @@
 #   JPU_CG_JOIN     cgroup.procs files the job joins, colon-separated
 #   JPU_CG_OOM      the file with the job cgroup's oom_kill count
 #   JPU_CG_KILL     its cgroup.kill, written once the job is over
-#   JPU_NETNS=1     a network namespace with only loopback
+#   JPU_NETNS=1     a network namespace with only loopback (brought up)
 #   JPU_PIDNS=1     a PID namespace of its own
+#   JPU_PRIVATE=N   an IPC namespace and a mount namespace with fresh
+#                   tmpfs of N bytes each on /tmp, /var/tmp, /dev/shm
+#                   and /run/lock (their pages count against the job's
+#                   memory limit; all of it goes when the job's last
+#                   process ends)
 set -u
 umask 077
+# descriptors the server inherited (and did not mark close-on-exec) are
+# no business of the job's: only stdin, stdout and stderr go on
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null; fi
+done
 dir=$1 limit=$2 grace=$3 uid=$4
 shift 4
 container=()
@@ -61,12 +72,39 @@ if [ -f "$dir/env" ]; then
 fi
 run=(env -i PATH=/usr/local/bin:/usr/bin:/bin "HOME=$JPU_OUTPUT_DIR" LANG=C.UTF-8 "${jobenv[@]}")
 
+# Run as root inside the job's new namespaces, before the privilege drop:
+# loopback up (single-node multi-GPU rendezvous, kernels, TensorBoard talk
+# over 127.0.0.1; there is still no other interface and no route out),
+# then private tmpfs over the shared scratch directories. An output
+# directory under one of them (a test's temp dir) is bound back in from
+# the working directory, which still holds the original.
+setup='PATH=$PATH:/usr/sbin:/sbin
+if [ "${JPU_NETNS:-}" = 1 ] && ! ip link set lo up 2>/dev/null; then
+  echo "[jpu-share] loopback could not be brought up in the job'"'"'s network namespace"
+fi
+if [ -n "${JPU_PRIVATE:-}" ]; then
+  for d in /tmp /var/tmp /dev/shm /run/lock; do
+    [ -d "$d" ] || continue
+    if ! mount -t tmpfs -o "size=$JPU_PRIVATE,mode=1777,nosuid,nodev" jpu-tmp "$d"; then
+      echo "[jpu-share] cannot give the job a private $d: it does not run"
+      exit 125
+    fi
+    case "$PWD/" in
+      # (-c: "." as it stands, the covered original; canonicalized it
+      # would name the new empty directory)
+      "$d"/*) (umask 066 && mkdir -p "$PWD") && mount -c --bind . "$PWD" && cd "$PWD" || exit 125 ;;
+    esac
+  done
+fi
+exec "$@"'
+
 isolate=()
 if [ "$EUID" = 0 ]; then
   ns=()
   if [ "${JPU_NETNS:-}" = 1 ]; then ns+=(--net); fi
+  if [ -n "${JPU_PRIVATE:-}" ]; then ns+=(--ipc --mount); fi
   if [ "${JPU_PIDNS:-}" = 1 ]; then ns+=(--pid --fork --mount-proc); fi
-  if [ ${#ns[@]} -gt 0 ]; then isolate+=(unshare "${ns[@]}" --); fi
+  if [ ${#ns[@]} -gt 0 ]; then isolate+=(unshare "${ns[@]}" -- bash -c "$setup" jpu-setup); fi
   isolate+=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all --)
 fi
 

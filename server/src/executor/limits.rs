@@ -6,7 +6,6 @@
 //! after a restart, and into the job's log, so the researcher sees why.
 
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -88,29 +87,14 @@ pub async fn check(
 }
 
 /// Bytes on disk under `dir` (allocated blocks, so sparse files count as
-/// what they take), never following links; stops once past `enough`.
+/// what they take), never following links (see [`super::walk`]); stops
+/// once past `enough`.
 fn disk_usage(dir: &Path, enough: u64) -> u64 {
     let mut total = 0u64;
-    let mut seen = 0usize;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            let Ok(meta) = entry.path().symlink_metadata() else {
-                continue;
-            };
-            total += meta.blocks() * 512;
-            if meta.is_dir() {
-                stack.push(entry.path());
-            }
-            if total > enough || seen > MAX_WALK {
-                return total;
-            }
-        }
-    }
+    let _ = super::walk::walk(dir, MAX_WALK, |entry| {
+        total += (entry.stat.st_blocks.max(0) as u64) * 512;
+        total <= enough
+    });
     total
 }
 

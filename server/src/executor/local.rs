@@ -59,6 +59,12 @@ struct Shared {
     containment: Containment,
     /// `unshare --net` works here.
     net_namespace: bool,
+    /// `unshare --ipc --mount` works here (private IPC and scratch dirs).
+    private_scratch: bool,
+    /// Where attempts are launched: a thread that denies what it starts
+    /// user namespaces (unless allowed); made on first use.
+    spawner: std::sync::OnceLock<super::spawner::Spawner>,
+    allow_user_namespaces: bool,
     pids_per_gpu: u32,
     limits: super::limits::WriteLimits,
     /// Tells this server's cgroups from another's on the same host.
@@ -72,11 +78,13 @@ pub struct LocalOptions {
     /// Processes one job may have per GPU (`executor.pids_per_gpu`).
     pub pids_per_gpu: u32,
     pub limits: super::limits::WriteLimits,
+    /// Jobs may create user namespaces (`executor.allow_user_namespaces`).
+    pub allow_user_namespaces: bool,
 }
 
 impl Default for LocalOptions {
     fn default() -> Self {
-        Self { pids_per_gpu: 1024, limits: Default::default() }
+        Self { pids_per_gpu: 1024, limits: Default::default(), allow_user_namespaces: false }
     }
 }
 
@@ -108,6 +116,7 @@ impl LocalExecutor {
         }
         let containment = Containment::detect(as_root);
         let net_namespace = as_root && probe(&["--net", "true"]);
+        let private_scratch = as_root && probe(&["--ipc", "--mount", "true"]);
         let tag = fnv1a(layout.root().as_os_str().as_encoded_bytes());
         let inner = Mutex::new(Inner::default());
         Self {
@@ -121,6 +130,9 @@ impl LocalExecutor {
                 as_root,
                 containment,
                 net_namespace,
+                private_scratch,
+                spawner: std::sync::OnceLock::new(),
+                allow_user_namespaces: options.allow_user_namespaces,
                 pids_per_gpu: options.pids_per_gpu.max(1),
                 limits: options.limits,
                 tag,
@@ -153,6 +165,8 @@ impl LocalExecutor {
                 return Err(std::io::Error::other("the job's user has no unix uid of their own; an admin must set one"))
             }
         };
+        // jobs pass through to their own directory; nobody lists the others
+        private_dir(layout.root(), 0o711)?;
         private_dir(&layout.root().join(".attempts"), 0o700)?;
         private_dir(record.dir(), 0o700)?;
         private_dir(&layout.root().join(".logs"), 0o700)?;
@@ -190,6 +204,15 @@ impl LocalExecutor {
             if !shared.net_namespace {
                 writeln!(log, "[jpu-share] no network namespace could be created here: this job HAS network access")?;
             }
+            if !shared.private_scratch {
+                writeln!(
+                    log,
+                    "[jpu-share] no IPC and mount namespaces here: /tmp, /var/tmp and /dev/shm are the host's"
+                )?;
+            }
+            if let Some(Err(why)) = shared.spawner.get().map(|s| &s.denies_user_namespaces) {
+                writeln!(log, "[jpu-share] this job may create user namespaces ({why})")?;
+            }
         } else {
             writeln!(log, "[jpu-share] the server does not run as root: this job runs as the server's own user, NOT isolated, and HAS network access (executor.allow_unisolated)")?;
         }
@@ -224,6 +247,10 @@ impl LocalExecutor {
             .env("JPU_CG_KILL", path_of(&cgroup.kill))
             .env("JPU_NETNS", flag(shared.net_namespace))
             .env("JPU_PIDNS", flag(shared.containment.pid_namespace()))
+            .env(
+                "JPU_PRIVATE",
+                if shared.private_scratch && uid.is_some() { limits.mem_bytes.to_string() } else { String::new() },
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -338,10 +365,18 @@ impl Executor for LocalExecutor {
             RecordState::NotStarted => {
                 // files written and a process spawned: blocking work that
                 // would otherwise stall the requests sharing this worker
+                // (on the spawner thread, whose filter the job inherits)
                 let (me, record_for_launch) = (self.clone(), record.clone());
-                let child = tokio::task::spawn_blocking(move || me.launch(&req, &record_for_launch))
+                let spawner = self.shared.spawner.get_or_init(|| {
+                    super::spawner::Spawner::new(
+                        self.shared.as_root && !self.shared.allow_user_namespaces,
+                        tokio::runtime::Handle::current(),
+                    )
+                });
+                let child = spawner
+                    .run(move || me.launch(&req, &record_for_launch))
                     .await
-                    .map_err(|e| ExecutorError::Refused(format!("starting the job's process panicked: {e}")))?
+                    .ok_or_else(|| ExecutorError::Refused("starting the job's process failed on the spawner".into()))?
                     .map_err(|e| ExecutorError::Refused(format!("cannot start the job's process: {e}")))?;
                 self.watch(key, record, Some(child));
             }

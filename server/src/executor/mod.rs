@@ -13,7 +13,9 @@ pub mod local;
 pub mod record;
 pub mod slurm;
 pub mod slurm_cli;
+pub mod spawner;
 pub mod timed;
+pub mod walk;
 
 use std::path::PathBuf;
 use std::time::Duration;

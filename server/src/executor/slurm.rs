@@ -221,6 +221,7 @@ impl SlurmExecutor {
         };
         let gid =
             nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten().map_or(uid, |u| u.gid.as_raw());
+        private_dir(layout.root(), 0o711).map_err(files)?;
         private_dir(&layout.root().join(".attempts"), 0o700).map_err(files)?;
         private_dir(record.dir(), 0o700).map_err(files)?;
         // slurmstepd opens the log as the job's user: the directory is

@@ -5,7 +5,7 @@
 
 use app::model::views::{UsageReport, UsageReportRow};
 use app::model::Role;
-use time::{Date, Duration, OffsetDateTime};
+use time::{Date, OffsetDateTime};
 
 use crate::auth::Caller;
 use crate::db;
@@ -31,9 +31,15 @@ pub struct ReportQuery {
 const DATE: &[time::format_description::BorrowedFormatItem<'static>] =
     time::macros::format_description!("[year]-[month]-[day]");
 
+/// A day of the report's window; the last day a window can end on is the
+/// one before the calendar's last (the window runs to the next midnight).
 fn day(field: &'static str, text: &str) -> Result<Date, ServiceError> {
-    Date::parse(text.trim(), DATE)
-        .map_err(|_| ServiceError::field(field, format!("`{text}` is not a date written YYYY-MM-DD")))
+    let date = Date::parse(text.trim(), DATE)
+        .map_err(|_| ServiceError::field(field, format!("`{text}` is not a date written YYYY-MM-DD")))?;
+    if date.year() < 1970 || date.next_day().is_none_or(|d| d.year() > 9999) {
+        return Err(ServiceError::field(field, format!("`{text}` must lie between 1970-01-01 and 9999-12-30")));
+    }
+    Ok(date)
 }
 
 fn group_by(text: Option<&str>) -> Result<GroupBy, ServiceError> {
@@ -71,7 +77,8 @@ pub async fn usage(state: &Services, caller: &Caller, q: &ReportQuery) -> Result
         return Err(ServiceError::field("from", format!("a report covers at most {MAX_DAYS} days")));
     }
     let ms = |d: Date| d.midnight().assume_utc().unix_timestamp() * 1000;
-    let (from_ms, to_ms) = (ms(from), ms(to + Duration::days(1)));
+    let end = to.next_day().ok_or_else(|| ServiceError::field("to", "must lie before 9999-12-31"))?;
+    let (from_ms, to_ms) = (ms(from), ms(end));
     let lab = (caller.user.role != Role::Admin).then_some(caller.user.lab_id);
     let rows = db::reports::usage(&mut *state.db.acquire().await?, from_ms, to_ms, lab, by).await?;
     Ok(UsageReport {
@@ -157,6 +164,10 @@ mod tests {
     fn parameters_name_what_is_wrong() {
         assert!(day("from", "2026-13-01").unwrap_err().to_string().contains("YYYY-MM-DD"));
         assert_eq!(day("to", "2026-02-28").unwrap().to_string(), "2026-02-28");
+        // the calendar's edges: a window must be able to end at the next midnight
+        assert!(day("to", "9999-12-31").unwrap_err().to_string().starts_with("to:"));
+        assert!(day("to", "9999-12-30").is_ok());
+        assert!(day("from", "1969-12-31").unwrap_err().to_string().starts_with("from:"));
         assert!(group_by(Some("week")).unwrap_err().to_string().starts_with("by:"));
         assert!(wants_csv(&ReportQuery { format: Some("xml".into()), ..Default::default() }).is_err());
         let feb = month_query(Some("2028-02"), "user").unwrap();

@@ -447,3 +447,59 @@ async fn invisible_and_direction_characters_are_refused_in_job_names() {
     let message = assert_error(app.submit(&token, body).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert!(message.contains("U+202E"), "{message}");
 }
+
+#[tokio::test]
+async fn a_sign_in_flood_from_many_addresses_does_not_keep_the_admin_out() {
+    let app = TestApp::spawn().await;
+    // 250 guesses at made-up users, each from its own address, while the
+    // admin signs in eight times from theirs
+    let flood = (0..250u32).map(|i| {
+        let base = app.base.clone();
+        async move {
+            let client = from(5 + (i / 250) as u8, 1 + (i % 250) as u8);
+            sign_in(&client, &base, &format!("made-up-{i}"), "guess").await.status()
+        }
+    });
+    let admin = async {
+        let client = from(9, 9);
+        let mut statuses = Vec::new();
+        for _ in 0..8 {
+            statuses.push(sign_in(&client, &app.base, "admin", ADMIN_PASSWORD).await.status());
+        }
+        statuses
+    };
+    let (flooded, admin) = tokio::join!(futures_util::future::join_all(flood), admin);
+    assert!(flooded.iter().all(|s| *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS));
+    assert!(
+        flooded.iter().any(|s| *s == StatusCode::TOO_MANY_REQUESTS),
+        "the flood filled the shared hashing slots (else this test shows nothing)"
+    );
+    assert_eq!(admin, vec![StatusCode::CREATED; 8], "every admin sign-in got a hashing slot of the reserved share");
+}
+
+#[tokio::test]
+async fn malformed_server_function_arguments_and_dates_are_the_callers_mistake() {
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn().await;
+    assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let resp = app
+        .client
+        .post(app.url(app::api::JobDetail::PATH))
+        .header("origin", &app.base)
+        .form(&[("id", "abc")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let error: Value = resp.json().await.unwrap();
+    assert_eq!(error["code"], "BAD_REQUEST", "{error}");
+    // the calendar's last day cannot end a window (it once panicked the handler)
+    let demo = app.demo_token().await;
+    for (query, field) in [("to=9999-12-31", "to:"), ("from=0001-01-01&to=0001-01-02", "from:")] {
+        let resp = app.get(Some(&demo), &format!("/v1/reports/usage?{query}")).await;
+        let message = assert_error(resp, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+        assert!(message.starts_with(field), "{query}: {message}");
+    }
+    let edge = app.get(Some(&demo), "/v1/reports/usage?from=9999-12-01&to=9999-12-30").await;
+    assert_eq!(edge.status(), StatusCode::OK, "the last day a window can end on");
+}

@@ -38,7 +38,25 @@ pub fn test_settings(dir: &Path) -> Settings {
     s.server.bind = "127.0.0.1:0".into();
     s.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
     s.executor.output_root = dir.join("jobs");
+    // the tests' webhook receivers listen on loopback, which a default
+    // server refuses as a target
+    s.notify.webhook_allow = vec!["127.0.0.1".into()];
     s
+}
+
+/// A temp dir jobs can reach by path. Jobs get private /tmp, /var/tmp,
+/// /dev/shm and /run/lock, so a directory shared with a job lives
+/// elsewhere (as root; others cannot contain jobs anyway).
+pub fn shared_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let base = Path::new("/var/lib/jpu-share-tests");
+    if nix::unistd::geteuid().is_root() && std::fs::create_dir_all(base).is_ok() {
+        let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o755));
+        if let Ok(dir) = tempfile::tempdir_in(base) {
+            return dir;
+        }
+    }
+    tempfile::tempdir().expect("temp dir")
 }
 
 pub fn client() -> Client {
@@ -187,6 +205,10 @@ impl TestApp {
     /// The job's log file as the executor writes it.
     pub fn log_path(&self, id: i64) -> PathBuf {
         jpu_share::executor::layout::Layout::new(&self.dir.path().join("jobs")).log(id)
+    }
+
+    pub fn output_root(&self) -> PathBuf {
+        self.dir.path().join("jobs")
     }
 
     pub fn output_dir(&self, id: i64) -> PathBuf {

@@ -89,7 +89,7 @@ fn processes_with(marker: &str) -> Vec<String> {
 /// A directory every uid may append to: where hijack attempts leave the
 /// uid they ran as.
 fn probe_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::helpers::shared_tempdir();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
     dir
 }
@@ -128,13 +128,14 @@ async fn env_that_steers_shells_loaders_and_path_lookups_reaches_only_the_job() 
 
     // PATH: one job plants the programs the wrapper runs, a second puts
     // them first on its PATH
+    // (in a folder both reach: each job's /tmp is its own)
     let plant = format!(
-        r#"for tool in timeout unshare setpriv env bash sleep; do printf '#!/bin/sh\nid -u >> {p}/path\nexec /usr/bin/%s "$@"\n' "$tool" > "$JOB_OUTPUT_DIR/$tool"; chmod 755 "$JOB_OUTPUT_DIR/$tool"; done; echo planted"#
+        r#"mkdir -p {p}/bin; for tool in timeout unshare setpriv env bash sleep; do printf '#!/bin/sh\nid -u >> {p}/path\nexec /usr/bin/%s "$@"\n' "$tool" > "{p}/bin/$tool"; chmod 755 "{p}/bin/$tool"; done; echo planted"#
     );
     let c = app.submit_ok(&token, job("plant", &plant)).await["id"].as_i64().unwrap();
     app.wait_state(&token, c, "COMPLETED").await;
     let hijack = json!({"name": "path", "command": "sleep 0.1; echo ran", "num_gpus": 1,
-        "env": {"PATH": format!("{}:/usr/bin:/bin", app.output_dir(c).display())}});
+        "env": {"PATH": format!("{p}/bin:/usr/bin:/bin")}});
     let d = app.submit_ok(&token, hijack).await["id"].as_i64().unwrap();
 
     for id in [a, b, d] {
@@ -502,4 +503,197 @@ async fn a_server_that_is_not_root_refuses_jobs_unless_told_it_may_run_them_unis
     let log = read(&app.log_path(id));
     assert!(log.contains("NOT isolated") && log.contains("uid=65534"), "{log}");
     server.kill9().await;
+}
+
+/// Two processes of a 2-GPU job meet over 127.0.0.1 (a rendezvous as
+/// `torchrun --standalone` makes), through a multiprocessing queue (a
+/// POSIX semaphore in the job's own /dev/shm); the job still has no other
+/// interface, no route, and cannot reach the server's port.
+const RENDEZVOUS: &str = r#"
+import multiprocessing as mp, os, socket, sys
+def rank0(port_q):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+    port_q.put(s.getsockname()[1])
+    c, _ = s.accept(); c.sendall(b"rank0 got " + c.recv(100)); c.close()
+q = mp.Queue(); p = mp.Process(target=rank0, args=(q,)); p.start()
+c = socket.create_connection(("127.0.0.1", q.get(timeout=20)), timeout=20)
+c.sendall(b"hello from rank1"); print(c.recv(100).decode()); p.join()
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3); print("reached the server")
+except OSError as e:
+    print("server unreachable", e.errno)
+names = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
+print("interfaces", ",".join(sorted(names)))
+print("routes", len(open("/proc/net/route").read().splitlines()) - 1)
+"#;
+
+#[tokio::test]
+async fn a_job_talks_to_itself_over_loopback_and_reaches_nothing_else() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_800, |_| {}).await;
+    let token = app.demo_token().await;
+    let port = app.base.rsplit(':').next().unwrap().to_string();
+    let script = format!("python3 - {port} <<'EOF'\n{RENDEZVOUS}\nEOF");
+    let body = json!({"name": "rendezvous", "command": script, "num_gpus": 2});
+    let id = app.submit_ok(&token, body).await["id"].as_i64().unwrap();
+    let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
+    let log = read(&app.log_path(id));
+    assert_eq!(done["state"], "COMPLETED", "{log}");
+    assert!(log.contains("rank0 got hello from rank1"), "the rendezvous over loopback: {log}");
+    assert!(log.contains("server unreachable"), "{log}");
+    assert!(log.contains("interfaces lo\n"), "only loopback: {log}");
+    assert!(log.contains("routes 0\n"), "no route out: {log}");
+}
+
+/// What a job leaves in the host's shared scratch places and IPC.
+fn host_leftovers(marker: &str, uid: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().contains(marker) {
+                found.push(entry.path().display().to_string());
+            }
+        }
+    }
+    // /proc/sysvipc/shm: key shmid perms size cpid lpid nattch uid …
+    for line in read(Path::new("/proc/sysvipc/shm")).lines().skip(1) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.get(7) == Some(&uid.to_string().as_str()) {
+            found.push(format!("SysV segment {}", cols[1]));
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_job_leaves_no_memory_or_files_behind_in_shared_places() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_100_900, |_| {}).await;
+    let admin = app.admin_token().await;
+    app.small_memory(&admin).await;
+    let token = app.demo_token().await;
+    let marker = "jpu-leftover-3100900";
+    let script = format!(
+        "for d in /tmp /var/tmp /dev/shm /run/lock; do head -c 8M /dev/zero > $d/{marker} && echo wrote $d; done\n\
+         ipcmk -M 16777216 && echo made a segment\n\
+         echo ready\nsleep 300"
+    );
+    let id = app.submit_ok(&token, job("litter", &script)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "RUNNING").await;
+    wait_for("the job to write", 30, || read(&app.log_path(id)).contains("ready")).await;
+    let log = read(&app.log_path(id));
+    let uid = job_uid(&log);
+    for d in ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"] {
+        assert!(log.contains(&format!("wrote {d}\n")), "{d} is writable inside: {log}");
+    }
+    assert!(log.contains("made a segment"), "{log}");
+    assert_eq!(host_leftovers(marker, uid), Vec::<String>::new(), "private while it runs");
+    assert_eq!(app.cancel(&token, id).await.status(), 202);
+    app.wait_state(&token, id, "CANCELLED").await;
+    // at its edge: the scratch space counts against the job's 1 GiB of RAM
+    let hoard = format!("head -c 1100M /dev/zero > /dev/shm/{marker}-big && echo wrote-it-all; echo after");
+    let big = app.submit_ok(&token, job("hoard", &hoard)).await["id"].as_i64().unwrap();
+    let done = app.wait_job(&token, big, "its end", |j| j["ended_at"].is_string()).await;
+    let log = read(&app.log_path(big));
+    assert!(!log.contains("wrote-it-all"), "held to its limit: {done} {log}");
+    assert_eq!(host_leftovers(marker, job_uid(&log)), Vec::<String>::new(), "nothing left of the hoard");
+    assert_eq!(host_leftovers(marker, uid), Vec::<String>::new(), "nothing left when it ends");
+}
+
+#[tokio::test]
+async fn jobs_cannot_create_user_namespaces_unless_a_setting_allows() {
+    if !as_root() {
+        return;
+    }
+    let script = "unshare -Ur true 2>/dev/null && echo userns-made || echo userns-refused\n\
+                  python3 -c 'import subprocess, threading; t = threading.Thread(target=print, args=(\"thread-ok\",)); t.start(); t.join(); subprocess.run([\"echo\", \"child-ok\"])'\n\
+                  echo done";
+    let app = local(3_101_000, |_| {}).await;
+    let token = app.demo_token().await;
+    let id = app.submit_ok(&token, job("userns", script)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let log = read(&app.log_path(id));
+    assert!(log.contains("userns-refused") && !log.contains("userns-made"), "{log}");
+    assert!(log.contains("thread-ok") && log.contains("child-ok"), "threads and processes still start: {log}");
+    assert!(log.contains("done"), "{log}");
+
+    let host_allows = read(Path::new("/proc/sys/user/max_user_namespaces")).trim() != "0"
+        && read(Path::new("/proc/sys/kernel/unprivileged_userns_clone")).trim() != "0";
+    let allowed = local(3_101_100, |s| s.executor.allow_user_namespaces = true).await;
+    let token = allowed.demo_token().await;
+    let id = allowed.submit_ok(&token, job("userns-allowed", script)).await["id"].as_i64().unwrap();
+    allowed.wait_state(&token, id, "COMPLETED").await;
+    let log = read(&allowed.log_path(id));
+    assert!(log.contains("may create user namespaces"), "the log says so: {log}");
+    if host_allows {
+        assert!(log.contains("userns-made"), "{log}");
+    }
+}
+
+#[tokio::test]
+async fn descriptors_the_server_inherited_do_not_reach_jobs() {
+    if !as_root() {
+        return;
+    }
+    use nix::fcntl::{open, OFlag};
+    use nix::sys::stat::Mode;
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    // opened without close-on-exec, as a parent process might hand one down
+    let fd = open(secret.path(), OFlag::O_RDONLY, Mode::empty()).unwrap();
+    let app = local(3_101_200, |_| {}).await;
+    let token = app.demo_token().await;
+    let id = app.submit_ok(&token, job("fds", "ls -l /proc/self/fd/ /proc/$$/fd/; echo listed")).await["id"]
+        .as_i64()
+        .unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    drop(fd);
+    let log = read(&app.log_path(id));
+    assert!(log.contains("listed"), "{log}");
+    assert!(!log.contains(&secret.path().display().to_string()), "the server's file reached the job: {log}");
+}
+
+#[tokio::test]
+async fn listings_and_downloads_never_follow_a_jobs_links() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_101_300, |_| {}).await;
+    let token = app.demo_token().await;
+    let admin = app.admin_token().await;
+    let other = app.researcher(&admin, "victim", "demo-lab").await;
+    let victim =
+        app.submit_ok(&other, job("victim", "echo x > victim-secret.txt; sleep 300")).await["id"].as_i64().unwrap();
+    app.wait_state(&other, victim, "RUNNING").await;
+    let target = app.output_dir(victim);
+    let attempts = app.output_root().join(".attempts");
+    // swaps a directory and a link to another user's files as fast as it can
+    let swapper = format!(
+        "ln -s /root/.bashrc root-file; ln -s /nonexistent/x missing-file\n\
+         echo ready\n\
+         while :; do mkdir -p d && touch d/mine; rm -rf d; ln -s {} d; rm -f d; ln -s {} d; rm -f d; done",
+        target.display(),
+        attempts.display()
+    );
+    let id = app.submit_ok(&token, job("swapper", &swapper)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "RUNNING").await;
+    wait_for("the swapper", 30, || read(&app.log_path(id)).contains("ready")).await;
+    for _ in 0..150 {
+        let listed = app.get(Some(&token), &format!("/v1/jobs/{id}/files")).await.text().await.unwrap();
+        assert!(!listed.contains("victim-secret") && !listed.contains(&format!("{victim}-1")), "{listed}");
+    }
+    // a link to a root-only file that exists answers as one that does not
+    for name in ["root-file", "missing-file", "d/victim-secret.txt"] {
+        let resp = app.get(Some(&token), &format!("/v1/jobs/{id}/files/{name}")).await;
+        assert_error(resp, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    }
+    for (who, job) in [(&token, id), (&other, victim)] {
+        assert_eq!(app.cancel(who, job).await.status(), 202);
+    }
+    // the output root lists nothing to others
+    let mode = std::fs::metadata(app.output_root()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o711);
 }

@@ -17,8 +17,9 @@ const FAKE_APPTAINER: &str = r#"#!/bin/bash
 # test stand-in for apptainer: same command line, no container
 case "$1" in
   build)
-    shift; [ "$1" = --force ] && shift
-    echo "fake-apptainer: build $1 from $2"
+    shift; flags=
+    while [[ "$1" == --* ]]; do flags="$flags $1"; shift; done
+    echo "fake-apptainer: build$flags as uid $(id -u) $1 from $2"
     cat "$2"
     grep -q '^From: ' "$2" || exit 2
     sleep 0.3
@@ -122,7 +123,7 @@ async fn without_apptainer_a_workspace_fails_with_a_log_that_says_why() {
 #[tokio::test]
 async fn a_ready_workspace_runs_its_jobs_through_apptainer_offline() {
     // the stand-in must be executable by the job's uid (nobody, as root)
-    let tools = tempfile::tempdir().unwrap();
+    let tools = crate::helpers::shared_tempdir();
     std::fs::set_permissions(tools.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let fake = tools.path().join("apptainer");
     std::fs::write(&fake, FAKE_APPTAINER).unwrap();
@@ -144,8 +145,23 @@ async fn a_ready_workspace_runs_its_jobs_through_apptainer_offline() {
     let msg = assert_error(app.submit(&demo, job.clone()).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert!(msg.contains("still building"), "{msg}");
     let ws = wait_built(&app, &demo, "np").await;
-    assert_eq!(ws["status"], "READY", "{ws}");
-    assert!(ws["build_log"].as_str().unwrap().contains("pip install --no-cache-dir 'numpy'"), "{ws}");
+    assert_eq!(ws["status"], "READY", "{}", ws["build_log"].as_str().unwrap_or_default());
+    let build_log = ws["build_log"].as_str().unwrap();
+    assert!(build_log.contains("pip install --no-cache-dir 'numpy'"), "{ws}");
+    // the definition's %post is the researcher's code: never root's
+    assert!(build_log.contains("fake-apptainer: build --fakeroot --force as uid "), "{build_log}");
+    if nix::unistd::geteuid().is_root() {
+        assert!(!build_log.contains("as uid 0 "), "built as the researcher's uid: {build_log}");
+        let lab_dir = app.output_root().join(".workspaces/demo-lab");
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&lab_dir), 0o711, "another lab lists nothing");
+        assert_eq!(mode(&lab_dir.join("np.build.log")), 0o600, "nor reads the build log");
+        assert_eq!(mode(&lab_dir.join("np.sif")), 0o644, "jobs read the image");
+        assert_eq!(
+            std::fs::metadata(lab_dir.join("np.sif")).map(|m| std::os::unix::fs::MetadataExt::uid(&m)).unwrap(),
+            0
+        );
+    }
     let again = app.post(Some(&demo), "/v1/workspaces", json!({"name": "np", "base_image": "python:3.12"})).await;
     assert_error(again, StatusCode::CONFLICT, "CONFLICT").await;
 

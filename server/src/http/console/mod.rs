@@ -52,6 +52,26 @@ pub fn router(state: &AppState) -> Router<AppState> {
             move || shell(leptos_options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn(server_fn_status))
+}
+
+/// The server-function layer answers every error it makes itself (an
+/// argument that does not decode, before our function runs) with 500; the
+/// error's own api.md code says whose mistake it was, and sets the status.
+async fn server_fn_status(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let api = req.uri().path().starts_with("/api/");
+    let response = next.run(req).await;
+    if !api || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
+    if let Ok(e) = serde_json::from_slice::<app::model::error::ConsoleError>(&bytes) {
+        if let Ok(status) = axum::http::StatusCode::from_u16(e.code.status()) {
+            parts.status = status;
+        }
+    }
+    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 #[derive(Deserialize)]

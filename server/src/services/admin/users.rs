@@ -113,6 +113,9 @@ pub struct NewUserBody {
 
 pub const MIN_PASSWORD: usize = 10;
 
+/// The end reason of a waiting job whose owner an admin disabled.
+pub const OWNER_DISABLED: &str = "OWNER_DISABLED";
+
 pub async fn create_user(
     state: &Services,
     admin: &Caller,
@@ -279,6 +282,16 @@ pub async fn update_user(
     if let Some(disabled) = patch.disabled {
         db::accounts::set_disabled(&mut tx, user.id, disabled, now).await?;
     }
+    // a disabled user's waiting jobs never start (their running ones go
+    // on): they end CANCELLED, OWNER_DISABLED, in this transaction, so no
+    // cycle can start one after the answer
+    let mut ended_waiting = Vec::new();
+    if patch.disabled == Some(true) {
+        for job in db::jobs::waiting_of_user(&mut tx, user.id).await? {
+            db::jobs::cancel_for(&mut tx, job, now, OWNER_DISABLED).await?;
+            ended_waiting.push(job);
+        }
+    }
     // a reset password or a disabled account: whoever held the old
     // credentials is out, everywhere, now (an admin resetting their own
     // keeps the credential they are using, as a password change does)
@@ -289,6 +302,7 @@ pub async fn update_user(
     let detail = serde_json::json!({
         "lab": patch.lab, "role": patch.role.map(|r| r.as_str()), "unix_uid": patch.unix_uid,
         "max_concurrent": patch.max_concurrent, "password_reset": hash.is_some(), "disabled": patch.disabled,
+        "waiting_jobs_cancelled": ended_waiting,
     });
     db::audit::record(&mut tx, &admin.user.username, "user.update", Some(username), &detail, now).await?;
     tx.commit().await?;

@@ -12,6 +12,9 @@ use super::targets::{self, AllowList};
 
 /// A webhook gets this long to answer.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// And this long to accept the connection: a target that never does must
+/// not hold a delivery slot for the whole answer time.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// `sha256=<hex HMAC-SHA256 of body with secret>` (api.md).
 pub fn signature(secret: &str, body: &[u8]) -> String {
@@ -38,6 +41,7 @@ pub async fn webhook(
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(WEBHOOK_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT)
         .resolve(&target.host, addr)
         .user_agent("JPU-Share-Webhook")
         .build()
@@ -51,14 +55,23 @@ pub async fn webhook(
         .body(body)
         .send()
         .await
-        .map_err(|e| format!("webhook: {}", without_url(e)))?;
+        .map_err(|e| {
+            // the researcher learns only that nothing answered: refused,
+            // reset, not HTTP and timed out must look alike, or the
+            // deliveries list maps ports (the detail is the operator's)
+            tracing::info!(delivery, error = %without_url(e), "a webhook target did not answer");
+            NO_ANSWER.to_string()
+        })?;
     let status = answer.status();
     if status.is_success() {
         Ok(())
     } else {
-        Err(format!("webhook answered {status}"))
+        Err(format!("the target answered HTTP {}", status.as_u16()))
     }
 }
+
+/// What a researcher is told of a webhook that did not answer.
+pub const NO_ANSWER: &str = "the target did not answer";
 
 /// reqwest's error text without the URL (it is in the delivery's row).
 fn without_url(e: reqwest::Error) -> String {

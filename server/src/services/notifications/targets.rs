@@ -1,10 +1,16 @@
 //! Where a webhook may go. A researcher's URL is hostile until proven
-//! harmless: http(s) only, no credentials in it, and never a link-local
-//! or cloud-metadata address (the server's own cloud credentials live
-//! there), checked on every address its host resolves to — when the URL
-//! is set and again at each delivery, which then connects to the very
-//! address it checked (a name that re-resolves elsewhere gains nothing).
-//! Admins may restrict targets further (`notify.webhook_allow`).
+//! harmless: http(s) only, no credentials in it, never a link-local or
+//! cloud-metadata address (the server's own cloud credentials live
+//! there), and never an address inside the site's network — loopback,
+//! private, CGNAT, unique-local — unless an admin's `notify.webhook_allow`
+//! names it: otherwise a researcher could scan and POST inside the
+//! university's network from the server. IPv6 forms that embed an IPv4
+//! address (mapped, compatible, NAT64, 6to4, Teredo) are judged by the
+//! address they embed; decimal, hex and octal IPv4 spellings are parsed
+//! to the address they mean before any check. Every address the host
+//! resolves to is checked — when the URL is set and again at each
+//! delivery, which then connects to the very address it checked (a name
+//! that re-resolves elsewhere gains nothing).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -53,21 +59,66 @@ pub fn parse(text: &str) -> Result<WebhookUrl, String> {
     Ok(WebhookUrl { url, host, port })
 }
 
-/// Never a webhook target: link-local (cloud metadata services live at
-/// 169.254.169.254 and fd00:ec2::254), unspecified, broadcast, multicast,
-/// and the metadata addresses of clouds that use others.
-pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
-    let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
-        v4 => v4,
-    };
+/// The IPv4 address an IPv6 one carries: mapped (`::ffff:a.b.c.d`),
+/// compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/48`),
+/// 6to4 (`2002:AABB:CCDD::/48`) or Teredo (`2001:0::/32`, the client's
+/// address inverted in the last 32 bits).
+fn embedded_v4(a: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = a.segments();
+    let low = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, hi, lo] => Some(low(hi, lo)),
+        // ::1 and :: are IPv6's own loopback and unspecified
+        [0, 0, 0, 0, 0, 0, hi, lo] if (hi, lo) != (0, 0) && (hi, lo) != (0, 1) => Some(low(hi, lo)),
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] | [0x64, 0xff9b, 1, _, _, _, hi, lo] => Some(low(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(low(hi, lo)),
+        [0x2001, 0, _, _, _, _, hi, lo] => Some(low(!hi, !lo)),
+        _ => None,
+    }
+}
+
+/// The address as IPv4 where it carries one.
+fn plain(ip: IpAddr) -> IpAddr {
     match ip {
+        IpAddr::V6(v6) => embedded_v4(v6).map(IpAddr::V4).unwrap_or(ip),
+        v4 => v4,
+    }
+}
+
+/// Never a webhook target, whatever the allow list says: link-local
+/// (cloud metadata services live at 169.254.169.254 and fd00:ec2::254),
+/// unspecified, broadcast, multicast, and the metadata addresses of clouds
+/// that use others.
+pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
+    match plain(ip) {
         IpAddr::V4(a) if a.is_link_local() => Some("a link-local address"),
         IpAddr::V4(a) if a == Ipv4Addr::new(100, 100, 100, 200) => Some("a cloud metadata address"),
-        IpAddr::V4(a) if a.is_unspecified() || a.is_broadcast() || a.is_multicast() => Some("not a host address"),
+        IpAddr::V4(a) if a.is_unspecified() || a.is_broadcast() || a.is_multicast() || a.octets()[0] == 0 => {
+            Some("not a host address")
+        }
         IpAddr::V6(a) if (a.segments()[0] & 0xffc0) == 0xfe80 => Some("a link-local address"),
         IpAddr::V6(a) if a == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) => Some("a cloud metadata address"),
         IpAddr::V6(a) if a.is_unspecified() || a.is_multicast() => Some("not a host address"),
+        _ => None,
+    }
+}
+
+/// Inside the site's own network: a target only where the allow list
+/// names it.
+pub fn internal(ip: IpAddr) -> Option<&'static str> {
+    match plain(ip) {
+        IpAddr::V4(a) if a.is_loopback() => Some("a loopback address"),
+        IpAddr::V4(a) if a.is_private() => Some("a private address"),
+        // 100.64.0.0/10, carrier-grade NAT
+        IpAddr::V4(a) if a.octets()[0] == 100 && (a.octets()[1] & 0xc0) == 64 => Some("a shared (CGNAT) address"),
+        // 198.18.0.0/15 (benchmarking) and 240.0.0.0/4 (reserved)
+        IpAddr::V4(a) if (a.octets()[0] == 198 && (a.octets()[1] & 0xfe) == 18) || a.octets()[0] >= 240 => {
+            Some("a reserved address")
+        }
+        IpAddr::V6(a) if a.is_loopback() => Some("a loopback address"),
+        IpAddr::V6(a) if (a.segments()[0] & 0xfe00) == 0xfc00 => Some("a unique-local address"),
+        IpAddr::V6(a) if (a.segments()[0] & 0xffc0) == 0xfec0 => Some("a site-local address"),
+        IpAddr::V6(a) if a.segments()[0] == 0x64 && a.segments()[1] == 0xff9b => Some("a NAT64 address"),
         _ => None,
     }
 }
@@ -104,7 +155,8 @@ impl AllowList {
     }
 
     fn address_allowed(&self, ip: IpAddr) -> bool {
-        self.nets.iter().any(|n| n.contains(&ip))
+        let plain = plain(ip);
+        self.nets.iter().any(|n| n.contains(&ip) || n.contains(&plain))
     }
 }
 
@@ -123,6 +175,15 @@ pub async fn resolve(target: &WebhookUrl, allow: &AllowList) -> Result<SocketAdd
     for a in &addrs {
         if let Some(why) = forbidden(a.ip()) {
             return Err(format!("`{}` resolves to {}, {why}", target.host, a.ip()));
+        }
+        if let Some(why) = internal(a.ip()) {
+            if !allow.host_allowed(&target.host) && !allow.address_allowed(a.ip()) {
+                return Err(format!(
+                    "`{}` resolves to {}, {why} inside this site's network; webhooks reach such addresses only where an admin allows them (notify.webhook_allow)",
+                    target.host,
+                    a.ip()
+                ));
+            }
         }
     }
     if !allow.is_open() && !allow.host_allowed(&target.host) && !addrs.iter().all(|a| allow.address_allowed(a.ip())) {
@@ -166,14 +227,56 @@ mod tests {
             "fd00:ec2::254",
             "100.100.100.200",
             "0.0.0.0",
+            "0.1.2.3",
             "::ffff:169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "::a9fe:a9fe",
+            "2002:a9fe:a9fe::1",
             "224.0.0.1",
         ];
         for ip in refused {
             assert!(forbidden(ip.parse().unwrap()).is_some(), "{ip}");
         }
-        for ip in ["127.0.0.1", "10.1.2.3", "192.168.0.10", "8.8.8.8", "::1", "2001:db8::1"] {
+        for ip in ["127.0.0.1", "10.1.2.3", "8.8.8.8", "::1", "2001:db8::1"] {
             assert!(forbidden(ip.parse().unwrap()).is_none(), "{ip}");
+        }
+    }
+
+    #[test]
+    fn the_sites_own_network_is_internal_in_every_spelling() {
+        let inside = [
+            "127.0.0.1",
+            "127.1.2.3",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.254",
+            "192.168.0.10",
+            "100.64.0.1",
+            "100.127.255.254",
+            "198.18.0.1",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::7f00:1",
+            "64:ff9b::7f00:1",
+            "64:ff9b:1::a00:1",
+            "2002:c0a8:1::1",
+            "fd12:3456::1",
+            "fc00::1",
+            "fec0::1",
+        ];
+        for ip in inside {
+            assert!(internal(ip.parse().unwrap()).is_some(), "{ip}");
+        }
+        // Teredo carries the client's address inverted: 127.0.0.1
+        assert!(internal("2001:0:4136:e378:8000:63bf:80ff:fffe".parse().unwrap()).is_some());
+        for ip in ["8.8.8.8", "172.32.0.1", "100.128.0.1", "192.169.0.1", "2001:db8::1", "2606:4700::1111"] {
+            assert!(internal(ip.parse().unwrap()).is_none(), "{ip}");
+        }
+        // the URL parser reads every IPv4 spelling as the address it means
+        for url in ["http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/", "http://0x7f.1/", "http://127.1/"]
+        {
+            let host = parse(url).unwrap().host;
+            assert_eq!(host, "127.0.0.1", "{url}");
         }
     }
 
@@ -186,11 +289,17 @@ mod tests {
         let e = resolve(&local, &list).await.unwrap_err();
         assert!(e.contains("notify.webhook_allow"), "{e}");
         assert!(resolve(&local, &AllowList::new(&["127.0.0.0/8".into()])).await.is_ok());
-        assert!(resolve(&local, &AllowList::default()).await.is_ok(), "no list: any host address");
+        let e = resolve(&local, &AllowList::default()).await.unwrap_err();
+        assert!(e.contains("loopback") && e.contains("notify.webhook_allow"), "no list: no inside address: {e}");
+        let mapped = parse("http://[::ffff:7f00:1]:9/").unwrap();
+        assert!(resolve(&mapped, &AllowList::default()).await.is_err());
+        assert!(resolve(&mapped, &AllowList::new(&["127.0.0.1".into()])).await.is_ok(), "judged as 127.0.0.1");
         let metadata = parse("http://169.254.169.254/latest/meta-data/").unwrap();
         assert!(resolve(&metadata, &AllowList::new(&["169.254.0.0/16".into()]))
             .await
             .unwrap_err()
             .contains("link-local"));
+        let nat64 = parse("http://[64:ff9b::a9fe:a9fe]/").unwrap();
+        assert!(resolve(&nat64, &AllowList::new(&["64:ff9b::/96".into()])).await.unwrap_err().contains("link-local"));
     }
 }

@@ -23,6 +23,9 @@ pub struct BuildJob {
     /// With its scheme (`docker://…`), as `check_base_image` returns it.
     pub base_image: String,
     pub packages: Vec<String>,
+    /// The uid of the researcher who asked for it: the build runs as
+    /// that uid (with `--fakeroot`) when the server is root, never as root.
+    pub uid: Option<u32>,
 }
 
 /// The definition-file bootstrap agent for an image reference's scheme.
@@ -102,10 +105,18 @@ pub fn spawn(state: Services, job: BuildJob) {
 }
 
 async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, String> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let dir = dir(root, &job.lab);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // jobs pass through to read their lab's image; nobody lists the folder
+    crate::executor::layout::private_dir(&dir, 0o711).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let log_file = log_path(root, &job.lab, &job.name);
-    let mut log = std::fs::File::create(&log_file).map_err(|e| format!("cannot write the build log: {e}"))?;
+    let _ = std::fs::remove_file(&log_file);
+    let mut log = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&log_file)
+        .map_err(|e| format!("cannot write the build log: {e}"))?;
     let def = definition(&job.base_image, &job.packages);
     {
         use std::io::Write;
@@ -118,15 +129,67 @@ async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, St
              workspace images cannot be built here; jobs without a workspace still run"
         ));
     };
-    let def_path = dir.join(format!("{}.def", job.name));
-    std::fs::write(&def_path, &def).map_err(|e| format!("cannot write the definition file: {e}"))?;
-    let partial = dir.join(format!("{}.sif.partial", job.name));
-    let mut command = tokio::process::Command::new(apptainer);
+    let as_root = nix::unistd::geteuid().is_root();
+    let builder = match (as_root, job.uid) {
+        (false, _) => None,
+        (true, Some(uid)) if uid != 0 => Some(uid),
+        (true, _) => return Err("the researcher who asked for it has no unix uid to build as".into()),
+    };
+    // the build's own folder: its user's alone, gone after the build
+    let work = dir.join(format!(".build-{}", job.name));
+    let _ = std::fs::remove_dir_all(&work);
+    crate::executor::layout::create_output_dir(&work, builder)
+        .map_err(|e| format!("cannot create the build folder: {e}"))?;
+    let result = build_in(&work, &apptainer, builder, &def, log).await;
+    let image = image_path(root, &job.lab, &job.name);
+    let moved = result.and_then(|partial| {
+        std::fs::rename(&partial, &image).map_err(|e| format!("cannot move the image into place: {e}"))?;
+        if as_root {
+            // root's from here on: its builder cannot change it under the jobs
+            std::os::unix::fs::chown(&image, Some(0), Some(0)).map_err(|e| format!("cannot own the image: {e}"))?;
+        }
+        // jobs run as their users' uids and must read the image
+        std::fs::set_permissions(&image, std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| format!("cannot open the image to jobs: {e}"))
+    });
+    let _ = std::fs::remove_dir_all(&work);
+    moved.map(|()| image)
+}
+
+/// `apptainer build --fakeroot` in `work`, as `builder` where given (the
+/// definition's `%post` is the researcher's code: it runs with their
+/// privileges, not root's).
+async fn build_in(
+    work: &Path,
+    apptainer: &Path,
+    builder: Option<u32>,
+    def: &str,
+    log: std::fs::File,
+) -> Result<PathBuf, String> {
+    // relative to the build folder, which the command starts in (entered
+    // as root): the builder need not pass through the folders above it
+    let (def_path, partial) = (work.join("workspace.def"), work.join("image.sif"));
+    std::fs::write(&def_path, def).map_err(|e| format!("cannot write the definition file: {e}"))?;
+    let mut command = match builder {
+        Some(uid) => {
+            let _ = std::os::unix::fs::chown(&def_path, Some(uid), Some(uid));
+            let mut c = tokio::process::Command::new("setpriv");
+            c.args([format!("--reuid={uid}"), format!("--regid={uid}"), "--clear-groups".into(), "--".into()]);
+            c.arg(apptainer);
+            c
+        }
+        None => tokio::process::Command::new(apptainer),
+    };
     command
         .arg("build")
+        .arg("--fakeroot")
         .arg("--force")
-        .arg(&partial)
-        .arg(&def_path)
+        .arg("image.sif")
+        .arg("workspace.def")
+        .current_dir(work)
+        .env("HOME", work)
+        .env("APPTAINER_CACHEDIR", work.join("cache"))
+        .env("APPTAINER_TMPDIR", work)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)
@@ -139,14 +202,7 @@ async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, St
     if !status.success() {
         return Err(format!("apptainer build exited with {status}"));
     }
-    let image = image_path(root, &job.lab, &job.name);
-    std::fs::rename(&partial, &image).map_err(|e| format!("cannot move the image into place: {e}"))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // jobs run as their users' uids and must read the image
-        let _ = std::fs::set_permissions(&image, std::fs::Permissions::from_mode(0o644));
-    }
-    Ok(image)
+    Ok(partial)
 }
 
 #[cfg(test)]

@@ -121,11 +121,15 @@ pub async fn create(state: &Services, caller: &Caller, body: NewWorkspaceBody) -
         .await?
         .ok_or_else(|| ServiceError::Internal("the new workspace vanished".into()))?;
     tx.commit().await?;
-    build::spawn(state.clone(), build::BuildJob { lab: row.lab.clone(), name: row.name.clone(), base_image, packages });
+    let uid = caller.user.unix_uid.or(caller.user.allocated_uid).and_then(|u| u32::try_from(u).ok());
+    build::spawn(
+        state.clone(),
+        build::BuildJob { lab: row.lab.clone(), name: row.name.clone(), base_image, packages, uid },
+    );
     Ok(view(row, None))
 }
 
-/// Each build runs `apptainer build` as root, with network: a lab has at
+/// Each build runs `apptainer build --fakeroot` as the researcher's uid, with network: a lab has at
 /// most `workspaces.max_per_lab` workspaces and one build at a time, and
 /// the server at most `workspaces.max_concurrent_builds` (checked in the
 /// transaction that records the new build, so concurrent creates cannot
