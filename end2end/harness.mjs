@@ -29,6 +29,9 @@ export async function startServer(extraEnv = {}) {
       JPU__DATABASE__URL: `sqlite://${join(dir, 'jpu.db')}`,
       JPU__CANCEL__GRACE_SECONDS: '2',
       JPU__SCHEDULER__CYCLE_MS: '1000',
+      // the tests' webhook receiver listens on loopback, which a default
+      // server refuses as a target
+      JPU__NOTIFY__WEBHOOK_ALLOW: '["127.0.0.1"]',
       RUST_LOG: process.env.RUST_LOG ?? 'warn',
       ...extraEnv,
     },

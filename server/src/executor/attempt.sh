@@ -138,6 +138,44 @@ while :; do wait "$child" 2>/dev/null; rc=$?; kill -0 "$child" 2>/dev/null || ex
   inner=(bash -c "$init" jpu-init "${inner[@]}")
 fi
 
+# The job writes into a pipe, never into the log itself: with the log's
+# descriptor it could truncate it or seek over the server's lines. This
+# relay (root, outside the job's cgroup and namespaces) appends what comes
+# through and marks any line the job starts with the server's own tag, so
+# a line beginning `[jpu-share]` is always the server's. It reads whatever
+# is there (no waiting for a newline, so progress bars stay live), holding
+# back at most the few bytes at a line start that could still become the
+# tag.
+relay='use strict; binmode STDIN; binmode STDOUT;
+my $tag = "[jpu-share]"; my ($start, $held) = (1, "");
+sub put { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); last unless defined $n; substr($s, 0, $n) = ""; } }
+while (1) {
+  my $n = sysread(STDIN, my $buf, 65536);
+  next if !defined $n && $!{EINTR};
+  last if !$n;
+  my $lead = ($start || length $held) ? "\n" : "";
+  my $s = $lead . $held . $buf; $held = "";
+  $s =~ s/\n\Q$tag\E/\n[job] $tag/g;
+  if ($s =~ /\n([^\n]{1,10})\z/ && index($tag, $1) == 0) { $held = $1; substr($s, -length $held) = ""; }
+  $s = substr($s, length $lead);
+  $start = length($s) ? substr($s, -1) eq "\n" : $start;
+  put($s);
+}
+put($held);'
+relay_pid=
+out=1
+if [ -n "$uid" ] && [ "$EUID" = 0 ] && command -v perl >/dev/null; then
+  rm -f "$dir/output"
+  if mkfifo -m 600 "$dir/output"; then
+    perl -e "$relay" <"$dir/output" &
+    relay_pid=$!
+    # the wrapper holds a writer too, so the relay ends even if the job
+    # never starts
+    exec 4>"$dir/output"
+    out=4
+  fi
+fi
+
 now_ms
 printf '%s\n' "$ms" >"$dir/started"
 # timeout makes its own process group: SIGTERM to it reaches the whole job,
@@ -153,12 +191,16 @@ exec 3<"$dir/script.sh" || finish 1
       exit 125
     fi
   done
-  exec timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" "${run[@]}" "${inner[@]}" </dev/null
+  exec timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" "${run[@]}" "${inner[@]}" </dev/null >&"$out" 2>&1
 ) &
 child=$!
 exec 3<&-
+if [ -n "$relay_pid" ]; then exec 4>&-; fi
 printf '%s\n' "$child" >"$dir/pid"
 # quietly: bash would report a killed job ("… Killed timeout …") into the
 # job's log; the server ends the log with one plain line instead
 wait "$child" 2>/dev/null
-finish $?
+rc=$?
+# everything the job wrote is in the log before its end is recorded
+if [ -n "$relay_pid" ]; then wait "$relay_pid" 2>/dev/null; rm -f "$dir/output"; fi
+finish $rc

@@ -231,3 +231,41 @@ async fn users_are_edited_and_their_passwords_reset_by_admins() {
     assert!(audit.contains("user.update") && audit.contains("password_reset"), "{audit}");
     assert!(!audit.contains("a-brand-new-password"), "passwords never reach the audit log");
 }
+
+/// A disabled user's waiting jobs never start: they end CANCELLED with
+/// `OWNER_DISABLED` in the same change; the running one goes on.
+#[tokio::test]
+async fn disabling_a_user_ends_their_waiting_jobs_and_lets_the_running_one_finish() {
+    let app = TestApp::spawn_scheduling().await;
+    let admin = app.admin_token().await;
+    let kim = app.researcher(&admin, "kim", "kim-lab").await;
+    let long = |name: &str, gpus: u32| json!({"name": name, "command": "python train.py", "num_gpus": gpus, "env": {"JPU_SIM_SECONDS": "600"}});
+    let running = app.submit_ok(&kim, long("running", 1)).await["id"].as_i64().unwrap();
+    app.wait_state(&kim, running, "RUNNING").await;
+    // the admin takes every other GPU, so kim's next jobs wait
+    for (name, gpus) in [("fill-a", 1), ("fill-b", 2)] {
+        let id = app.submit_ok(&admin, long(name, gpus)).await["id"].as_i64().unwrap();
+        app.wait_state(&admin, id, "RUNNING").await;
+    }
+    let mut waiting = Vec::new();
+    for gpus in [1, 2] {
+        waiting.push(app.submit_ok(&kim, long(&format!("waits-{gpus}"), gpus)).await["id"].as_i64().unwrap());
+    }
+    for id in &waiting {
+        let job: Value = app.job(&kim, *id).await.json().await.unwrap();
+        assert!(job["state"].as_str().unwrap().ends_with("QUEUE_WAIT"), "{job}");
+    }
+    ok(app.patch(&admin, "/v1/admin/users/kim", json!({"disabled": true})).await, StatusCode::OK).await;
+    for id in &waiting {
+        let job: Value = app.job(&admin, *id).await.json().await.unwrap();
+        assert_eq!((job["state"].as_str(), job["end_reason"].as_str()), (Some("CANCELLED"), Some("OWNER_DISABLED")));
+    }
+    let job: Value = app.job(&admin, running).await.json().await.unwrap();
+    assert_eq!(job["state"], "RUNNING", "running jobs go on: {job}");
+    let audit = app.audit(&admin).await.text().await.unwrap();
+    assert!(audit.contains("waiting_jobs_cancelled"), "{audit}");
+    // re-enabling brings nothing back
+    ok(app.patch(&admin, "/v1/admin/users/kim", json!({"disabled": false})).await, StatusCode::OK).await;
+    let job: Value = app.job(&admin, waiting[0]).await.json().await.unwrap();
+    assert_eq!(job["state"], "CANCELLED");
+}

@@ -509,7 +509,7 @@ async fn a_server_that_is_not_root_refuses_jobs_unless_told_it_may_run_them_unis
 /// `torchrun --standalone` makes), through a multiprocessing queue (a
 /// POSIX semaphore in the job's own /dev/shm); the job still has no other
 /// interface, no route, and cannot reach the server's port.
-const RENDEZVOUS: &str = r#"
+pub const RENDEZVOUS: &str = r#"
 import multiprocessing as mp, os, socket, sys
 def rank0(port_q):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
@@ -696,4 +696,30 @@ async fn listings_and_downloads_never_follow_a_jobs_links() {
     // the output root lists nothing to others
     let mode = std::fs::metadata(app.output_root()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o711);
+}
+
+#[tokio::test]
+async fn a_job_can_neither_truncate_its_log_nor_forge_the_servers_lines() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_101_400, |_| {}).await;
+    let token = app.demo_token().await;
+    let forger = "echo first\n\
+                  printf '[jpu-share] attempt 1 exited with code 0\\n'\n\
+                  printf '[jpu'; sleep 0.3; printf -- '-share] split across writes\\n'\n\
+                  python3 -c 'import os; os.ftruncate(1, 0)' 2>/dev/null || echo cannot-truncate\n\
+                  printf 'progress 50%%\\r'; sleep 0.3; echo 'progress 100%'\n\
+                  exit 3";
+    let id = app.submit_ok(&token, job("forger", forger)).await["id"].as_i64().unwrap();
+    let done = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
+    assert_eq!(done["exit_code"], 3, "{done}");
+    let log = read(&app.log_path(id));
+    assert!(log.starts_with("[jpu-share] attempt 1 of job"), "the header is still there: {log}");
+    assert!(log.contains("cannot-truncate") && log.contains("progress 50%\rprogress 100%\n"), "{log}");
+    let servers: Vec<&str> = log.lines().filter(|l| l.starts_with("[jpu-share]")).collect();
+    assert_eq!(servers.len(), 3, "header, containment and end, nothing the job wrote: {servers:?}");
+    assert!(servers[2].contains("exited with code 3"), "{servers:?}");
+    assert!(log.contains("\n[job] [jpu-share] attempt 1 exited with code 0\n"), "marked: {log}");
+    assert!(log.contains("\n[job] [jpu-share] split across writes\n"), "marked across writes: {log}");
 }

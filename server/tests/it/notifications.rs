@@ -339,3 +339,115 @@ async fn the_outbox_loses_nothing_and_sends_nothing_twice_across_kill_9() {
     }
     server.kill9().await;
 }
+
+/// A target that accepts connections and never answers; counts them.
+async fn silent_target() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            held.push(socket);
+        }
+    });
+    (url, accepted)
+}
+
+#[tokio::test]
+async fn a_silent_webhook_delays_only_its_owners_deliveries() {
+    let app = TestApp::spawn_scheduling().await;
+    let demo = app.demo_token().await;
+    let admin = app.admin_token().await;
+    let kim = app.researcher(&admin, "kim", "kim-lab").await;
+    let (silent, connections) = silent_target().await;
+    put(&app, &demo, json!({"webhook_url": silent})).await;
+    let first = app.submit_ok(&demo, timed("noisy", "0.05")).await["id"].as_i64().unwrap();
+    app.wait_state(&demo, first, "COMPLETED").await;
+    // 64 events for the silent target in all
+    app.sql(
+        "INSERT INTO notification_outbox (user_id, job_id, event, channel, target, snapshot, created_at, next_attempt_at)
+         SELECT o.user_id, o.job_id, o.event, o.channel, o.target, o.snapshot, o.created_at, o.next_attempt_at
+         FROM notification_outbox o, (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 31) SELECT i FROM n)",
+    )
+    .await;
+    assert_eq!(app.sql_number("SELECT COUNT(*) * 1.0 FROM notification_outbox").await, 64.0);
+    app.wait_until("the silent target's first sends", || async { connections.load(Ordering::SeqCst) >= 1 }).await;
+
+    let receiver = Receiver::start().await;
+    put(&app, &kim, json!({"webhook_url": receiver.url})).await;
+    let id = app.submit_ok(&kim, timed("quiet", "0.05")).await["id"].as_i64().unwrap();
+    app.wait_state(&kim, id, "COMPLETED").await;
+    app.wait_until("kim's two events", || async { receiver.accepted().len() == 2 }).await;
+    // kim's went through while the silent target's first sends still hang
+    // (a try ends only after 10 s): they did not wait for them
+    let demo_tries = app.sql_number("SELECT SUM(attempts) * 1.0 FROM notification_outbox WHERE target = (SELECT webhook_url FROM notification_settings WHERE user_id = (SELECT id FROM users WHERE username = 'demo'))").await;
+    assert_eq!(demo_tries, 0.0, "no try at the silent target has ended yet");
+    assert!(connections.load(Ordering::SeqCst) <= 2, "one target holds at most two senders");
+}
+
+#[tokio::test]
+async fn webhooks_cannot_scan_the_sites_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = crate::helpers::test_settings(dir.path());
+    settings.notify.webhook_allow = Vec::new();
+    let app = TestApp::spawn_with(dir, settings).await;
+    let demo = app.demo_token().await;
+    for url in [
+        "http://127.0.0.1:22/",
+        "http://2130706433:22/",
+        "http://0x7f000001/",
+        "http://0177.0.0.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::1]/",
+        "http://10.1.2.3/",
+        "http://192.168.1.1/",
+        "http://172.16.0.1/",
+        "http://100.64.0.1/",
+        "http://localhost:8080/",
+    ] {
+        let message = assert_error(
+            put(&app, &demo, json!({"webhook_url": url})).await,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION",
+        )
+        .await;
+        assert!(message.contains("notify.webhook_allow"), "{url}: {message}");
+    }
+    for url in ["http://[64:ff9b::a9fe:a9fe]/", "http://[::a9fe:a9fe]/", "http://[::ffff:a9fe:a9fe]/"] {
+        let message = assert_error(
+            put(&app, &demo, json!({"webhook_url": url})).await,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION",
+        )
+        .await;
+        assert!(message.contains("link-local"), "{url}: the metadata address in disguise: {message}");
+    }
+}
+
+#[tokio::test]
+async fn a_researcher_learns_only_delivered_or_the_status_a_target_answered() {
+    // loopback allowed (the helpers' default), to have targets to test with
+    let app = TestApp::spawn_scheduling_with(|s| s.notify.retry_base_ms = 60_000).await;
+    let demo = app.demo_token().await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let refusing = Receiver::start().await;
+    refusing.status.store(403, Ordering::SeqCst);
+    let mut errors = Vec::new();
+    for (i, url) in [format!("http://{closed}/hook"), refusing.url.clone()].into_iter().enumerate() {
+        put(&app, &demo, json!({"webhook_url": url, "events": ["ended"]})).await;
+        let id = app.submit_ok(&demo, timed(&format!("probe-{i}"), "0.05")).await["id"].as_i64().unwrap();
+        app.wait_state(&demo, id, "COMPLETED").await;
+        app.wait_until("the try", || async {
+            let list: Value = app.get(Some(&demo), "/v1/me/notifications/deliveries").await.json().await.unwrap();
+            list["deliveries"].as_array().unwrap().iter().any(|d| d["job"] == id && d["attempts"] == 1)
+        })
+        .await;
+        let list: Value = app.get(Some(&demo), "/v1/me/notifications/deliveries").await.json().await.unwrap();
+        let d = list["deliveries"].as_array().unwrap().iter().find(|d| d["job"] == id).unwrap().clone();
+        errors.push(d["last_error"].as_str().unwrap_or_default().to_string());
+    }
+    assert_eq!(errors, ["the target did not answer", "the target answered HTTP 403"]);
+}

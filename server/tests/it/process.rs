@@ -43,6 +43,8 @@ impl ServerProcess {
             .env("JPU__EXECUTOR__OUTPUT_ROOT", dir.join("jobs"))
             .env("JPU__SCHEDULER__CYCLE_MS", "200")
             .env("JPU__CANCEL__GRACE_SECONDS", "2")
+            // the tests' webhook receivers listen on loopback
+            .env("JPU__NOTIFY__WEBHOOK_ALLOW", "[\"127.0.0.1\"]")
             .env("JPU_ADMIN_PASSWORD", ADMIN_PASSWORD)
             .env("JPU_DEMO_PASSWORD", DEMO_PASSWORD)
             .envs(extra_env.iter().copied())

@@ -265,3 +265,17 @@ async fn slurm_runs_jobs_as_their_users_uid_with_private_files_and_enforced_memo
     assert_eq!(done["state"], "FAILED", "{done}");
     assert_eq!(done["end_reason"], "HOST_OOM", "{done}");
 }
+
+#[tokio::test]
+async fn a_two_gpu_job_meets_itself_over_loopback_in_slurm() {
+    let _cluster = CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm().await else { return };
+    let token = app.demo_token().await;
+    // (Slurm jobs run in their node's network, the cluster's policy: only
+    // the rendezvous is asserted here)
+    let script = format!("python3 - 9 <<'EOF'\n{}\nEOF", crate::isolation::RENDEZVOUS);
+    let id = app.submit_ok(&token, job("rendezvous", 2, &script)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let log = read(&app.log_path(id));
+    assert!(log.contains("rank0 got hello from rank1"), "{log}");
+}
