@@ -229,12 +229,18 @@ async fn a_cancel_signals_each_process_once_and_the_log_says_so_plainly() {
     let app = TestApp::spawn_local().await;
     let token = app.demo_token().await;
     let script = r#"n=0; trap 'n=$((n+1)); echo "term $n"' TERM
-setsid bash -c 'trap "echo child-term" TERM; while :; do sleep 0.1; done' &
+setsid bash -c 'trap "echo child-term" TERM; echo child-ready; while :; do sleep 0.1; done' &
 echo ready
 while :; do sleep 0.1; done"#;
     let id = app.submit_ok(&token, job("stubborn", 1, script)).await["id"].as_i64().unwrap();
     app.wait_state(&token, id, "RUNNING").await;
-    wait_for("ready", || read(&app.log_path(id)).contains("ready")).await;
+    // both traps set (under load the child's came late, and a TERM before
+    // it ended the child silently)
+    wait_for("ready", || {
+        let log = read(&app.log_path(id));
+        log.contains("\nready") && log.contains("child-ready")
+    })
+    .await;
     assert_eq!(app.cancel(&token, id).await.status(), 202);
     app.wait_state(&token, id, "CANCELLED").await;
     let log = read(&app.log_path(id));
