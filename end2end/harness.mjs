@@ -12,6 +12,17 @@ export const ADMIN_PASSWORD = 'e2e-admin-password';
 export const DEMO_PASSWORD = 'e2e-demo-password';
 export const SCREENSHOTS = join(root, 'end2end', 'screenshots');
 
+/// A temp dir jobs can reach by path: each job gets private /tmp,
+/// /var/tmp, /dev/shm and /run/lock, so as root it lives elsewhere.
+export function sharedTmp(prefix) {
+  if (process.getuid?.() === 0) {
+    const base = '/var/lib/jpu-share-tests';
+    mkdirSync(base, { recursive: true, mode: 0o755 });
+    return mkdtempSync(join(base, prefix));
+  }
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
 /// `extraEnv`: more settings for this server (e.g. `JPU__EXECUTOR__APPTAINER`).
 export async function startServer(extraEnv = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'jpu-e2e-'));

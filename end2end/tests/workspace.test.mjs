@@ -5,14 +5,13 @@
 // without a container on `exec`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, startBrowser, signIn, api, until, DEMO_PASSWORD, SCREENSHOTS } from '../harness.mjs';
+import { startServer, startBrowser, signIn, api, until, sharedTmp, DEMO_PASSWORD, SCREENSHOTS } from '../harness.mjs';
 
 const FAKE_APPTAINER = `#!/bin/bash
 case "$1" in
-  build) shift; [ "$1" = --force ] && shift; echo "fake-apptainer: build $1"; echo SIF > "$1";;
+  build) shift; while [[ "$1" == --* ]]; do shift; done; echo "fake-apptainer: build $1"; echo SIF > "$1";;
   exec) shift; echo "fake-apptainer: exec $*"
         while [ $# -gt 0 ] && [[ "$1" != *.sif ]]; do shift; done; shift; exec "$@";;
   *) exit 64;;
@@ -21,7 +20,8 @@ esac
 
 let server, browser, demo, tools;
 before(async () => {
-  tools = mkdtempSync(join(tmpdir(), 'jpu-e2e-tools-'));
+  // outside /tmp: each job gets a /tmp of its own, and runs this there
+  tools = sharedTmp('jpu-e2e-tools-');
   chmodSync(tools, 0o755); // jobs run as nobody and must run it
   writeFileSync(join(tools, 'apptainer'), FAKE_APPTAINER, { mode: 0o755 });
   server = await startServer({ JPU__EXECUTOR__APPTAINER: join(tools, 'apptainer') });

@@ -498,6 +498,10 @@ async fn malformed_server_function_arguments_and_dates_are_the_callers_mistake()
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let error: Value = resp.json().await.unwrap();
     assert_eq!(error["code"], "BAD_REQUEST", "{error}");
+    // a mistyped page is not found, not the server's failure
+    let page = app.client.get(app.url("/no-such-page")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::NOT_FOUND);
+    assert!(page.text().await.unwrap().contains("No such page"));
     // the calendar's last day cannot end a window (it once panicked the handler)
     for (query, field) in [("to=9999-12-31", "to:"), ("from=0001-01-01&to=2026-01-02", "from:")] {
         let resp = app.get(Some(&demo), &format!("/v1/reports/usage?{query}")).await;

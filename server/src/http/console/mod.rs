@@ -33,25 +33,26 @@ pub fn router(state: &AppState) -> Router<AppState> {
     let bundle = tower_http::services::ServeDir::new(state.settings.server.site_root.join("pkg"))
         .precompressed_br()
         .precompressed_gzip();
+    // the pages and the not-found page get the same context: without the
+    // backend there, a mistyped URL rendered its header's server calls as
+    // internal errors (500) instead of "No such page" (404)
+    let context = move || {
+        provide_context(backend.clone());
+        // the nonce the Content-Security-Policy header names
+        let nonce = use_context::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::http::middleware::CspNonce>().cloned());
+        if let Some(nonce) = nonce {
+            provide_context(leptos::nonce::Nonce::from_value(nonce.0));
+        }
+    };
     Router::new()
         .nest_service("/pkg", bundle)
         .route("/login", post(login))
         .route("/logout", post(logout))
-        .leptos_routes_with_context(
-            state,
-            generate_route_list(App),
-            move || {
-                provide_context(backend.clone());
-                // the nonce the Content-Security-Policy header names
-                let nonce = use_context::<axum::http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<crate::http::middleware::CspNonce>().cloned());
-                if let Some(nonce) = nonce {
-                    provide_context(leptos::nonce::Nonce::from_value(nonce.0));
-                }
-            },
-            move || shell(leptos_options.clone()),
-        )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || {
+            shell(leptos_options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
         .layer(axum::middleware::from_fn(server_fn_status))
 }
 
