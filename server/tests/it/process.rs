@@ -27,7 +27,11 @@ impl ServerProcess {
     pub async fn start_as_nobody(dir: &Path, extra_env: &[(&str, &str)]) -> ServerProcess {
         use std::os::unix::fs::PermissionsExt;
         let binary = dir.join("jpu-share");
-        std::fs::copy(env!("CARGO_BIN_EXE_jpu-share"), &binary).expect("copy the binary");
+        // copied by `cp`, not by this process: a child another test thread
+        // forks meanwhile would inherit our write descriptor until its
+        // exec, and running the copy then fails with "Text file busy"
+        let copied = std::process::Command::new("cp").arg(env!("CARGO_BIN_EXE_jpu-share")).arg(&binary).status();
+        assert!(copied.is_ok_and(|s| s.success()), "copy the binary");
         std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::os::unix::fs::chown(dir, Some(65534), Some(65534)).expect("chown");
         let mut command = Command::new("setpriv");
