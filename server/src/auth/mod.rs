@@ -57,7 +57,7 @@ pub async fn authenticate(
     } else {
         password::Lane::Open
     };
-    let verified = match password::verify_password_in(lane, stored, password.to_string()).await {
+    let verified = match password::verify_password(lane, stored, password.to_string()).await {
         Ok(verified) => verified,
         Err(e) => {
             // not checked (the server was busy): neither failure nor success

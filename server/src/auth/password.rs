@@ -51,18 +51,21 @@ impl Slots {
         }
     }
 
+    /// Waits for a slot of the lane, however long that takes.
+    async fn acquire(&self, lane: Lane) -> Result<tokio::sync::OwnedSemaphorePermit, PasswordError> {
+        let permit = match lane {
+            Lane::Open => self.shared.clone().acquire_owned().await,
+            Lane::Trusted => tokio::select! {
+                p = self.shared.clone().acquire_owned() => p,
+                p = self.reserved.clone().acquire_owned() => p,
+            },
+        };
+        permit.map_err(|_| PasswordError::Busy)
+    }
+
     /// Waits at most [`SLOT_WAIT`] for a slot of the lane.
     async fn take(&self, lane: Lane) -> Result<tokio::sync::OwnedSemaphorePermit, PasswordError> {
-        let wait = async {
-            match lane {
-                Lane::Open => self.shared.clone().acquire_owned().await,
-                Lane::Trusted => tokio::select! {
-                    p = self.shared.clone().acquire_owned() => p,
-                    p = self.reserved.clone().acquire_owned() => p,
-                },
-            }
-        };
-        tokio::time::timeout(SLOT_WAIT, wait).await.map_err(|_| PasswordError::Busy)?.map_err(|_| PasswordError::Busy)
+        tokio::time::timeout(SLOT_WAIT, self.acquire(lane)).await.map_err(|_| PasswordError::Busy)?
     }
 }
 
@@ -108,12 +111,7 @@ fn dummy_hash() -> &'static str {
 /// seed at start) and signed-in callers hash a new password: they wait
 /// for a slot of either share however long a flood of sign-ins holds them.
 pub async fn hash_password(password: String) -> Result<String, PasswordError> {
-    let slots = slots();
-    let slot = tokio::select! {
-        p = slots.shared.clone().acquire_owned() => p,
-        p = slots.reserved.clone().acquire_owned() => p,
-    }
-    .map_err(|_| PasswordError::Busy)?;
+    let slot = slots().acquire(Lane::Trusted).await?;
     tokio::task::spawn_blocking(move || {
         let _slot = slot;
         hash_blocking(&password)
@@ -121,14 +119,10 @@ pub async fn hash_password(password: String) -> Result<String, PasswordError> {
     .await?
 }
 
-/// Checks `password` against `stored`; with `None` (unknown user) does the
-/// same work against a dummy hash and returns false.
-pub async fn verify_password(stored: Option<String>, password: String) -> Result<bool, PasswordError> {
-    verify_in(slots(), Lane::Open, stored, password).await
-}
-
-/// [`verify_password`] in a lane of the server's slots.
-pub async fn verify_password_in(lane: Lane, stored: Option<String>, password: String) -> Result<bool, PasswordError> {
+/// Checks `password` against `stored` in a `lane` of the server's slots;
+/// with `None` (unknown user) does the same work against a dummy hash and
+/// returns false.
+pub async fn verify_password(lane: Lane, stored: Option<String>, password: String) -> Result<bool, PasswordError> {
     verify_in(slots(), lane, stored, password).await
 }
 
@@ -157,14 +151,14 @@ mod tests {
     async fn verifies_the_right_password_only() {
         let h = hash_password("correct horse".into()).await.unwrap();
         assert!(h.starts_with("$argon2id$"));
-        assert!(verify_password(Some(h.clone()), "correct horse".into()).await.unwrap());
-        assert!(!verify_password(Some(h), "wrong".into()).await.unwrap());
+        assert!(verify_password(Lane::Open, Some(h.clone()), "correct horse".into()).await.unwrap());
+        assert!(!verify_password(Lane::Open, Some(h), "wrong".into()).await.unwrap());
     }
 
     #[tokio::test]
     async fn unknown_user_never_verifies() {
-        assert!(!verify_password(None, "".into()).await.unwrap());
-        assert!(!verify_password(Some("not a phc string".into()), "x".into()).await.unwrap());
+        assert!(!verify_password(Lane::Open, None, "".into()).await.unwrap());
+        assert!(!verify_password(Lane::Open, Some("not a phc string".into()), "x".into()).await.unwrap());
     }
 
     #[tokio::test]

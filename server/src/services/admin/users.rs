@@ -285,12 +285,10 @@ pub async fn update_user(
     // a disabled user's waiting jobs never start (their running ones go
     // on): they end CANCELLED, OWNER_DISABLED, in this transaction, so no
     // cycle can start one after the answer
-    let mut ended_waiting = Vec::new();
-    if patch.disabled == Some(true) {
-        for job in db::jobs::waiting_of_user(&mut tx, user.id).await? {
-            db::jobs::cancel_for(&mut tx, job, now, OWNER_DISABLED).await?;
-            ended_waiting.push(job);
-        }
+    let ended_waiting =
+        if patch.disabled == Some(true) { db::jobs::waiting_of_user(&mut tx, user.id).await? } else { Vec::new() };
+    for job in &ended_waiting {
+        db::jobs::cancel_for(&mut tx, *job, now, OWNER_DISABLED).await?;
     }
     // a reset password or a disabled account: whoever held the old
     // credentials is out, everywhere, now (an admin resetting their own
