@@ -128,10 +128,15 @@ pub fn ConfirmButton(
     #[prop(into)] on_yes: Callback<()>,
 ) -> impl IntoView {
     let (confirming, set_confirming) = signal(false);
+    // The server renders the button disabled: a click before the wasm has
+    // hydrated it would do nothing, and the reader could not tell (seen on a
+    // loaded CI machine). Effects run only in the browser, after hydration.
+    let (ready, set_ready) = signal(false);
+    Effect::new(move |_| set_ready.set(true));
     view! {
         <Show
             when=move || confirming.get()
-            fallback=move || view! { <button type="button" on:click=move |_| set_confirming.set(true)>{label}</button> }
+            fallback=move || view! { <button type="button" disabled=move || !ready.get() on:click=move |_| set_confirming.set(true)>{label}</button> }
         >
             <span>{question}</span>
             " "

@@ -18,11 +18,13 @@
 #   JPU_CG_KILL     its cgroup.kill, written once the job is over
 #   JPU_NETNS=1     a network namespace with only loopback (brought up)
 #   JPU_PIDNS=1     a PID namespace of its own
-#   JPU_PRIVATE=N   an IPC namespace and a mount namespace with fresh
-#                   tmpfs of N bytes each on /tmp, /var/tmp, /dev/shm
-#                   and /run/lock (their pages count against the job's
-#                   memory limit; all of it goes when the job's last
-#                   process ends)
+#   JPU_PRIVATE     an fstab (in ATTEMPT_DIR, written by the server) of
+#                   the fresh tmpfs for /tmp, /var/tmp, /dev/shm and
+#                   /run/lock, each the job's RAM limit in size, mounted
+#                   in an IPC namespace and a mount namespace of the
+#                   job's own (their pages count against its memory
+#                   limit; all of it goes when its last process ends)
+# The server also made ATTEMPT_DIR/output, the FIFO the log relay reads.
 set -u
 umask 077
 # descriptors the server inherited (and did not mark close-on-exec) are
@@ -40,8 +42,9 @@ if [ $# -gt 0 ]; then
   container=("$@")
 fi
 
-# Each attempt costs this host a dozen processes; the markers below take
-# none: the clock is bash's own (date where bash is older than 5), and a
+# Each attempt costs this host about a dozen processes, and each one
+# more is measurable in the submit load (2 cores): nothing here spawns
+# what bash or the server can do. The markers take none: the clock is bash's own (date where bash is older than 5), and a
 # marker is one printf of one line, which the server counts only once
 # its newline is there (no temp file and mv).
 now_ms() {
@@ -68,7 +71,8 @@ finish() {
 jobenv=()
 if [ -f "$dir/env" ]; then
   mapfile -d '' -t jobenv <"$dir/env"
-  rm -f "$dir/env"
+  # emptied without a process; the server removes the file at the end
+  : >"$dir/env"
 fi
 run=(env -i PATH=/usr/local/bin:/usr/bin:/bin "HOME=$JPU_OUTPUT_DIR" LANG=C.UTF-8 "${jobenv[@]}")
 
@@ -83,12 +87,12 @@ if [ "${JPU_NETNS:-}" = 1 ] && ! ip link set lo up 2>/dev/null; then
   echo "[jpu-share] loopback could not be brought up in the job'"'"'s network namespace"
 fi
 if [ -n "${JPU_PRIVATE:-}" ]; then
+  # one mount process for the four
+  if ! mount --all --fstab "$JPU_PRIVATE"; then
+    echo "[jpu-share] cannot give the job a private /tmp, /var/tmp, /dev/shm and /run/lock: it does not run"
+    exit 125
+  fi
   for d in /tmp /var/tmp /dev/shm /run/lock; do
-    [ -d "$d" ] || continue
-    if ! mount -t tmpfs -o "size=$JPU_PRIVATE,mode=1777,nosuid,nodev" jpu-tmp "$d"; then
-      echo "[jpu-share] cannot give the job a private $d: it does not run"
-      exit 125
-    fi
     case "$PWD/" in
       # (-c: "." as it stands, the covered original; canonicalized it
       # would name the new empty directory)
@@ -164,16 +168,13 @@ while (1) {
 put($held);'
 relay_pid=
 out=1
-if [ -n "$uid" ] && [ "$EUID" = 0 ] && command -v perl >/dev/null; then
-  rm -f "$dir/output"
-  if mkfifo -m 600 "$dir/output"; then
-    perl -e "$relay" <"$dir/output" &
-    relay_pid=$!
-    # the wrapper holds a writer too, so the relay ends even if the job
-    # never starts
-    exec 4>"$dir/output"
-    out=4
-  fi
+if [ -n "$uid" ] && [ "$EUID" = 0 ] && [ -p "$dir/output" ] && command -v perl >/dev/null; then
+  perl -e "$relay" <"$dir/output" &
+  relay_pid=$!
+  # the wrapper holds a writer too, so the relay ends even if the job
+  # never starts
+  exec 4>"$dir/output"
+  out=4
 fi
 
 now_ms
@@ -202,5 +203,5 @@ printf '%s\n' "$child" >"$dir/pid"
 wait "$child" 2>/dev/null
 rc=$?
 # everything the job wrote is in the log before its end is recorded
-if [ -n "$relay_pid" ]; then wait "$relay_pid" 2>/dev/null; rm -f "$dir/output"; fi
+if [ -n "$relay_pid" ]; then wait "$relay_pid" 2>/dev/null; fi
 finish $rc

@@ -23,7 +23,9 @@ use nix::unistd::Pid;
 use tokio::process::Child;
 use tokio::sync::Notify;
 
-use super::attempt_files::{closed_ancestor, env_file, fnv1a, header, probe, write_private};
+use super::attempt_files::{
+    closed_ancestor, env_file, fnv1a, header, make_fifo, probe, scratch_fstab, write_private, SCRATCH,
+};
 use super::contain::{self, Containment};
 use super::layout::{private_dir, Layout};
 use super::limits;
@@ -186,6 +188,15 @@ impl LocalExecutor {
             mem_bytes: u64::from(req.mem_gb.max(1)) << 30,
             pids: shared.pids_per_gpu.saturating_mul(req.gpus.len().max(1) as u32),
         };
+        let private_scratch = shared.private_scratch && uid.is_some();
+        let fstab = record.dir().join("mounts");
+        if private_scratch {
+            let dirs = SCRATCH.into_iter().filter(|d| Path::new(d).is_dir());
+            write_private(&fstab, scratch_fstab(dirs, limits.mem_bytes).as_bytes())?;
+        }
+        if uid.is_some() {
+            make_fifo(&record.dir().join("output"))?;
+        }
         let cgroup = shared.containment.create(&self.cgroup_name(req.job, req.attempt), limits)?;
 
         let mut log = OpenOptions::new().create(true).append(true).mode(0o600).open(layout.log(req.job))?;
@@ -247,10 +258,7 @@ impl LocalExecutor {
             .env("JPU_CG_KILL", path_of(&cgroup.kill))
             .env("JPU_NETNS", flag(shared.net_namespace))
             .env("JPU_PIDNS", flag(shared.containment.pid_namespace()))
-            .env(
-                "JPU_PRIVATE",
-                if shared.private_scratch && uid.is_some() { limits.mem_bytes.to_string() } else { String::new() },
-            )
+            .env("JPU_PRIVATE", if private_scratch { fstab.display().to_string() } else { String::new() })
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -339,6 +347,10 @@ impl LocalExecutor {
         let log = self.shared.layout.log(key.0);
         let log_tail = super::record::read_log_tail(&log, record.log_offset());
         record.close_log(&log, key.1, end);
+        // the relay's FIFO and the (emptied) env file served only the start
+        for file in ["output", "env"] {
+            let _ = fs::remove_file(record.dir().join(file));
+        }
         let cgroup = self.shared.containment.existing(&self.cgroup_name(key.0, key.1));
         if !cgroup.dirs.is_empty() {
             // waits for dying processes: not on an async worker
