@@ -188,7 +188,7 @@ test('lab usage: my lab\'s share, its place, and 30 days as a chart', async () =
 
 test('account: a token is shown once, works, and stops working when revoked; the password changes', async () => {
   await demo.goto(server.base + '/account');
-  await demo.getByLabel('Label (what it is for)').fill('laptop');
+  await demo.getByLabel('Name (what it is for)').fill('laptop');
   await demo.getByRole('button', { name: 'Create token' }).click();
   const token = (await demo.getByTestId('new-token').textContent()).trim();
   const me = async () => (await demo.request.fetch(server.base + '/v1/me', { headers: { authorization: `Bearer ${token}` } })).status();

@@ -35,6 +35,7 @@ async fn main() {
             role: Role::Researcher,
             unix_uid: None,
             max_concurrent: 1000,
+            local: false,
         };
         let user_id = db::accounts::insert_user(&mut tx, user, now).await.unwrap();
         if lab == 0 {

@@ -238,6 +238,10 @@ pub struct AuthSettings {
     pub max_failed_logins_per_address: u32,
     /// Upper bound of the wait imposed after repeated failures.
     pub max_lockout_seconds: u64,
+    /// `false`: only users marked local (the seeded `admin`) may sign in
+    /// with a password; everyone else signs in through the university.
+    pub passwords: bool,
+    pub oidc: OidcSettings,
 }
 
 impl Default for AuthSettings {
@@ -247,7 +251,23 @@ impl Default for AuthSettings {
             max_failed_logins: 5,
             max_failed_logins_per_address: 30,
             max_lockout_seconds: 300,
+            passwords: true,
+            oidc: OidcSettings::default(),
         }
+    }
+}
+
+/// Sign-in through the university's OpenID Provider (api.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OidcSettings {
+    /// The sign-in button's words (also named where a password is refused).
+    pub display_name: String,
+}
+
+impl Default for OidcSettings {
+    fn default() -> Self {
+        Self { display_name: "University sign-in".into() }
     }
 }
 

@@ -2,7 +2,7 @@
 //! notification settings.
 
 use crate::model::error::ConsoleError;
-use crate::model::views::{NewToken, TokenView};
+use crate::model::views::{PersonalToken, TokenView};
 use leptos::prelude::*;
 
 #[server]
@@ -19,11 +19,24 @@ pub async fn my_tokens() -> Result<Vec<TokenView>, ConsoleError> {
     backend.tokens(&who).await.map_err(answer)
 }
 
+/// A personal token; `expires_in_days` as typed (empty: the default).
 #[server]
-pub async fn create_token(label: String) -> Result<NewToken, ConsoleError> {
+pub async fn create_token(name: String, expires_in_days: String) -> Result<PersonalToken, ConsoleError> {
     use crate::api::backend::*;
+    let days = match expires_in_days.trim() {
+        "" => None,
+        days => Some(days.parse().map_err(|_| ConsoleError::invalid("expires_in_days: a whole number of days"))?),
+    };
     let (backend, who) = signed_in().await?;
-    backend.create_token(&who, label).await.map_err(answer)
+    backend.create_token(&who, name, days).await.map_err(answer)
+}
+
+/// How the console's sign-in page reads: whether everyone may use a
+/// password, and the university button's words.
+#[server]
+pub async fn sign_in_options() -> Result<crate::model::views::SignInOptions, ConsoleError> {
+    use crate::api::backend::*;
+    Ok(backend()?.sign_in_options())
 }
 
 #[server]

@@ -106,8 +106,11 @@ pub async fn admin_create_user(
     role: String,
     unix_uid: String,
     max_concurrent: String,
+    // a checkbox: sent only when ticked
+    local: Option<String>,
 ) -> Result<String, ConsoleError> {
-    act(AdminAction::CreateUser { username, password, lab, role, unix_uid, max_concurrent }).await
+    let local = local.is_some();
+    act(AdminAction::CreateUser { username, password, lab, role, unix_uid, max_concurrent, local }).await
 }
 
 #[server]

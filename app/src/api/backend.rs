@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::model::admin::{AdminAction, AdminClusterView};
 use crate::model::error::ConsoleError;
 use crate::model::views::{
-    AdminView, DashboardView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm, TokenView, UsagePage,
+    AdminView, DashboardView, JobDetail, JobPage, LogChunk, PersonalToken, QueueView, SubmitForm, TokenView, UsagePage,
     WorkspaceView,
 };
 use crate::model::{JobView, MaintenanceView, Viewer};
@@ -67,7 +67,9 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     ) -> Answer<crate::model::views::UsageReport>;
     async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Answer<()>;
     async fn tokens(&self, who: &SignedIn) -> Answer<Vec<TokenView>>;
-    async fn create_token(&self, who: &SignedIn, label: String) -> Answer<NewToken>;
+    async fn create_token(&self, who: &SignedIn, name: String, expires_in_days: Option<i64>) -> Answer<PersonalToken>;
+    /// For the sign-in page; anyone may ask.
+    fn sign_in_options(&self) -> crate::model::views::SignInOptions;
     async fn revoke_token(&self, who: &SignedIn, id: i64) -> Answer<()>;
     /// Why the executor (e.g. Slurm) cannot be reached, if it cannot.
     async fn executor_problem(&self) -> Option<String>;

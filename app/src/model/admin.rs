@@ -19,6 +19,8 @@ pub struct UserView {
     pub allocated_uid: Option<i64>,
     pub max_concurrent: i64,
     pub disabled: bool,
+    /// May use a password even when sign-in goes through the university.
+    pub local: bool,
 }
 
 /// Tiers, nodes, labs, users and backfill, for the admin pages.
@@ -86,6 +88,7 @@ pub enum AdminAction {
         role: String,
         unix_uid: String,
         max_concurrent: String,
+        local: bool,
     },
     /// `unix_uid` "none" clears it.
     /// `access`: "" unchanged, "disable" (sign-in refused, sessions and

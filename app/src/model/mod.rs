@@ -105,6 +105,14 @@ named_enum!(
 );
 
 named_enum!(
+    /// How a user signs in (api.md `GET /v1/me` `auth`).
+    SignIn, "sign-in kind" {
+        Password => "password",
+        Oidc => "oidc",
+    }
+);
+
+named_enum!(
     /// Maintenance phases (policy §10).
     MaintenancePhase, "maintenance phase" {
         Normal => "NORMAL",
@@ -133,6 +141,10 @@ pub struct Viewer {
     pub lab: String,
     pub role: Role,
     pub max_concurrent: i64,
+    /// The uid this user's jobs run as: set by an admin (or the
+    /// directory), else handed out by the local executor; null until then.
+    pub unix_uid: Option<i64>,
+    pub auth: SignIn,
 }
 
 impl Viewer {

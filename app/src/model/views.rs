@@ -196,10 +196,31 @@ pub struct UsagePage {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TokenView {
     pub id: i64,
-    pub label: Option<String>,
+    /// What its owner named it; null for one a sign-in issued.
+    pub name: Option<String>,
     pub created_at: String,
     pub expires_at: String,
     pub last_used_at: Option<String>,
+}
+
+/// What the sign-in page offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignInOptions {
+    /// `auth.passwords`: false = only local accounts may use a password.
+    pub passwords_for_everyone: bool,
+    /// The university sign-in button's words (`auth.oidc.display_name`).
+    pub button: String,
+}
+
+/// A personal token just created (api.md "Personal tokens"): the only
+/// time its secret is shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct PersonalToken {
+    pub id: i64,
+    pub name: String,
+    pub token: String,
+    pub expires_at: String,
 }
 
 /// A token just created: the only time its secret is shown.

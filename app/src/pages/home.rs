@@ -13,12 +13,17 @@ use leptos_router::hooks::use_query_map;
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let query = use_query_map();
+    let options = Resource::new(|| (), |_| crate::api::sign_in_options());
+    let button = move || options.get().and_then(Result::ok).map(|o| o.button).unwrap_or_default();
     let error = move || {
         query.with(|q| match q.get("error").as_deref() {
-            Some("throttled") => Some("Too many failed attempts. Wait a moment and try again."),
-            Some("disabled") => Some("This account is disabled. Ask an admin."),
-            Some("busy") => Some("The server is busy checking sign-ins. Try again in a second."),
-            Some(_) => Some("Wrong username or password."),
+            Some("throttled") => Some("Too many failed attempts. Wait a moment and try again.".to_string()),
+            Some("disabled") => Some("This account is disabled. Ask an admin.".into()),
+            Some("busy") => Some("The server is busy checking sign-ins. Try again in a second.".into()),
+            Some("passwords_off") => {
+                Some(format!("Passwords here are only for local accounts. Sign in with “{}” instead.", button()))
+            }
+            Some(_) => Some("Wrong username or password.".into()),
             None => None,
         })
     };
@@ -28,7 +33,9 @@ pub fn LoginPage() -> impl IntoView {
             <h1>"JPU-Share"</h1>
             <p class="muted">"GPU sharing for research labs"</p>
             <form method="post" action="/login" class="card">
-                {move || error().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                <Suspense fallback=|| ()>
+                    {move || error().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                </Suspense>
                 <label for="username">"Username"</label>
                 <input id="username" name="username" autocomplete="username" required/>
                 <label for="password">"Password"</label>

@@ -31,24 +31,46 @@ pub enum AuthError {
     /// The password was right, but an admin disabled the account.
     #[error("this account is disabled; ask an admin")]
     Disabled,
+    /// `auth.passwords` is off and this is not a local account; the
+    /// button to use instead is named.
+    #[error("password sign-in here is only for local accounts: use \"{0}\" instead")]
+    PasswordsOff(String),
     #[error(transparent)]
     Password(#[from] PasswordError),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
 
+/// Who may sign in with a password (`auth.passwords`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Passwords {
+    Everyone,
+    /// Only local accounts; the others are told to use this button.
+    LocalOnly {
+        button: String,
+    },
+}
+
 /// Checks a username and password from `client` (the sign-in slow-down
 /// is per username and address). Unknown users and wrong passwords take
-/// the same path and the same time.
+/// the same path and the same time. With passwords for local accounts
+/// only, anyone else (unknown users too) is refused before any check: a
+/// guess at them tells nothing but that the name is not a local account.
 pub async fn authenticate(
     db: &SqlitePool,
     throttle: &LoginThrottle,
+    passwords: &Passwords,
     username: &str,
     password: &str,
     client: IpAddr,
 ) -> Result<UserRecord, AuthError> {
-    let attempt = throttle.begin(username, client, Instant::now()).map_err(AuthError::Throttled)?;
     let user = accounts::user_by_username(&mut *db.acquire().await?, username).await?;
+    if let Passwords::LocalOnly { button } = passwords {
+        if !user.as_ref().is_some_and(|u| u.local) {
+            return Err(AuthError::PasswordsOff(button.clone()));
+        }
+    }
+    let attempt = throttle.begin(username, client, Instant::now()).map_err(AuthError::Throttled)?;
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     // a flood of guesses (at other names, from anywhere) must not keep
     // out the users nobody is guessing at
@@ -81,6 +103,7 @@ pub async fn authenticate(
 }
 
 pub struct IssuedToken {
+    pub id: i64,
     pub token: String,
     pub expires_at_ms: i64,
 }
@@ -104,14 +127,37 @@ pub async fn issue_labelled_token(
 ) -> Result<IssuedToken, sqlx::Error> {
     let (token, hash) = token::new_token();
     let expires_at_ms = now_ms.saturating_add(ttl.as_millis() as i64);
-    accounts::insert_token(&mut *db.acquire().await?, user_id, &hash, label, now_ms, expires_at_ms).await?;
-    Ok(IssuedToken { token, expires_at_ms })
+    let id = accounts::insert_token(&mut *db.acquire().await?, user_id, &hash, label, now_ms, expires_at_ms).await?;
+    Ok(IssuedToken { id, token, expires_at_ms })
 }
 
-/// The caller a bearer token stands for, if it is live.
+/// How stale a token's "last used" may get: a write per request would
+/// queue every API call behind the database's one writer (the submit
+/// load sends ~5,000 requests a second on 64 tokens).
+const LAST_USED_EVERY_MS: i64 = 60_000;
+
+/// The caller a bearer token stands for, if it is live. Its "last used"
+/// time is brought up to date in the background, at most once a minute.
 pub async fn caller_from_token(db: &SqlitePool, token: &str, now_ms: i64) -> Result<Option<Caller>, sqlx::Error> {
-    let found = accounts::user_by_live_token(&mut *db.acquire().await?, &token::hash_token(token), now_ms).await?;
-    Ok(found.map(|(token_id, user)| Caller { user, token_id: Some(token_id) }))
+    let Some(found) =
+        accounts::user_by_live_token(&mut *db.acquire().await?, &token::hash_token(token), now_ms).await?
+    else {
+        return Ok(None);
+    };
+    if found.last_used_ms.is_none_or(|t| now_ms - t >= LAST_USED_EVERY_MS) {
+        let (db, id) = (db.clone(), found.id);
+        tokio::spawn(async move {
+            let touched = async {
+                let mut tx = crate::db::write_tx(&db).await?;
+                accounts::touch_token(&mut tx, id, now_ms).await?;
+                tx.commit().await
+            };
+            if let Err(e) = touched.await {
+                tracing::warn!(error = %e, token = id, "cannot note a token's last use");
+            }
+        });
+    }
+    Ok(Some(Caller { user: found.user, token_id: Some(found.id) }))
 }
 
 /// Whether the credentials `caller` came with still hold (for long-lived

@@ -7,6 +7,7 @@ mod commands;
 mod notify;
 pub mod render;
 mod reports;
+mod tokens;
 
 use std::path::PathBuf;
 
@@ -26,13 +27,30 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Sign in and keep the token (readable by you only) for later commands.
+    /// Sign in and keep the token (readable by you only) for later
+    /// commands: with a password (asked for, or $JPU_PASSWORD), or with
+    /// `--token`, a personal token read from standard input.
     Login {
         /// Server URL, e.g. http://gpu.example.edu:8080
         #[arg(long, env = "JPU_SERVER")]
         server: String,
-        #[arg(long, short, env = "USER")]
-        username: String,
+        #[arg(long, short, env = "USER", conflicts_with = "token")]
+        username: Option<String>,
+        /// Read a personal token (made on the Account page or with `jpu
+        /// tokens create`) from standard input.
+        #[arg(long)]
+        token: bool,
+    },
+    /// Your personal tokens: list (default), create NAME [--days N] (the
+    /// secret is printed once), revoke ID.
+    Tokens {
+        #[arg(value_parser = ["list", "create", "revoke"], default_value = "list")]
+        action: String,
+        /// The new token's name (create) or the token's id (revoke).
+        what: Option<String>,
+        /// Days until the new token expires (1 to 365; default 90).
+        #[arg(long)]
+        days: Option<u32>,
     },
     /// Revoke the stored token and forget it.
     Logout,
@@ -164,7 +182,25 @@ pub async fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> Result<(), CliError> {
     let json = cli.json;
     match cli.command {
-        Command::Login { server, username } => commands::login(json, server, username).await,
+        Command::Login { server, token: true, .. } => tokens::login_with_token(json, server).await,
+        Command::Login { server, username: Some(username), .. } => commands::login(json, server, username).await,
+        Command::Login { username: None, .. } => {
+            Err(CliError::new(exit::USAGE, "name the user (--username, or $USER) or sign in with --token"))
+        }
+        Command::Tokens { action, what, days } => {
+            let action = match (action.as_str(), what) {
+                ("list", _) => tokens::Action::List,
+                ("create", Some(name)) => tokens::Action::Create { name, days },
+                ("revoke", Some(id)) => tokens::Action::Revoke {
+                    id: id.parse().map_err(|_| CliError::new(exit::USAGE, format!("revoke {id}: a token's id")))?,
+                },
+                (other, None) => {
+                    return Err(CliError::new(exit::USAGE, format!("`jpu tokens {other}` needs a name or an id")))
+                }
+                (other, _) => return Err(CliError::new(exit::USAGE, format!("unknown action {other}"))),
+            };
+            tokens::tokens(json, action).await
+        }
         Command::Logout => commands::logout(json).await,
         Command::Submit(args) => commands::submit(json, args).await,
         Command::Queue => commands::queue(json).await,

@@ -1,6 +1,6 @@
 //! Labs, users and API tokens.
 
-use app::model::{Role, Viewer};
+use app::model::{Role, SignIn, Viewer};
 use sqlx::SqliteConnection;
 
 /// A user as the auth layer needs them.
@@ -19,6 +19,9 @@ pub struct UserRecord {
     pub disabled: bool,
     /// Console sessions of another epoch are over.
     pub session_epoch: i64,
+    pub sign_in: SignIn,
+    /// May use a password even when `auth.passwords` is off.
+    pub local: bool,
 }
 
 impl UserRecord {
@@ -28,6 +31,8 @@ impl UserRecord {
             lab: self.lab.clone(),
             role: self.role,
             max_concurrent: self.max_concurrent,
+            unix_uid: self.unix_uid.or(self.allocated_uid),
+            auth: self.sign_in,
         }
     }
 }
@@ -39,6 +44,7 @@ pub struct NewUser<'a> {
     pub role: Role,
     pub unix_uid: Option<i64>,
     pub max_concurrent: i64,
+    pub local: bool,
 }
 
 fn decode_role(s: &str) -> Result<Role, sqlx::Error> {
@@ -61,14 +67,15 @@ pub async fn insert_lab(conn: &mut SqliteConnection, name: &str, now_ms: i64) ->
 pub async fn insert_user(conn: &mut SqliteConnection, user: NewUser<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     let role = user.role.as_str();
     let id = sqlx::query!(
-        "INSERT INTO users (username, password_hash, lab_id, role, unix_uid, max_concurrent, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO users (username, password_hash, lab_id, role, unix_uid, max_concurrent, local, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         user.username,
         user.password_hash,
         user.lab_id,
         role,
         user.unix_uid,
         user.max_concurrent,
+        user.local,
         now_ms
     )
     .execute(&mut *conn)
@@ -94,6 +101,8 @@ struct UserRow {
     max_concurrent: i64,
     disabled: bool,
     session_epoch: i64,
+    auth: String,
+    local: bool,
 }
 
 impl TryFrom<UserRow> for UserRecord {
@@ -111,6 +120,8 @@ impl TryFrom<UserRow> for UserRecord {
             max_concurrent: r.max_concurrent,
             disabled: r.disabled,
             session_epoch: r.session_epoch,
+            sign_in: r.auth.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+            local: r.local,
         })
     }
 }
@@ -119,7 +130,7 @@ pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Re
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
         username
     )
@@ -134,7 +145,7 @@ pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, 
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM users u JOIN labs l ON l.id = u.lab_id ORDER BY l.name, u.username"#
     )
     .fetch_all(&mut *conn)
@@ -153,7 +164,7 @@ pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<U
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
         id
     )
@@ -185,16 +196,23 @@ pub async fn insert_token(
     Ok(id)
 }
 
-/// The id of a token that is neither revoked nor expired at `now_ms`, and
-/// its owner, in one query (every API request asks this).
+/// A live token as a request presents it.
+pub struct LiveToken {
+    pub id: i64,
+    pub last_used_ms: Option<i64>,
+    pub user: UserRecord,
+}
+
+/// The token that is neither revoked nor expired at `now_ms`, and its
+/// owner, in one query (every API request asks this).
 pub async fn user_by_live_token(
     conn: &mut SqliteConnection,
     token_hash: &str,
     now_ms: i64,
-) -> Result<Option<(i64, UserRecord)>, sqlx::Error> {
+) -> Result<Option<LiveToken>, sqlx::Error> {
     let Some(r) = sqlx::query!(
-        r#"SELECT t.id AS "token_id!", u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
-                  u.unix_uid, u.allocated_uid, u.max_concurrent, u.session_epoch
+        r#"SELECT t.id AS "token_id!", t.last_used_at, u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
+                  u.unix_uid, u.allocated_uid, u.max_concurrent, u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM api_tokens t JOIN users u ON u.id = t.user_id JOIN labs l ON l.id = u.lab_id
            WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
         token_hash,
@@ -217,8 +235,16 @@ pub async fn user_by_live_token(
         max_concurrent: r.max_concurrent,
         disabled: false,
         session_epoch: r.session_epoch,
+        auth: r.auth,
+        local: r.local,
     };
-    Ok(Some((r.token_id, UserRecord::try_from(user)?)))
+    Ok(Some(LiveToken { id: r.token_id, last_used_ms: r.last_used_at, user: UserRecord::try_from(user)? }))
+}
+
+/// Notes a token's use (its owner's list shows when it was last used).
+pub async fn touch_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", now_ms, token_id).execute(&mut *conn).await?;
+    Ok(())
 }
 
 pub async fn revoke_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
@@ -248,7 +274,7 @@ pub async fn live_tokens(
         .into_iter()
         .map(|r| app::model::views::TokenView {
             id: r.id,
-            label: r.label,
+            name: r.label,
             created_at: rfc3339(r.created_at),
             expires_at: rfc3339(r.expires_at),
             last_used_at: r.last_used_at.map(rfc3339),

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use app::model::views::{NewToken, TokenView};
+use app::model::views::{NewToken, PersonalToken, TokenView};
 
 use crate::auth::{self, AuthError, Caller};
 use crate::clock::{now_ms, rfc3339};
@@ -22,7 +22,7 @@ pub async fn change_password(state: &Services, caller: &Caller, current: &str, n
     // one slow-down for every signed-in check of this user's password,
     // wherever it comes from
     let anywhere = std::net::IpAddr::from([0, 0, 0, 0]);
-    match auth::authenticate(&state.db, &state.throttle, &caller.user.username, current, anywhere).await {
+    match check_password(state, &caller.user.username, current, anywhere).await {
         Ok(_) => {}
         Err(AuthError::InvalidCredentials) => {
             return Err(ServiceError::Validation("the current password is wrong".into()))
@@ -37,6 +37,31 @@ pub async fn change_password(state: &Services, caller: &Caller, current: &str, n
     Ok(epoch)
 }
 
+pub fn sign_in_options(state: &Services) -> app::model::views::SignInOptions {
+    app::model::views::SignInOptions {
+        passwords_for_everyone: state.settings.auth.passwords,
+        button: state.settings.auth.oidc.display_name.clone(),
+    }
+}
+
+/// A password check under this site's rules: the slow-down, and who may
+/// use a password at all (`auth.passwords`). The console's sign-in form
+/// tells each refusal apart, so it gets the [`AuthError`].
+pub async fn check_password(
+    state: &Services,
+    username: &str,
+    password: &str,
+    client: std::net::IpAddr,
+) -> Result<db::accounts::UserRecord, AuthError> {
+    let auth = &state.settings.auth;
+    let passwords = if auth.passwords {
+        auth::Passwords::Everyone
+    } else {
+        auth::Passwords::LocalOnly { button: auth.oidc.display_name.clone() }
+    };
+    auth::authenticate(&state.db, &state.throttle, &passwords, username, password, client).await
+}
+
 /// `POST /v1/auth/token`: a password sign-in (with the sign-in
 /// slow-down for `client`) that answers with a new API token.
 pub async fn sign_in_for_token(
@@ -45,7 +70,7 @@ pub async fn sign_in_for_token(
     password: &str,
     client: std::net::IpAddr,
 ) -> Result<NewToken, ServiceError> {
-    let user = auth::authenticate(&state.db, &state.throttle, username, password, client).await?;
+    let user = check_password(state, username, password, client).await?;
     let ttl = Duration::from_secs(u64::from(state.settings.auth.token_ttl_hours) * 3600);
     let issued = auth::issue_token(&state.db, user.id, ttl, now_ms()).await?;
     Ok(NewToken { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })
@@ -55,21 +80,39 @@ pub async fn tokens(state: &Services, caller: &Caller) -> Result<Vec<TokenView>,
     Ok(db::accounts::live_tokens(&mut *state.db.acquire().await?, caller.user.id, now_ms()).await?)
 }
 
-pub async fn create_token(state: &Services, caller: &Caller, label: &str) -> Result<NewToken, ServiceError> {
-    let label = label.trim();
-    if label.chars().count() > 64 {
-        return Err(ServiceError::Validation("label: at most 64 characters".into()));
+/// A personal token's life when its owner names none, and the longest
+/// they may ask for: a script's credential should not outlive a year.
+pub const PERSONAL_TOKEN_DAYS_DEFAULT: i64 = 90;
+pub const PERSONAL_TOKEN_DAYS_MAX: i64 = 365;
+
+/// A personal token for scripts (`POST /v1/auth/tokens`, the account
+/// page): named by its owner, `expires_in_days` 1..=365 (default 90),
+/// shown this once and stored only as a hash.
+pub async fn create_token(
+    state: &Services,
+    caller: &Caller,
+    name: &str,
+    expires_in_days: Option<i64>,
+) -> Result<PersonalToken, ServiceError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 64 {
+        return Err(ServiceError::field("name", "1 to 64 characters (what the token is for)"));
     }
-    if label.chars().any(|c| c.is_control() || crate::services::jobs::input::is_invisible(c)) {
-        return Err(ServiceError::Validation(
-            "label: printable characters only, no invisible or text-direction ones".into(),
-        ));
+    if name.chars().any(|c| c.is_control() || crate::services::jobs::input::is_invisible(c)) {
+        return Err(ServiceError::field("name", "printable characters only, no invisible or text-direction ones"));
     }
-    let ttl = Duration::from_secs(u64::from(state.settings.auth.token_ttl_hours) * 3600);
-    let issued =
-        auth::issue_labelled_token(&state.db, caller.user.id, Some(label).filter(|l| !l.is_empty()), ttl, now_ms())
-            .await?;
-    Ok(NewToken { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })
+    let days = expires_in_days.unwrap_or(PERSONAL_TOKEN_DAYS_DEFAULT);
+    if !(1..=PERSONAL_TOKEN_DAYS_MAX).contains(&days) {
+        return Err(ServiceError::field("expires_in_days", format!("must be 1 to {PERSONAL_TOKEN_DAYS_MAX}")));
+    }
+    let ttl = Duration::from_secs(days as u64 * 86_400);
+    let issued = auth::issue_labelled_token(&state.db, caller.user.id, Some(name), ttl, now_ms()).await?;
+    Ok(PersonalToken {
+        id: issued.id,
+        name: name.to_string(),
+        token: issued.token,
+        expires_at: rfc3339(issued.expires_at_ms),
+    })
 }
 
 pub async fn revoke_token(state: &Services, caller: &Caller, id: i64) -> Result<(), ServiceError> {

@@ -95,7 +95,7 @@ impl From<AuthError> for ServiceError {
         match e {
             AuthError::InvalidCredentials => ServiceError::InvalidCredentials(e.to_string()),
             AuthError::Throttled(wait) => ServiceError::TooManyAttempts(wait.as_secs().max(1)),
-            AuthError::Disabled => ServiceError::Forbidden(e.to_string()),
+            AuthError::Disabled | AuthError::PasswordsOff(_) => ServiceError::Forbidden(e.to_string()),
             AuthError::Password(p) => p.into(),
             AuthError::Db(e) => e.into(),
         }

@@ -53,6 +53,10 @@ async fn every_endpoint_answers_each_role_as_documented() {
                         "dependencies": [{"type": "afternotok", "job": id}]})),
             [401, 422, 422, 404, 422],
         ),
+        (Method::GET, "/v1/auth/tokens".into(), None, signed_in),
+        (Method::POST, "/v1/auth/tokens".into(), Some(json!({"name": "matrix"})), [401, 201, 201, 201, 201]),
+        // nobody's token (ids of others' tokens: see auth::personal_tokens…)
+        (Method::DELETE, "/v1/auth/tokens/999999".into(), None, [401, 404, 404, 404, 404]),
         (Method::GET, "/v1/reports/usage".into(), None, signed_in),
         (Method::GET, "/v1/me/notifications".into(), None, signed_in),
         (Method::PUT, "/v1/me/notifications".into(), Some(json!({"events": ["ended"]})), signed_in),

@@ -203,3 +203,61 @@ async fn reports_and_notifications_from_the_command_line() {
     let both = jpu(cfg, &["report", "--month", "2026-12", "--from", "2026-12-01"], None).await;
     assert_eq!(both.code, 2);
 }
+
+/// `jpu` with standard input (for `login --token`).
+async fn jpu_with_input(config: &Path, args: &[&str], input: &str) -> Run {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu"))
+        .args(args)
+        .env("JPU_CONFIG_DIR", config)
+        .env_remove("JPU_SERVER")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("jpu runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.expect("jpu ends");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[tokio::test]
+async fn personal_tokens_from_the_command_line_and_a_sign_in_with_one() {
+    let app = TestApp::spawn().await;
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let login = jpu(first.path(), &["login", "--server", &app.base, "-u", "demo"], Some(DEMO_PASSWORD)).await;
+    assert_eq!(login.code, 0, "{}", login.stderr);
+    let made = jpu(first.path(), &["--json", "tokens", "create", "ci-runner", "--days", "30"], None).await;
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let made: Value = serde_json::from_str(&made.stdout).unwrap();
+    let secret = made["token"].as_str().unwrap();
+    let too_long = jpu(first.path(), &["tokens", "create", "x", "--days", "366"], None).await;
+    assert_eq!(too_long.code, 1, "refused by the server");
+    assert!(too_long.stderr.contains("expires_in_days"), "{}", too_long.stderr);
+
+    // a second machine signs in with it from standard input
+    let empty = jpu_with_input(second.path(), &["login", "--server", &app.base, "--token"], "\n").await;
+    assert_eq!(empty.code, 2, "{}", empty.stderr);
+    let bad = jpu_with_input(second.path(), &["login", "--server", &app.base, "--token"], "jpu_not-a-token\n").await;
+    assert_eq!(bad.code, 3, "{}", bad.stderr);
+    assert!(!second.path().join("config.json").exists(), "a refused token is not kept");
+    let ok = jpu_with_input(second.path(), &["login", "--server", &app.base, "--token"], &format!("{secret}\n")).await;
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(ok.stdout.contains("as demo"), "{}", ok.stdout);
+    let list = jpu(second.path(), &["tokens"], None).await;
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert!(list.stdout.contains("ci-runner") && !list.stdout.contains(secret), "{}", list.stdout);
+
+    // revoked from the first machine, the second is signed out
+    let id = made["id"].as_i64().unwrap().to_string();
+    let revoked = jpu(first.path(), &["tokens", "revoke", &id], None).await;
+    assert_eq!(revoked.code, 0, "{}", revoked.stderr);
+    let after = jpu(second.path(), &["jobs"], None).await;
+    assert_eq!(after.code, 3, "{}", after.stderr);
+}

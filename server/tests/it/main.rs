@@ -23,4 +23,5 @@ mod process;
 mod reports;
 mod scheduling;
 mod slurm;
+mod tokens;
 mod workspaces;

@@ -35,7 +35,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                         <tbody>
                             {admin.users.into_iter().map(|u| view! {
                                 <tr>
-                                    <td>{u.username}{u.disabled.then_some(" (disabled)")}</td><td>{u.lab}</td><td>{u.role.as_str()}</td>
+                                    <td>{u.username}{u.local.then_some(" (local)")}{u.disabled.then_some(" (disabled)")}</td><td>{u.lab}</td><td>{u.role.as_str()}</td>
                                     <td>{match (u.unix_uid, u.allocated_uid) {
                                         (Some(uid), _) => uid.to_string(),
                                         (None, Some(uid)) => format!("{uid} (allocated)"),
@@ -77,6 +77,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                         <input id="new-uid" name="unix_uid" type="number" min="1000"/>
                         <label for="new-max">"Concurrent jobs (default 2)"</label>
                         <input id="new-max" name="max_concurrent" type="number" min="0" max="64"/>
+                        <label class="check"><input type="checkbox" name="local" value="on"/>" Local: may use a password when sign-in goes through the university (break-glass)"</label>
                         {outcome(create_user.value())}
                         <button type="submit">"Add user"</button>
                     </ActionForm>

@@ -106,7 +106,7 @@ pub async fn act(state: &Services, admin: &Caller, action: AdminAction) -> Resul
             let lab = admin::create_lab(state, admin, NewLabBody { name }).await?;
             format!("Lab {} added.", lab.name)
         }
-        CreateUser { username, password, lab, role: r, unix_uid, max_concurrent } => {
+        CreateUser { username, password, lab, role: r, unix_uid, max_concurrent, local } => {
             let body = NewUserBody {
                 username,
                 password,
@@ -114,6 +114,7 @@ pub async fn act(state: &Services, admin: &Caller, action: AdminAction) -> Resul
                 role: role("role", &r)?.unwrap_or(Role::Researcher),
                 unix_uid: parse_number("unix_uid", &unix_uid)?,
                 max_concurrent: parse_number("max_concurrent", &max_concurrent)?,
+                local: Some(local),
             };
             let user = admin::create_user(state, admin, body).await?;
             format!("User {} added to {}.", user.username, user.lab)

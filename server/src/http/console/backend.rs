@@ -10,8 +10,8 @@ use app::api::backend::{ConsoleBackend, SignedIn};
 use app::model::admin::{AdminAction, AdminClusterView};
 use app::model::error::ConsoleError;
 use app::model::views::{
-    AdminView, AuditEntryView, DashboardView, JobDetail, JobPage, LogChunk, NewToken, QueueView, SubmitForm, TokenView,
-    UsagePage, WorkspaceView,
+    AdminView, AuditEntryView, DashboardView, JobDetail, JobPage, LogChunk, PersonalToken, QueueView, SubmitForm,
+    TokenView, UsagePage, WorkspaceView,
 };
 use app::model::{JobView, MaintenanceView, Role};
 
@@ -203,8 +203,17 @@ impl ConsoleBackend for AppState {
         Ok(account::tokens(self, caller(who)?).await?)
     }
 
-    async fn create_token(&self, who: &SignedIn, label: String) -> Result<NewToken, ConsoleError> {
-        Ok(account::create_token(self, caller(who)?, &label).await?)
+    async fn create_token(
+        &self,
+        who: &SignedIn,
+        name: String,
+        expires_in_days: Option<i64>,
+    ) -> Result<PersonalToken, ConsoleError> {
+        Ok(account::create_token(self, caller(who)?, &name, expires_in_days).await?)
+    }
+
+    fn sign_in_options(&self) -> app::model::views::SignInOptions {
+        account::sign_in_options(self)
     }
 
     async fn revoke_token(&self, who: &SignedIn, id: i64) -> Result<(), ConsoleError> {

@@ -87,7 +87,7 @@ async fn login(
     session: Session,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    match auth::authenticate(&state.db, &state.throttle, form.username.trim(), &form.password, client).await {
+    match crate::services::account::check_password(&state, form.username.trim(), &form.password, client).await {
         Ok(user) => {
             // a new session id at sign-in defeats session fixation
             if let Err(e) = session.cycle_id().await {
@@ -107,6 +107,7 @@ async fn login(
         Err(AuthError::Throttled(_)) => Redirect::to("/login?error=throttled").into_response(),
         Err(AuthError::InvalidCredentials) => Redirect::to("/login?error=credentials").into_response(),
         Err(AuthError::Disabled) => Redirect::to("/login?error=disabled").into_response(),
+        Err(AuthError::PasswordsOff(_)) => Redirect::to("/login?error=passwords_off").into_response(),
         Err(AuthError::Password(auth::PasswordError::Busy)) => Redirect::to("/login?error=busy").into_response(),
         Err(e) => {
             tracing::error!(error = %e, "sign-in failed");

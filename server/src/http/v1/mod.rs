@@ -1,6 +1,6 @@
 //! The /v1 REST API (api.md), by resource: `jobs`, `cluster` (queue,
 //! labs, usage, tiers, placements, backfill, maintenance status), `admin`
-//! and `workspaces`; the sign-in endpoints are here. Handlers are thin:
+//! `workspaces` and personal `tokens`; the sign-in endpoints are here. Handlers are thin:
 //! state, one service call, the error mapped once (`ApiError`).
 
 use axum::extract::State;
@@ -15,6 +15,7 @@ mod cluster;
 mod jobs;
 mod notifications;
 mod reports;
+mod tokens;
 mod workspaces;
 
 use crate::http::error::ApiError;
@@ -33,7 +34,8 @@ pub fn router() -> Router<AppState> {
         .merge(admin::api())
         .merge(reports::api())
         .merge(notifications::api())
-        .merge(workspaces::api());
+        .merge(workspaces::api())
+        .merge(tokens::api());
     crate::http::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
 }
 

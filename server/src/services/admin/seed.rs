@@ -60,6 +60,9 @@ pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Re
             role: Role::Admin,
             unix_uid: None,
             max_concurrent: 2,
+            // the break-glass account: a password works even when
+            // sign-in goes through the university
+            local: true,
         },
         now_ms,
     )
@@ -114,6 +117,7 @@ pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Re
                 role: Role::Researcher,
                 unix_uid: None,
                 max_concurrent: 2,
+                local: false,
             },
             now_ms,
         )

@@ -109,6 +109,9 @@ pub struct NewUserBody {
     /// Default 2.
     #[schema(minimum = 0, maximum = 64)]
     pub max_concurrent: Option<i64>,
+    /// May sign in with a password even when `auth.passwords` is off (a
+    /// break-glass account). Default false.
+    pub local: Option<bool>,
 }
 
 pub const MIN_PASSWORD: usize = 10;
@@ -143,16 +146,20 @@ pub async fn create_user(
         role: body.role,
         unix_uid: body.unix_uid,
         max_concurrent,
+        local: body.local.unwrap_or(false),
     };
     let id = db::accounts::insert_user(&mut tx, user, now)
         .await
         .map_err(|e| ServiceError::unique(e, format!("user `{}`", body.username)))?;
     check_uid_free(&mut tx, body.unix_uid, id).await?;
     allocate_uids(&state.settings, &mut tx).await?;
-    let detail = serde_json::json!({"lab": body.lab, "role": body.role.as_str(), "unix_uid": body.unix_uid, "max_concurrent": max_concurrent});
+    let detail = serde_json::json!({"lab": body.lab, "role": body.role.as_str(), "unix_uid": body.unix_uid, "max_concurrent": max_concurrent, "local": body.local.unwrap_or(false)});
     db::audit::record(&mut tx, &admin.user.username, "user.create", Some(&body.username), &detail, now).await?;
+    let created = db::accounts::user_by_id(&mut tx, id)
+        .await?
+        .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
     tx.commit().await?;
-    Ok(app::model::Viewer { username: body.username, lab: body.lab, role: body.role, max_concurrent })
+    Ok(created.viewer())
 }
 
 fn check_uid(uid: Option<i64>) -> Result<(), ServiceError> {
@@ -321,6 +328,7 @@ pub async fn users(state: &Services) -> Result<Vec<UserView>, ServiceError> {
             allocated_uid: u.allocated_uid,
             max_concurrent: u.max_concurrent,
             disabled: u.disabled,
+            local: u.local,
         })
         .collect())
 }
