@@ -261,13 +261,36 @@ impl Default for AuthSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OidcSettings {
+    /// The provider's issuer URL; empty = no OIDC sign-in.
+    pub issuer: String,
+    pub client_id: String,
+    /// A file holding this service's client secret (kept out of the
+    /// settings file and the environment).
+    pub client_secret_file: Option<PathBuf>,
     /// The sign-in button's words (also named where a password is refused).
     pub display_name: String,
+    pub scopes: Vec<String>,
+    pub username_claim: String,
+    pub groups_claim: String,
+    /// A regex with one capture group: a group it matches names a lab.
+    pub lab_group: String,
+    /// Groups whose members are admins.
+    pub admin_groups: Vec<String>,
 }
 
 impl Default for OidcSettings {
     fn default() -> Self {
-        Self { display_name: "University sign-in".into() }
+        Self {
+            issuer: String::new(),
+            client_id: String::new(),
+            client_secret_file: None,
+            display_name: "University sign-in".into(),
+            scopes: ["openid", "profile", "email", "groups"].map(String::from).to_vec(),
+            username_claim: "preferred_username".into(),
+            groups_claim: "groups".into(),
+            lab_group: String::new(),
+            admin_groups: Vec::new(),
+        }
     }
 }
 

@@ -37,6 +37,8 @@ pub enum StartupError {
     Bind { bind: String, source: std::io::Error },
     #[error("job isolation: {0}")]
     Isolation(String),
+    #[error(transparent)]
+    Oidc(#[from] crate::auth::oidc::OidcError),
 }
 
 /// Passwords for accounts created on this start, shown once.
@@ -102,7 +104,9 @@ impl Application {
             .site_pkg_dir("pkg")
             .build();
         let backfill = crate::services::admin::backfill::load(&settings.backfill, &mut *pool.acquire().await?).await?;
+        let oidc = crate::auth::oidc::Oidc::from_settings(&settings.auth.oidc, &settings.server.public_url)?;
         let services = crate::services::Services {
+            oidc: oidc.map(Arc::new),
             backfill: crate::services::admin::backfill::BackfillControl::new(backfill),
             db: pool,
             throttle: Arc::new(LoginThrottle::new(

@@ -210,6 +210,8 @@ pub struct SignInOptions {
     pub passwords_for_everyone: bool,
     /// The university sign-in button's words (`auth.oidc.display_name`).
     pub button: String,
+    /// Whether sign-in through the university is set up here.
+    pub university: bool,
 }
 
 /// A personal token just created (api.md "Personal tokens"): the only

@@ -32,16 +32,31 @@ pub fn LoginPage() -> impl IntoView {
         <main class="login">
             <h1>"JPU-Share"</h1>
             <p class="muted">"GPU sharing for research labs"</p>
-            <form method="post" action="/login" class="card">
-                <Suspense fallback=|| ()>
-                    {move || error().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-                </Suspense>
-                <label for="username">"Username"</label>
-                <input id="username" name="username" autocomplete="username" required/>
-                <label for="password">"Password"</label>
-                <input id="password" name="password" type="password" autocomplete="current-password" required/>
-                <button type="submit">"Sign in"</button>
-            </form>
+            <Suspense fallback=|| ()>
+                {move || error().map(|e| view! { <p class="error card" role="alert">{e}</p> })}
+                {move || options.get().and_then(Result::ok).map(|o| {
+                    let university = o.university.then(|| view! {
+                        <a class="button primary" href="/auth/oidc/login" data-testid="university-sign-in">{o.button.clone()}</a>
+                    });
+                    let form = view! {
+                        <form method="post" action="/login" class="card">
+                            <label for="username">"Username"</label>
+                            <input id="username" name="username" autocomplete="username" required/>
+                            <label for="password">"Password"</label>
+                            <input id="password" name="password" type="password" autocomplete="current-password" required/>
+                            <button type="submit">"Sign in"</button>
+                        </form>
+                    };
+                    // with passwords for local accounts only, the form
+                    // stays for them (break-glass), folded away
+                    let form = if o.passwords_for_everyone {
+                        form.into_any()
+                    } else {
+                        view! { <details><summary>"Local account (administrators)"</summary>{form}</details> }.into_any()
+                    };
+                    view! { {university} {form} }
+                })}
+            </Suspense>
         </main>
     }
 }

@@ -39,6 +39,8 @@ impl UserRecord {
 
 pub struct NewUser<'a> {
     pub username: &'a str,
+    /// Empty for users who sign in through the university (no password
+    /// verifies against it).
     pub password_hash: &'a str,
     pub lab_id: i64,
     pub role: Role,
@@ -418,4 +420,16 @@ pub async fn token_live(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Re
     .fetch_optional(&mut *conn)
     .await?;
     Ok(found.is_some())
+}
+
+/// How a user signs in from now on (`password` → `oidc` when a user an
+/// admin made first signs in through the university).
+pub async fn set_sign_in(
+    conn: &mut SqliteConnection,
+    user_id: i64,
+    how: app::model::SignIn,
+) -> Result<(), sqlx::Error> {
+    let how = how.as_str();
+    sqlx::query!("UPDATE users SET auth = ? WHERE id = ?", how, user_id).execute(&mut *conn).await?;
+    Ok(())
 }

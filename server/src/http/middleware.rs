@@ -175,7 +175,8 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
 
 /// Paths that are not console pages (API, assets, sign-in itself).
 fn is_console_page(path: &str) -> bool {
-    const OPEN_PREFIXES: &[&str] = &["/v1/", "/api/", "/pkg/", "/healthz", "/metrics", "/login", "/logout", "/favicon"];
+    const OPEN_PREFIXES: &[&str] =
+        &["/v1/", "/api/", "/pkg/", "/healthz", "/metrics", "/login", "/logout", "/favicon", "/auth/"];
     path != "/v1" && !OPEN_PREFIXES.iter().any(|p| path.starts_with(p))
 }
 

@@ -41,6 +41,7 @@ pub fn sign_in_options(state: &Services) -> app::model::views::SignInOptions {
     app::model::views::SignInOptions {
         passwords_for_everyone: state.settings.auth.passwords,
         button: state.settings.auth.oidc.display_name.clone(),
+        university: state.oidc.is_some(),
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod account;
 pub mod admin;
 pub mod audit;
+pub mod campus;
 pub mod dashboard;
 pub mod error;
 pub mod jobs;
@@ -44,6 +45,8 @@ pub struct Services {
     pub submits: Arc<jobs::submit_batch::SubmitBatcher>,
     /// The loop's latest start-time forecast (policy §11).
     pub forecast: Forecast,
+    /// Sign-in through the university, when `auth.oidc.issuer` is set.
+    pub oidc: Option<Arc<crate::auth::oidc::Oidc>>,
 }
 
 impl Services {

@@ -153,8 +153,7 @@ async fn with_passwords_off_only_local_accounts_may_use_one_and_the_rest_are_tol
         .await;
     assert_eq!(resp.status(), StatusCode::CREATED);
     assert_eq!(app.create_token("ops2", "ops2-password").await.status(), StatusCode::CREATED);
-    assert_error(app.create_token("ops2", "not-the-password").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED")
-        .await;
+    assert_error(app.create_token("ops2", "not-the-password").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED").await;
     let users: Value = app.get(Some(&admin), "/v1/admin/users").await.json().await.unwrap();
     let mut local: Vec<&str> = users
         .as_array()

@@ -1,7 +1,8 @@
 //! The console adapter: sign-in and sign-out as plain form posts (they
 //! work without JavaScript), the Leptos routes with the shared state as
 //! context, and the [`backend`] the server functions call ([`admin`]
-//! parses the admin pages' forms).
+//! parses the admin pages' forms); sign-in through the university in
+//! [`oidc`].
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -21,6 +22,7 @@ use app::api::backend::Backend;
 
 pub mod admin;
 pub mod backend;
+mod oidc;
 use app::{shell, App};
 
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -49,6 +51,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .nest_service("/pkg", bundle)
         .route("/login", post(login))
         .route("/logout", post(logout))
+        .route("/auth/oidc/login", axum::routing::get(oidc::login))
+        .route("/auth/oidc/callback", axum::routing::get(oidc::callback))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || {
             shell(leptos_options.clone())
         })

@@ -1,0 +1,144 @@
+//! `GET /auth/oidc/login` and `GET /auth/oidc/callback` (api.md): the
+//! browser's way through the university's sign-in. What the redirect
+//! started (state, nonce, PKCE verifier, `next`) waits in this browser's
+//! session and is taken out at the callback, so a callback from another
+//! browser (login CSRF) or a replayed one finds nothing. A callback that
+//! fails a check is a 400 page saying so; someone the rules keep out, a
+//! 403 page saying why; neither sets a session.
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use crate::auth::oidc::{OidcError, Pending};
+use crate::clock::now_ms;
+use crate::http::middleware::{SESSION_EPOCH_KEY, SESSION_USER_KEY};
+use crate::services::campus::{self, CampusError};
+use crate::state::AppState;
+
+const PENDING_KEY: &str = "oidc_pending";
+
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    next: Option<String>,
+}
+
+pub async fn login(State(state): State<AppState>, session: Session, Query(q): Query<LoginQuery>) -> Response {
+    let Some(oidc) = state.oidc.clone() else {
+        return page(StatusCode::NOT_FOUND, "No university sign-in here", "This site signs in with passwords only.");
+    };
+    let (url, pending) = match oidc.begin(q.next.as_deref().unwrap_or("/"), now_ms()).await {
+        Ok(started) => started,
+        Err(e) => return failed(e),
+    };
+    if let Err(e) = session.insert(PENDING_KEY, pending).await {
+        tracing::error!(error = %e, "cannot keep a sign-in's state");
+        return page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "Try again in a moment.");
+    }
+    Redirect::to(&url).into_response()
+}
+
+#[derive(Deserialize)]
+pub struct CallbackQuery {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+pub async fn callback(State(state): State<AppState>, session: Session, Query(q): Query<CallbackQuery>) -> Response {
+    let Some(oidc) = state.oidc.clone() else {
+        return page(StatusCode::NOT_FOUND, "No university sign-in here", "This site signs in with passwords only.");
+    };
+    // one use: whatever happens next, this browser's pending sign-in ends
+    let pending: Option<Pending> = session.remove(PENDING_KEY).await.ok().flatten();
+    let Some(pending) = pending else {
+        return rejected("This sign-in was not started in this browser, or was already used. Start again.");
+    };
+    if let Some(error) = q.error {
+        let why = q.error_description.unwrap_or(error);
+        return rejected(&format!("The university's sign-in did not complete: {why}"));
+    }
+    let (Some(code), Some(returned_state)) = (q.code, q.state) else {
+        return rejected("The answer from the university's sign-in lacks its code or state.");
+    };
+    let identity = match oidc.finish(&pending, &code, &returned_state, now_ms()).await {
+        Ok(identity) => identity,
+        Err(e) => return failed(e),
+    };
+    let user = match campus::sign_in(&state, &identity).await {
+        Ok(user) => user,
+        Err(CampusError::Refused(why)) => {
+            return page(StatusCode::FORBIDDEN, "You cannot sign in here", &why.to_string())
+        }
+        Err(CampusError::Service(e)) => {
+            tracing::error!(error = %e, "campus sign-in failed");
+            return page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "Try again in a moment.");
+        }
+    };
+    // a new session id at sign-in defeats session fixation
+    let stored = async {
+        session.cycle_id().await?;
+        session.insert(SESSION_USER_KEY, user.id).await?;
+        session.insert(SESSION_EPOCH_KEY, user.session_epoch).await
+    };
+    if let Err(e) = stored.await {
+        tracing::error!(error = %e, "cannot store session");
+        return page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "Try again in a moment.");
+    }
+    Redirect::to(&pending.next).into_response()
+}
+
+fn rejected(why: &str) -> Response {
+    page(StatusCode::BAD_REQUEST, "Sign-in refused", why)
+}
+
+fn failed(e: OidcError) -> Response {
+    match e {
+        OidcError::Rejected(why) => rejected(&why),
+        OidcError::Provider(_) | OidcError::Config(_) => {
+            tracing::error!(error = %e, "university sign-in");
+            page(
+                StatusCode::BAD_GATEWAY,
+                "Sign-in unavailable",
+                "The university's sign-in service cannot be reached. Try again later.",
+            )
+        }
+    }
+}
+
+/// A plain page (no script): a title, why, and the way back.
+fn page(status: StatusCode, title: &str, why: &str) -> Response {
+    let body = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+         content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
+         <body><main><h1>{title}</h1><p role=\"alert\" data-testid=\"why\">{why}</p>\
+         <p><a href=\"/login\">Back to sign-in</a></p></main></body></html>",
+        title = escape(title),
+        why = escape(why)
+    );
+    (status, Html(body)).into_response()
+}
+
+fn escape(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '<' => "&lt;".into(),
+            '>' => "&gt;".into(),
+            '&' => "&amp;".into(),
+            '"' => "&quot;".into(),
+            '\'' => "&#39;".into(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pages_escape_what_the_provider_sent() {
+        assert_eq!(super::escape("<script>\"x\"&'"), "&lt;script&gt;&quot;x&quot;&amp;&#39;");
+    }
+}

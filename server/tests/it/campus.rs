@@ -1,0 +1,262 @@
+//! Sign-in through the university against a real OpenID Provider
+//! (`oidc-provider` from npm, run by `end2end/oidc/provider.mjs` on
+//! loopback with its static accounts): the way through, who is let in as
+//! what, and the attacks on the callback (tampered state, another
+//! browser's callback, a replayed code, open redirects through `next`).
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::helpers::*;
+
+/// The test provider, or None when node or its packages are missing and
+/// the run does not require it (`JPU_TEST_OIDC=1` does).
+struct Provider {
+    _child: tokio::process::Child,
+    issuer: String,
+}
+
+impl Provider {
+    async fn start() -> Option<Provider> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end");
+        if !std::path::Path::new(root).join("node_modules/oidc-provider").is_dir() {
+            assert!(
+                std::env::var_os("JPU_TEST_OIDC").is_none(),
+                "JPU_TEST_OIDC is set but oidc-provider is not installed: run .ci/install-tools test"
+            );
+            eprintln!("no oidc-provider: skipping a university sign-in test (make test runs it)");
+            return None;
+        }
+        let mut child = tokio::process::Command::new("node")
+            .arg("oidc/provider.mjs")
+            .current_dir(root)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the provider starts within 30 s")
+            .expect("its output")
+            .expect("a line");
+        let issuer = serde_json::from_str::<Value>(&line).unwrap()["issuer"].as_str().unwrap().to_string();
+        // keep reading: a closed pipe would end the provider at its next line
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Some(Provider { _child: child, issuer })
+    }
+}
+
+/// A server signing in through `provider`; its port is chosen first, as
+/// the redirect URI is made from `server.public_url`.
+async fn server(provider: &Provider, change: impl FnOnce(&mut jpu_share::config::Settings)) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(dir.path());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    settings.server.bind = format!("127.0.0.1:{port}");
+    settings.server.public_url = format!("http://127.0.0.1:{port}");
+    let secret = dir.path().join("client-secret");
+    std::fs::write(&secret, "jpu-share-test-secret\n").unwrap();
+    let oidc = &mut settings.auth.oidc;
+    oidc.issuer = provider.issuer.clone();
+    oidc.client_id = "jpu-share".into();
+    oidc.client_secret_file = Some(secret);
+    oidc.lab_group = "^gpu-lab-(.+)$".into();
+    oidc.admin_groups = vec!["gpu-admins".into()];
+    change(&mut settings);
+    TestApp::spawn_with(dir, settings).await
+}
+
+fn location(resp: &reqwest::Response) -> String {
+    resp.headers().get("location").map(|l| l.to_str().unwrap().to_string()).unwrap_or_default()
+}
+
+/// A browser: its own cookies, no redirects followed.
+fn browser() -> reqwest::Client {
+    client()
+}
+
+/// Goes from `/auth/oidc/login?next=…` through the provider's sign-in as
+/// `username`; returns the callback URL the provider sends the browser
+/// to (not yet opened).
+async fn through_provider(app: &TestApp, browser: &reqwest::Client, username: &str, next: &str) -> String {
+    let start = browser.get(app.url(&format!("/auth/oidc/login?next={next}"))).send().await.unwrap();
+    assert_eq!(start.status(), StatusCode::SEE_OTHER, "redirect to the provider");
+    let authorize = location(&start);
+    assert!(authorize.contains("code_challenge_method=S256") && authorize.contains("nonce="), "{authorize}");
+    let mut url = authorize;
+    let issuer = url.split("/auth?").next().unwrap().to_string();
+    for _ in 0..10 {
+        let resp = browser.get(&url).send().await.unwrap();
+        let next_url = location(&resp);
+        if next_url.contains("/auth/oidc/callback") {
+            return next_url;
+        }
+        if resp.status() == StatusCode::OK && url.contains("/interaction/") {
+            // the provider's sign-in form
+            let form = [("prompt", "login"), ("login", username), ("password", "any")];
+            let resp = browser.post(&url).form(&form).send().await.unwrap();
+            url = absolute(&issuer, &location(&resp));
+            continue;
+        }
+        assert!(!next_url.is_empty(), "the provider stopped at {url}: {}", resp.text().await.unwrap());
+        url = absolute(&issuer, &next_url);
+    }
+    panic!("the provider never sent the browser back");
+}
+
+fn absolute(issuer: &str, location: &str) -> String {
+    if location.starts_with("http") {
+        location.to_string()
+    } else {
+        format!("{issuer}{location}")
+    }
+}
+
+async fn me(app: &TestApp, browser: &reqwest::Client) -> reqwest::Response {
+    browser.get(app.url("/v1/me")).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn researchers_sign_in_through_the_university_and_get_their_lab_and_role_from_its_groups() {
+    let Some(provider) = Provider::start().await else { return };
+    let app = server(&provider, |_| {}).await;
+    let page = app.page("/login").await.text().await.unwrap();
+    assert!(page.contains("University sign-in") && page.contains("/auth/oidc/login"), "the button is shown");
+
+    let kim = browser();
+    let callback = through_provider(&app, &kim, "kim", "/jobs").await;
+    let resp = kim.get(&callback).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&resp), "/jobs", "lands on next");
+    let who: Value = me(&app, &kim).await.json().await.unwrap();
+    assert_eq!(who["username"], "kim");
+    assert_eq!(who["lab"], "vision", "created from gpu-lab-vision");
+    assert_eq!(who["role"], "researcher");
+    assert_eq!(who["auth"], "oidc");
+
+    let park = browser();
+    let callback = through_provider(&app, &park, "park", "/").await;
+    assert_eq!(park.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let who: Value = me(&app, &park).await.json().await.unwrap();
+    assert_eq!((who["lab"].as_str(), who["role"].as_str()), (Some("vision"), Some("admin")), "gpu-admins");
+
+    // an admin moves kim by hand; the next sign-in brings the directory's
+    // truth back, and the audit log has each step
+    let admin = app.admin_token().await;
+    app.post(Some(&admin), "/v1/admin/labs", serde_json::json!({"name": "elsewhere"})).await;
+    let moved = app.patch(&admin, "/v1/admin/users/kim", serde_json::json!({"lab": "elsewhere"})).await;
+    assert_eq!(moved.status(), StatusCode::OK);
+    let again = browser();
+    let callback = through_provider(&app, &again, "kim", "/").await;
+    assert_eq!(again.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let who: Value = me(&app, &again).await.json().await.unwrap();
+    assert_eq!(who["lab"], "vision");
+    let audit: Value = app.get(Some(&admin), "/v1/admin/audit").await.json().await.unwrap();
+    let text = audit.to_string();
+    for needle in ["\"lab.create\"", "\"user.create\"", "\"user.update\"", "\"oidc\""] {
+        assert!(text.contains(needle), "audit has {needle}: {text}");
+    }
+
+    // the password form cannot be used for them (they have none)
+    assert_error(app.create_token("kim", "anything-at-all").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED").await;
+}
+
+#[tokio::test]
+async fn the_rules_keep_out_who_has_no_lab_group_a_disabled_user_and_local_accounts() {
+    let Some(provider) = Provider::start().await else { return };
+    let app = server(&provider, |_| {}).await;
+    let choi = browser();
+    let callback = through_provider(&app, &choi, "choi", "/").await;
+    let resp = choi.get(&callback).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let page = resp.text().await.unwrap();
+    assert!(page.contains("in no lab group"), "{page}");
+    assert_eq!(me(&app, &choi).await.status(), StatusCode::UNAUTHORIZED, "no session");
+
+    // the university's "admin" is not this site's break-glass admin
+    let impostor = browser();
+    let callback = through_provider(&app, &impostor, "admin", "/").await;
+    let resp = impostor.get(&callback).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert!(resp.text().await.unwrap().contains("local account"));
+    assert_eq!(me(&app, &impostor).await.status(), StatusCode::UNAUTHORIZED);
+
+    let lee = browser();
+    let callback = through_provider(&app, &lee, "lee", "/").await;
+    assert_eq!(lee.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let admin = app.admin_token().await;
+    let off = app.patch(&admin, "/v1/admin/users/lee", serde_json::json!({"disabled": true})).await;
+    assert_eq!(off.status(), StatusCode::OK);
+    assert_eq!(me(&app, &lee).await.status(), StatusCode::UNAUTHORIZED, "the session ended");
+    let lee = browser();
+    let callback = through_provider(&app, &lee, "lee", "/").await;
+    let resp = lee.get(&callback).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert!(resp.text().await.unwrap().contains("disabled"));
+}
+
+#[tokio::test]
+async fn a_tampered_state_another_browsers_callback_a_replayed_code_and_foreign_next_are_refused() {
+    let Some(provider) = Provider::start().await else { return };
+    let app = server(&provider, |_| {}).await;
+
+    // tampered state: refused, and the pending sign-in is spent
+    let a = browser();
+    let callback = through_provider(&app, &a, "kim", "/").await;
+    let tampered = callback.replace("state=", "state=x");
+    let resp = a.get(&tampered).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("state does not match"));
+    assert_eq!(a.get(&callback).send().await.unwrap().status(), StatusCode::BAD_REQUEST, "one try only");
+    assert_eq!(me(&app, &a).await.status(), StatusCode::UNAUTHORIZED);
+
+    // login CSRF: an attacker's own valid callback, opened in the
+    // victim's browser, signs nobody in there
+    let attacker = browser();
+    let callback = through_provider(&app, &attacker, "lee", "/").await;
+    let victim = browser();
+    let resp = victim.get(&callback).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("not started in this browser"));
+    assert_eq!(me(&app, &victim).await.status(), StatusCode::UNAUTHORIZED);
+
+    // a replayed code: used once, then offered again with a fresh state
+    let b = browser();
+    let first = through_provider(&app, &b, "kim", "/").await;
+    assert_eq!(b.get(&first).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let c = browser();
+    let second = through_provider(&app, &c, "kim", "/").await;
+    let code = |url: &str| url.split("code=").nth(1).unwrap().split('&').next().unwrap().to_string();
+    let replay = second.replace(&code(&second), &code(&first));
+    let resp = c.get(&replay).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "the provider refuses a code twice");
+    assert_eq!(me(&app, &c).await.status(), StatusCode::UNAUTHORIZED);
+
+    // next is kept to paths of this site
+    for next in ["//evil.example/x", "https://evil.example/", "/\\evil.example", "evil.example"] {
+        let d = browser();
+        let encoded: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+        let callback = through_provider(&app, &d, "kim", &encoded).await;
+        let resp = d.get(&callback).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(location(&resp), "/", "{next}");
+    }
+}
+
+#[tokio::test]
+async fn with_passwords_off_the_login_page_leads_with_the_university_and_folds_the_local_form() {
+    let Some(provider) = Provider::start().await else { return };
+    let app = server(&provider, |s| {
+        s.auth.passwords = false;
+        s.auth.oidc.display_name = "SNU sign-in".into();
+    })
+    .await;
+    let page = app.page("/login").await.text().await.unwrap();
+    assert!(page.contains("SNU sign-in"), "the button");
+    assert!(page.contains("<details") && page.contains("Local account"), "the password form is folded away");
+    // the seeded admin still gets in with its password
+    assert_eq!(app.create_token("admin", ADMIN_PASSWORD).await.status(), StatusCode::CREATED);
+}
