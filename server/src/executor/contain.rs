@@ -86,6 +86,43 @@ impl Containment {
         me
     }
 
+    /// The host's cgroup layout without the namespace probe or the log
+    /// line (for clean-up outside an executor).
+    pub fn detect_quietly() -> Self {
+        let layout = if nix::unistd::geteuid().is_root() {
+            probe_layout(Path::new(ROOT))
+        } else {
+            Layout::None("the server is not root".into())
+        };
+        Self { layout, pid_namespace: false }
+    }
+
+    /// Kills what runs in every attempt cgroup whose name starts with
+    /// `prefix`, and removes those cgroups.
+    pub fn kill_all_named(&self, prefix: &str) {
+        let names: std::collections::BTreeSet<String> = self
+            .roots()
+            .iter()
+            .filter_map(|root| fs::read_dir(root.join(PARENT)).ok())
+            .flatten()
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with(prefix))
+            .collect();
+        for name in names {
+            self.existing(&name).remove();
+        }
+    }
+
+    fn roots(&self) -> Vec<&PathBuf> {
+        match &self.layout {
+            Layout::None(_) => Vec::new(),
+            Layout::Unified(root) => vec![root],
+            Layout::Split { memory, pids, cpu, kill } => {
+                [Some(memory), Some(pids), cpu.as_ref(), kill.as_ref()].into_iter().flatten().collect()
+            }
+        }
+    }
+
     pub fn pid_namespace(&self) -> bool {
         self.pid_namespace
     }
@@ -155,13 +192,7 @@ impl Containment {
     /// The attempt's cgroups as [`create`](Self::create) made them, found
     /// again by name (after a restart, or to clean up).
     pub fn existing(&self, name: &str) -> AttemptCgroup {
-        let roots: Vec<&PathBuf> = match &self.layout {
-            Layout::None(_) => Vec::new(),
-            Layout::Unified(root) => vec![root],
-            Layout::Split { memory, pids, cpu, kill } => {
-                [Some(memory), Some(pids), cpu.as_ref(), kill.as_ref()].into_iter().flatten().collect()
-            }
-        };
+        let roots = self.roots();
         let dirs: Vec<PathBuf> = roots.iter().map(|r| r.join(PARENT).join(name)).filter(|d| d.is_dir()).collect();
         AttemptCgroup {
             join: dirs.iter().map(|d| d.join("cgroup.procs")).collect(),

@@ -278,6 +278,14 @@ impl LocalExecutor {
         Ok(child)
     }
 
+    /// Kills every attempt a local executor with this output root left
+    /// running on this host, through their cgroups (for tests that end
+    /// with jobs still running; a server never does this on its own).
+    pub fn kill_every_attempt(output_root: &Path) {
+        let tag = fnv1a(Layout::new(output_root).root().as_os_str().as_encoded_bytes());
+        Containment::detect_quietly().kill_all_named(&format!("{tag:016x}-"));
+    }
+
     /// The attempt's cgroup name: unique on this host (the output root
     /// tells servers apart) and the same after a restart.
     fn cgroup_name(&self, job: JobId, attempt: u32) -> String {

@@ -22,6 +22,19 @@ pub struct TestApp {
     stop: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<std::io::Result<()>>>,
     pub executor: Option<TimedExecutor>,
+    /// Where a local executor runs this server's jobs: whatever of them
+    /// still runs when the test ends is killed (jobs outlive their server
+    /// by design; a test's must not outlive the test, or they load the
+    /// machine under every later test and benchmark).
+    jobs_root: Option<PathBuf>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(root) = &self.jobs_root {
+            jpu_share::executor::local::LocalExecutor::kill_every_attempt(root);
+        }
+    }
 }
 
 enum Exec {
@@ -169,6 +182,7 @@ impl TestApp {
             );
         }
         let addr = app.local_addr().expect("bound");
+        let jobs_root = matches!(exec, Exec::Configured).then(|| app.state().settings.executor.output_root.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(app.run_until(async move {
             let _ = stopped.await;
@@ -180,18 +194,21 @@ impl TestApp {
             stop: Some(stop),
             server: Some(server),
             executor,
+            jobs_root,
         }
     }
 
     /// Talks to a server running elsewhere (e.g. a real `jpu-share`
     /// process) whose files are in `dir`.
     pub fn attach(base: String, dir: TempDir) -> TestApp {
-        TestApp { base, client: client(), dir, stop: None, server: None, executor: None }
+        TestApp { base, client: client(), dir, stop: None, server: None, executor: None, jobs_root: None }
     }
 
     /// Stops the server gracefully and returns its directory (database
     /// included) so a test can start another server on the same data.
     pub async fn stop(mut self) -> TempDir {
+        // its jobs go on: the test starts the next server on them
+        self.jobs_root = None;
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
