@@ -2,8 +2,8 @@
 #   make run    build and start JPU-Share on the embedded default
 #   make test   check formatting and clippy (warnings are errors), then
 #               run every test: unit, integration (incl. a real Slurm
-#               cluster started on this host, a real SMTP server and a
-#               real OpenID Provider), schemathesis against the
+#               cluster started on this host, a real SMTP server, a real
+#               OpenID Provider and OpenLDAP), schemathesis against the
 #               OpenAPI document, end-to-end (Chromium), and the release
 #               bundle loaded in Chromium (its first-load size printed)
 .PHONY: run test build site sqlx-prepare
@@ -22,7 +22,7 @@ test:
 	cargo fmt --all --check
 	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 	.ci/build-site
-	JPU_TEST_SMTP=1 JPU_TEST_OIDC=1 .ci/with-slurm cargo test --workspace --exclude frontend
+	JPU_TEST_SMTP=1 JPU_TEST_OIDC=1 JPU_TEST_LDAP=1 .ci/with-slurm cargo test --workspace --exclude frontend
 	.ci/schemathesis
 	cd end2end && npm test
 	PROFILE=wasm-release .ci/build-site

@@ -5,3 +5,6 @@
 ALTER TABLE users ADD COLUMN auth TEXT NOT NULL DEFAULT 'password' CHECK (auth IN ('password', 'oidc'));
 ALTER TABLE users ADD COLUMN local INTEGER NOT NULL DEFAULT 0 CHECK (local IN (0, 1));
 UPDATE users SET local = 1 WHERE username = 'admin' AND role = 'admin';
+-- The primary group jobs run with (the directory's gidNumber); null = the
+-- uid's own number, as before.
+ALTER TABLE users ADD COLUMN unix_gid INTEGER;

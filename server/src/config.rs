@@ -20,6 +20,50 @@ pub struct Settings {
     pub workspaces: WorkspaceSettings,
     pub notify: NotifySettings,
     pub demo: DemoSettings,
+    pub directory: DirectorySettings,
+}
+
+/// The university's directory: the one truth for uids, gids, labs and
+/// roles of people who sign in through it (api.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct DirectorySettings {
+    pub ldap: LdapSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LdapSettings {
+    /// `ldap://host:389` or `ldaps://host:636`; empty = no directory.
+    pub url: String,
+    /// The service's read-only bind.
+    pub bind_dn: String,
+    pub bind_password_file: Option<PathBuf>,
+    /// Where people are, and how one is found (`{username}` is replaced,
+    /// escaped, by the name the provider gave).
+    pub user_base: String,
+    pub user_filter: String,
+    /// Where groups are (`posixGroup` with `memberUid`, `groupOfNames`
+    /// with `member`).
+    pub group_base: String,
+    /// As `auth.oidc.lab_group`, on group `cn`s.
+    pub lab_group: String,
+    pub admin_groups: Vec<String>,
+}
+
+impl Default for LdapSettings {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            bind_dn: String::new(),
+            bind_password_file: None,
+            user_base: String::new(),
+            user_filter: "(uid={username})".into(),
+            group_base: String::new(),
+            lab_group: String::new(),
+            admin_groups: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -39,6 +39,8 @@ pub enum StartupError {
     Isolation(String),
     #[error(transparent)]
     Oidc(#[from] crate::auth::oidc::OidcError),
+    #[error(transparent)]
+    Directory(#[from] crate::auth::directory::DirectoryError),
 }
 
 /// Passwords for accounts created on this start, shown once.
@@ -107,6 +109,7 @@ impl Application {
         let oidc = crate::auth::oidc::Oidc::from_settings(&settings.auth.oidc, &settings.server.public_url)?;
         let services = crate::services::Services {
             oidc: oidc.map(Arc::new),
+            directory: crate::auth::directory::Directory::from_settings(&settings.directory.ldap)?.map(Arc::new),
             backfill: crate::services::admin::backfill::BackfillControl::new(backfill),
             db: pool,
             throttle: Arc::new(LoginThrottle::new(

@@ -21,6 +21,8 @@ pub struct UserView {
     pub disabled: bool,
     /// May use a password even when sign-in goes through the university.
     pub local: bool,
+    /// Signs in through the university: lab, role and uid come from it.
+    pub university: bool,
 }
 
 /// Tiers, nodes, labs, users and backfill, for the admin pages.

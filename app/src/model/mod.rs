@@ -144,6 +144,8 @@ pub struct Viewer {
     /// The uid this user's jobs run as: set by an admin (or the
     /// directory), else handed out by the local executor; null until then.
     pub unix_uid: Option<i64>,
+    /// The primary group jobs run with, when the directory gives one.
+    pub unix_gid: Option<i64>,
     pub auth: SignIn,
 }
 

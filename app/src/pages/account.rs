@@ -30,14 +30,20 @@ fn Identity(viewer: Viewer) -> impl IntoView {
         SignIn::Oidc => "through the university",
     };
     let uid = viewer.unix_uid.map(|u| u.to_string()).unwrap_or_else(|| "none yet (given at the first job)".into());
+    let gid = viewer.unix_gid.map(|g| g.to_string()).unwrap_or_else(|| "the uid's own".into());
+    let source = match viewer.auth {
+        SignIn::Password => "set by an admin",
+        SignIn::Oidc => "from the university (kept in step at each sign-in)",
+    };
     view! {
         <section aria-labelledby="me-h" class="card" data-testid="identity">
             <h2 id="me-h">{viewer.username.clone()}</h2>
             <dl class="facts">
                 <dt>"Signs in"</dt><dd data-testid="sign-in">{how}</dd>
-                <dt>"Lab"</dt><dd>{viewer.lab.clone()}</dd>
+                <dt>"Lab"</dt><dd>{viewer.lab.clone()}" — "{source}</dd>
                 <dt>"Role"</dt><dd>{viewer.role.as_str()}</dd>
                 <dt>"Jobs run as uid"</dt><dd data-testid="uid">{uid}</dd>
+                <dt>"and group (gid)"</dt><dd data-testid="gid">{gid}</dd>
             </dl>
         </section>
     }

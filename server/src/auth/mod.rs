@@ -1,6 +1,7 @@
 //! Who is calling: password sign-in (argon2id, throttled), API tokens, and
 //! resolving a bearer token or console session to a [`Caller`].
 
+pub mod directory;
 pub mod oidc;
 pub mod password;
 pub mod throttle;

@@ -122,6 +122,7 @@ mod tests {
             mem_gb: 16,
             unix_uid: None,
             uid_configured: false,
+            unix_gid: None,
             output_dir: "/out/7".into(),
             image: image.map(Into::into),
         }

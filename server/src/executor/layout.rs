@@ -57,12 +57,12 @@ pub fn private_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
 
 /// Creates a job's output directory (mode 0700), owned by `owner` when
 /// the job runs as that uid.
-pub fn create_output_dir(dir: &Path, owner: Option<u32>) -> std::io::Result<()> {
+pub fn create_output_dir(dir: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    if let Some(uid) = owner {
-        std::os::unix::fs::chown(dir, Some(uid), Some(uid))?;
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
     }
     Ok(())
 }

@@ -172,13 +172,15 @@ impl LocalExecutor {
         private_dir(&layout.root().join(".attempts"), 0o700)?;
         private_dir(record.dir(), 0o700)?;
         private_dir(&layout.root().join(".logs"), 0o700)?;
-        super::layout::create_output_dir(&req.output_dir, uid)?;
+        // the primary group: the directory's, else the uid's own number
+        let gid = uid.map(|uid| req.unix_gid.unwrap_or(uid));
+        super::layout::create_output_dir(&req.output_dir, uid.zip(gid))?;
         write_private(&record.script(), req.command.as_bytes())?;
         if let Some(uid) = uid {
             // the job reads it through the descriptor the wrapper opened,
             // and /dev/fd/3 opens the file again as the job's user (the
             // directory around it stays closed)
-            std::os::unix::fs::chown(record.script(), Some(uid), Some(uid))?;
+            std::os::unix::fs::chown(record.script(), Some(uid), gid)?;
             fs::set_permissions(record.script(), fs::Permissions::from_mode(0o400))?;
         }
         write_private(&record.dir().join("env"), &env_file(req))?;
@@ -258,6 +260,7 @@ impl LocalExecutor {
             .env("JPU_CG_KILL", path_of(&cgroup.kill))
             .env("JPU_NETNS", flag(shared.net_namespace))
             .env("JPU_PIDNS", flag(shared.containment.pid_namespace()))
+            .env("JPU_GID", gid.map(|g| g.to_string()).unwrap_or_default())
             .env("JPU_PRIVATE", if private_scratch { fstab.display().to_string() } else { String::new() })
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)

@@ -62,6 +62,10 @@ pub struct StartRequest {
     /// Whether `unix_uid` is the configured one (Slurm needs that: its
     /// nodes know users from the site's directory only).
     pub uid_configured: bool,
+    /// The primary group to run with (the directory's `gidNumber`); None
+    /// = the uid's own group (the passwd entry's on Slurm, the uid's
+    /// number locally).
+    pub unix_gid: Option<u32>,
     pub output_dir: PathBuf,
     /// The job's workspace image: the attempt runs inside it with
     /// Apptainer (policy §8); None = directly on the host.

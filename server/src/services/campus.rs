@@ -1,13 +1,16 @@
 //! Campus sign-in's rules (api.md "Sign-in through the university"): who
 //! the provider's answer lets in, and as what. A group matching
 //! `lab_group` names the lab (created, audited, when new); `admin_groups`
-//! make an admin; nobody without a lab group gets in. The first sign-in
+//! make an admin; nobody without a lab group gets in. With a directory,
+//! its entry decides (groups, `uidNumber`, `gidNumber`) and nobody without
+//! one gets in; else the token's groups claim. The first sign-in
 //! creates the user, every sign-in brings lab and role up to date (each
 //! change audited, by the actor `oidc`). Jobs keep the lab they were
 //! submitted under: only the user's row changes here.
 
 use app::model::{Role, SignIn};
 
+use crate::auth::directory::DirectoryError;
 use crate::auth::oidc::Identity;
 use crate::clock::now_ms;
 use crate::db;
@@ -32,12 +35,21 @@ pub enum Refusal {
         "the university's name `{0}` cannot be a user or lab name here (letters, digits, `.`, `_`, `-`; at most 64)"
     )]
     BadName(String),
+    #[error("the university's directory has no entry for {0}; ask your IT office")]
+    NoDirectoryEntry(String),
+    #[error("the university's directory lists {1} entries named {0}; ask your IT office")]
+    Ambiguous(String, usize),
+    #[error("the directory's uid {uid} belongs to another user here ({other}); ask an admin")]
+    UidTaken { uid: i64, other: String },
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum CampusError {
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// The directory cannot be asked (our side: 502).
+    #[error("{0}")]
+    Directory(String),
     #[error(transparent)]
     Service(#[from] ServiceError),
 }
@@ -75,15 +87,50 @@ fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
-/// Lets the provider's user in: creates or updates them; returns who
-/// signed in.
+/// What decides a user's lab, role and ids: the directory's entry when one
+/// is configured, else the provider's token.
+struct Facts {
+    groups: Vec<String>,
+    lab_group: regex::Regex,
+    admin_groups: Vec<String>,
+    /// `uidNumber` and `gidNumber` (directory only).
+    ids: Option<(Option<i64>, Option<i64>)>,
+}
+
+async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
+    let bad_setting = |e: crate::auth::oidc::OidcError| ServiceError::Internal(e.to_string());
+    let Some(directory) = &state.directory else {
+        let oidc = &state.settings.auth.oidc;
+        return Ok(Facts {
+            groups: who.groups.clone(),
+            lab_group: crate::auth::oidc::lab_pattern(&oidc.lab_group).map_err(bad_setting)?,
+            admin_groups: oidc.admin_groups.clone(),
+            ids: None,
+        });
+    };
+    let person = match directory.person(&who.username).await {
+        Ok(Some(person)) => person,
+        Ok(None) => return Err(Refusal::NoDirectoryEntry(who.username.clone()).into()),
+        Err(DirectoryError::Ambiguous(n)) => return Err(Refusal::Ambiguous(who.username.clone(), n).into()),
+        Err(e) => return Err(CampusError::Directory(e.to_string())),
+    };
+    let ldap = directory.settings();
+    Ok(Facts {
+        groups: person.groups,
+        lab_group: crate::auth::oidc::lab_pattern(&ldap.lab_group).map_err(bad_setting)?,
+        admin_groups: ldap.admin_groups.clone(),
+        ids: Some((person.uid_number, person.gid_number)),
+    })
+}
+
+/// Lets the provider's user in: creates or updates them from the
+/// directory (or the token); returns who signed in.
 pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, CampusError> {
-    let settings = &state.settings.auth.oidc;
-    let pattern =
-        crate::auth::oidc::lab_pattern(&settings.lab_group).map_err(|e| ServiceError::Internal(e.to_string()))?;
     if !valid_name(&who.username) {
         return Err(Refusal::BadName(who.username.clone()).into());
     }
+    // the directory is asked before the write turn is taken
+    let facts = facts(state, who).await?;
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     let existing = db::accounts::user_by_username(&mut tx, &who.username).await?;
@@ -95,10 +142,10 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
             return Err(Refusal::Disabled(user.username.clone()).into());
         }
     }
-    let Some((lab, role)) =
-        lab_and_role(&who.groups, &pattern, &settings.admin_groups, existing.as_ref().map(|u| u.lab.as_str()))
-    else {
-        return Err(Refusal::NoLabGroup { username: who.username.clone(), pattern: settings.lab_group.clone() }.into());
+    let current_lab = existing.as_ref().map(|u| u.lab.as_str());
+    let Some((lab, role)) = lab_and_role(&facts.groups, &facts.lab_group, &facts.admin_groups, current_lab) else {
+        let pattern = facts.lab_group.as_str().to_string();
+        return Err(Refusal::NoLabGroup { username: who.username.clone(), pattern }.into());
     };
     if !valid_name(&lab) {
         return Err(Refusal::BadName(lab).into());
@@ -112,7 +159,8 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
             id
         }
     };
-    let id = match existing {
+    let mut user = match existing {
+        Some(user) => user,
         None => {
             let new = db::accounts::NewUser {
                 username: &who.username,
@@ -125,33 +173,46 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
             };
             let id = db::accounts::insert_user(&mut tx, new, now).await?;
             db::accounts::set_sign_in(&mut tx, id, SignIn::Oidc).await?;
-            crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
             let detail = serde_json::json!({"lab": lab, "role": role.as_str()});
             db::audit::record(&mut tx, ACTOR, "user.create", Some(&who.username), &detail, now).await?;
-            id
-        }
-        Some(mut user) => {
-            let mut changed = serde_json::Map::new();
-            if user.lab_id != lab_id {
-                changed.insert("lab".into(), serde_json::json!({"from": user.lab, "to": lab}));
-            }
-            if user.role != role {
-                changed.insert("role".into(), serde_json::json!({"from": user.role.as_str(), "to": role.as_str()}));
-            }
-            if user.sign_in != SignIn::Oidc {
-                changed.insert("auth".into(), serde_json::json!({"from": user.sign_in.as_str(), "to": "oidc"}));
-                db::accounts::set_sign_in(&mut tx, user.id, SignIn::Oidc).await?;
-            }
-            if !changed.is_empty() {
-                user.lab_id = lab_id;
-                user.role = role;
-                db::accounts::update_user(&mut tx, &user).await?;
-                let detail = serde_json::Value::Object(changed);
-                db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
-            }
-            user.id
+            db::accounts::user_by_id(&mut tx, id)
+                .await?
+                .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?
         }
     };
+    let mut changed = serde_json::Map::new();
+    let mut note = |field: &str, from: serde_json::Value, to: serde_json::Value| {
+        if from != to {
+            changed.insert(field.into(), serde_json::json!({"from": from, "to": to}));
+        }
+    };
+    note("lab", user.lab.clone().into(), lab.clone().into());
+    note("role", user.role.as_str().into(), role.as_str().into());
+    if let Some((uid, gid)) = facts.ids {
+        if let Some(uid) = uid {
+            if let Some(other) = db::accounts::user_with_uid(&mut tx, uid, user.id).await? {
+                return Err(Refusal::UidTaken { uid, other }.into());
+            }
+        }
+        note("unix_uid", user.unix_uid.into(), uid.into());
+        note("unix_gid", user.unix_gid.into(), gid.into());
+        user.unix_uid = uid;
+        user.unix_gid = gid;
+    }
+    if user.sign_in != SignIn::Oidc {
+        changed.insert("auth".into(), serde_json::json!({"from": user.sign_in.as_str(), "to": "oidc"}));
+        db::accounts::set_sign_in(&mut tx, user.id, SignIn::Oidc).await?;
+    }
+    if !changed.is_empty() {
+        user.lab_id = lab_id;
+        user.role = role;
+        db::accounts::update_user(&mut tx, &user).await?;
+        let detail = serde_json::Value::Object(changed);
+        db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
+    }
+    // without a directory uid, the local executor hands one out
+    crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
+    let id = user.id;
     let user = db::accounts::user_by_id(&mut tx, id)
         .await?
         .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;

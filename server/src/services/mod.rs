@@ -47,6 +47,8 @@ pub struct Services {
     pub forecast: Forecast,
     /// Sign-in through the university, when `auth.oidc.issuer` is set.
     pub oidc: Option<Arc<crate::auth::oidc::Oidc>>,
+    /// The university's directory, when `directory.ldap.url` is set.
+    pub directory: Option<Arc<crate::auth::directory::Directory>>,
 }
 
 impl Services {

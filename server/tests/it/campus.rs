@@ -11,13 +11,13 @@ use crate::helpers::*;
 
 /// The test provider, or None when node or its packages are missing and
 /// the run does not require it (`JPU_TEST_OIDC=1` does).
-struct Provider {
+pub struct Provider {
     _child: tokio::process::Child,
     issuer: String,
 }
 
 impl Provider {
-    async fn start() -> Option<Provider> {
+    pub async fn start() -> Option<Provider> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end");
         if !std::path::Path::new(root).join("node_modules/oidc-provider").is_dir() {
             assert!(
@@ -51,13 +51,21 @@ impl Provider {
 
 /// A server signing in through `provider`; its port is chosen first, as
 /// the redirect URI is made from `server.public_url`.
-async fn server(provider: &Provider, change: impl FnOnce(&mut jpu_share::config::Settings)) -> TestApp {
+pub async fn server(provider: &Provider, change: impl FnOnce(&mut jpu_share::config::Settings)) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let mut settings = test_settings(dir.path());
+    sign_in_through(provider, &mut settings, dir.path());
+    change(&mut settings);
+    TestApp::spawn_with(dir, settings).await
+}
+
+/// Settings for signing in through `provider` (its client secret kept in
+/// `secrets`), on a port chosen here.
+pub fn sign_in_through(provider: &Provider, settings: &mut jpu_share::config::Settings, secrets: &std::path::Path) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     settings.server.bind = format!("127.0.0.1:{port}");
     settings.server.public_url = format!("http://127.0.0.1:{port}");
-    let secret = dir.path().join("client-secret");
+    let secret = secrets.join("client-secret");
     std::fs::write(&secret, "jpu-share-test-secret\n").unwrap();
     let oidc = &mut settings.auth.oidc;
     oidc.issuer = provider.issuer.clone();
@@ -65,23 +73,21 @@ async fn server(provider: &Provider, change: impl FnOnce(&mut jpu_share::config:
     oidc.client_secret_file = Some(secret);
     oidc.lab_group = "^gpu-lab-(.+)$".into();
     oidc.admin_groups = vec!["gpu-admins".into()];
-    change(&mut settings);
-    TestApp::spawn_with(dir, settings).await
 }
 
-fn location(resp: &reqwest::Response) -> String {
+pub fn location(resp: &reqwest::Response) -> String {
     resp.headers().get("location").map(|l| l.to_str().unwrap().to_string()).unwrap_or_default()
 }
 
 /// A browser: its own cookies, no redirects followed.
-fn browser() -> reqwest::Client {
+pub fn browser() -> reqwest::Client {
     client()
 }
 
 /// Goes from `/auth/oidc/login?next=…` through the provider's sign-in as
 /// `username`; returns the callback URL the provider sends the browser
 /// to (not yet opened).
-async fn through_provider(app: &TestApp, browser: &reqwest::Client, username: &str, next: &str) -> String {
+pub async fn through_provider(app: &TestApp, browser: &reqwest::Client, username: &str, next: &str) -> String {
     let start = browser.get(app.url(&format!("/auth/oidc/login?next={next}"))).send().await.unwrap();
     assert_eq!(start.status(), StatusCode::SEE_OTHER, "redirect to the provider");
     let authorize = location(&start);
@@ -115,7 +121,7 @@ fn absolute(issuer: &str, location: &str) -> String {
     }
 }
 
-async fn me(app: &TestApp, browser: &reqwest::Client) -> reqwest::Response {
+pub async fn me(app: &TestApp, browser: &reqwest::Client) -> reqwest::Response {
     browser.get(app.url("/v1/me")).send().await.unwrap()
 }
 
@@ -143,12 +149,36 @@ async fn researchers_sign_in_through_the_university_and_get_their_lab_and_role_f
     let who: Value = me(&app, &park).await.json().await.unwrap();
     assert_eq!((who["lab"].as_str(), who["role"].as_str()), (Some("vision"), Some("admin")), "gpu-admins");
 
-    // an admin moves kim by hand; the next sign-in brings the directory's
-    // truth back, and the audit log has each step
+    // the university owns lab, role and uid: an admin cannot change them
+    // here (other fields stay theirs); the audit log has each step
     let admin = app.admin_token().await;
     app.post(Some(&admin), "/v1/admin/labs", serde_json::json!({"name": "elsewhere"})).await;
-    let moved = app.patch(&admin, "/v1/admin/users/kim", serde_json::json!({"lab": "elsewhere"})).await;
-    assert_eq!(moved.status(), StatusCode::OK);
+    for patch in [
+        serde_json::json!({"lab": "elsewhere"}),
+        serde_json::json!({"role": "admin"}),
+        serde_json::json!({"unix_uid": 5000}),
+    ] {
+        let refused = app.patch(&admin, "/v1/admin/users/kim", patch.clone()).await;
+        let why = assert_error(refused, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+        assert!(why.contains("through the university"), "{patch}: {why}");
+    }
+    let limit = app.patch(&admin, "/v1/admin/users/kim", serde_json::json!({"max_concurrent": 3})).await;
+    assert_eq!(limit.status(), StatusCode::OK);
+    // a user an admin made first is taken over at their first campus
+    // sign-in (and then owned by the university)
+    let made = app
+        .post(
+            Some(&admin),
+            "/v1/admin/users",
+            serde_json::json!({"username": "lee", "password": "lee-old-password", "lab": "elsewhere", "role": "researcher"}),
+        )
+        .await;
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let lee = browser();
+    let callback = through_provider(&app, &lee, "lee", "/").await;
+    assert_eq!(lee.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let who: Value = me(&app, &lee).await.json().await.unwrap();
+    assert_eq!((who["lab"].as_str(), who["auth"].as_str()), (Some("nlp"), Some("oidc")));
     let again = browser();
     let callback = through_provider(&app, &again, "kim", "/").await;
     assert_eq!(again.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);

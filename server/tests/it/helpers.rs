@@ -481,6 +481,7 @@ pub fn one_gpu_attempt(
         mem_gb: 1,
         unix_uid: Some(uid),
         uid_configured: false,
+        unix_gid: None,
         output_dir,
         image: None,
     }

@@ -12,6 +12,7 @@ mod chains;
 mod cli;
 mod conformance;
 mod console;
+mod directory;
 mod edge;
 mod forecast;
 mod helpers;

@@ -35,7 +35,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                         <tbody>
                             {admin.users.into_iter().map(|u| view! {
                                 <tr>
-                                    <td>{u.username}{u.local.then_some(" (local)")}{u.disabled.then_some(" (disabled)")}</td><td>{u.lab}</td><td>{u.role.as_str()}</td>
+                                    <td>{u.username}{u.local.then_some(" (local)")}{u.university.then_some(" (university)")}{u.disabled.then_some(" (disabled)")}</td><td>{u.lab}</td><td>{u.role.as_str()}</td>
                                     <td>{match (u.unix_uid, u.allocated_uid) {
                                         (Some(uid), _) => uid.to_string(),
                                         (None, Some(uid)) => format!("{uid} (allocated)"),
@@ -48,6 +48,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                     </table>
                     </div>
                     <p class="muted">"Labs: " {admin.labs.join(", ")}</p>
+                    <p class="muted" data-testid="university-note">"Users marked (university) sign in through the university: their lab, role, uid and gid come from it (and its directory) at every sign-in, so they cannot be changed here."</p>
                 </section>
                 <section aria-labelledby="people-forms-h">
                     <h2 id="people-forms-h">"Change labs and users"</h2>

@@ -73,6 +73,14 @@ pub async fn callback(State(state): State<AppState>, session: Session, Query(q):
         Err(CampusError::Refused(why)) => {
             return page(StatusCode::FORBIDDEN, "You cannot sign in here", &why.to_string())
         }
+        Err(CampusError::Directory(e)) => {
+            tracing::error!(error = %e, "the directory cannot be asked");
+            return page(
+                StatusCode::BAD_GATEWAY,
+                "Sign-in unavailable",
+                "The university's directory cannot be reached. Try again later.",
+            );
+        }
         Err(CampusError::Service(e)) => {
             tracing::error!(error = %e, "campus sign-in failed");
             return page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "Try again in a moment.");

@@ -259,6 +259,17 @@ pub async fn update_user(
     let mut user = db::accounts::user_by_username(&mut tx, username)
         .await?
         .ok_or_else(|| ServiceError::NotFound(format!("no user named `{username}`")))?;
+    // the university owns what it keeps in step at every sign-in
+    if user.sign_in == app::model::SignIn::Oidc {
+        let owned =
+            [("lab", patch.lab.is_some()), ("role", patch.role.is_some()), ("unix_uid", patch.unix_uid.is_some())];
+        if let Some((field, _)) = owned.iter().find(|(_, given)| *given) {
+            return Err(ServiceError::field(
+                field,
+                format!("{username} signs in through the university, which owns their lab, role and uid"),
+            ));
+        }
+    }
     if user.id == admin.user.id && patch.role == Some(app::model::Role::Researcher) {
         return Err(ServiceError::Conflict("you cannot take the admin role from yourself".into()));
     }
@@ -329,6 +340,7 @@ pub async fn users(state: &Services) -> Result<Vec<UserView>, ServiceError> {
             max_concurrent: u.max_concurrent,
             disabled: u.disabled,
             local: u.local,
+            university: u.sign_in == app::model::SignIn::Oidc,
         })
         .collect())
 }

@@ -138,7 +138,7 @@ async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, St
     // the build's own folder: its user's alone, gone after the build
     let work = dir.join(format!(".build-{}", job.name));
     let _ = std::fs::remove_dir_all(&work);
-    crate::executor::layout::create_output_dir(&work, builder)
+    crate::executor::layout::create_output_dir(&work, builder.map(|uid| (uid, uid)))
         .map_err(|e| format!("cannot create the build folder: {e}"))?;
     let result = build_in(&work, &apptainer, builder, &def, log).await;
     let image = image_path(root, &job.lab, &job.name);

@@ -1,0 +1,129 @@
+//! The university's directory over LDAP (`ldap3`): a person's entry, their
+//! `uidNumber`/`gidNumber` and the `cn`s of their groups (`posixGroup`
+//! with `memberUid`, `groupOfNames` with `member`), read through the
+//! service's read-only bind. One connection per look-up: sign-ins are
+//! rare next to API calls, and a pooled connection would need its own
+//! health checks. Every value that goes into a filter is escaped (RFC
+//! 4515), so a name like `*)(uid=*` matches nobody.
+
+use std::time::Duration;
+
+use ldap3::{ldap_escape, LdapConnAsync, LdapConnSettings, Scope, SearchEntry};
+
+use crate::config::LdapSettings;
+
+/// Longest a directory may take to answer (connect, bind, each search).
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A person as the directory lists them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Person {
+    pub dn: String,
+    pub uid_number: Option<i64>,
+    pub gid_number: Option<i64>,
+    /// The `cn`s of the groups they are in, sorted.
+    pub groups: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DirectoryError {
+    #[error("the directory cannot be reached or refused the service's bind: {0}")]
+    Unavailable(String),
+    /// Two entries answer to one name: nobody may sign in as either.
+    #[error("the directory lists {0} entries for this name")]
+    Ambiguous(usize),
+    #[error("the directory is misconfigured: {0}")]
+    Config(String),
+}
+
+pub struct Directory {
+    settings: LdapSettings,
+    bind_password: String,
+}
+
+impl Directory {
+    /// The directory, or `None` when no URL is set; the bind password is
+    /// read once, here.
+    pub fn from_settings(settings: &LdapSettings) -> Result<Option<Self>, DirectoryError> {
+        if settings.url.trim().is_empty() {
+            return Ok(None);
+        }
+        let config = |m: String| DirectoryError::Config(m);
+        if !settings.user_filter.contains("{username}") {
+            return Err(config("directory.ldap.user_filter must contain {username}".into()));
+        }
+        if settings.user_base.is_empty() || settings.group_base.is_empty() {
+            return Err(config("directory.ldap.user_base and group_base must be set".into()));
+        }
+        crate::auth::oidc::lab_pattern(&settings.lab_group).map_err(|e| config(e.to_string()))?;
+        let bind_password = match &settings.bind_password_file {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| config(format!("directory.ldap.bind_password_file {}: {e}", path.display())))?
+                .trim_end_matches(['\n', '\r'])
+                .to_string(),
+            None => String::new(),
+        };
+        Ok(Some(Self { settings: settings.clone(), bind_password }))
+    }
+
+    pub fn settings(&self) -> &LdapSettings {
+        &self.settings
+    }
+
+    /// The person named `username`, or `None` when the directory does
+    /// not list them.
+    pub async fn person(&self, username: &str) -> Result<Option<Person>, DirectoryError> {
+        let down = |e: ldap3::LdapError| DirectoryError::Unavailable(e.to_string());
+        let conn_settings = LdapConnSettings::new().set_conn_timeout(TIMEOUT);
+        let (conn, mut ldap) = LdapConnAsync::with_settings(conn_settings, &self.settings.url).await.map_err(down)?;
+        ldap3::drive!(conn);
+        ldap.with_timeout(TIMEOUT);
+        ldap.simple_bind(&self.settings.bind_dn, &self.bind_password).await.map_err(down)?.success().map_err(down)?;
+
+        let filter = self.settings.user_filter.replace("{username}", &ldap_escape(username));
+        ldap.with_timeout(TIMEOUT);
+        let (found, _) = ldap
+            .search(&self.settings.user_base, Scope::Subtree, &filter, vec!["uidNumber", "gidNumber"])
+            .await
+            .map_err(down)?
+            .success()
+            .map_err(down)?;
+        let entry = match found.len() {
+            0 => {
+                let _ = ldap.unbind().await;
+                return Ok(None);
+            }
+            1 => SearchEntry::construct(found.into_iter().next().expect("one entry")),
+            n => {
+                let _ = ldap.unbind().await;
+                return Err(DirectoryError::Ambiguous(n));
+            }
+        };
+        let number = |name: &str| entry.attrs.get(name).and_then(|v| v.first()).and_then(|n| n.parse().ok());
+        let groups_filter = format!(
+            "(|(&(objectClass=posixGroup)(memberUid={uid}))(&(objectClass=groupOfNames)(member={dn})))",
+            uid = ldap_escape(username),
+            dn = ldap_escape(entry.dn.as_str())
+        );
+        ldap.with_timeout(TIMEOUT);
+        let (groups, _) = ldap
+            .search(&self.settings.group_base, Scope::Subtree, &groups_filter, vec!["cn"])
+            .await
+            .map_err(down)?
+            .success()
+            .map_err(down)?;
+        let _ = ldap.unbind().await;
+        let mut groups: Vec<String> = groups
+            .into_iter()
+            .filter_map(|g| SearchEntry::construct(g).attrs.get("cn").and_then(|cn| cn.first().cloned()))
+            .collect();
+        groups.sort();
+        groups.dedup();
+        Ok(Some(Person {
+            uid_number: number("uidNumber"),
+            gid_number: number("gidNumber"),
+            dn: entry.dn.clone(),
+            groups,
+        }))
+    }
+}

@@ -1,0 +1,173 @@
+//! The university's directory: a real OpenLDAP (`slapd` from Debian, its
+//! own instance and config in a temp dir, the LDIF in `end2end/ldap/`)
+//! decides uid, gid, lab and role of people signing in through the real
+//! test provider, and jobs run as that uid and gid.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::campus::{browser, me, server, sign_in_through, through_provider, Provider};
+use crate::helpers::*;
+
+/// A slapd on loopback with the test directory, or None when slapd is
+/// missing and the run does not require it (`JPU_TEST_LDAP=1` does).
+pub struct Slapd {
+    _child: tokio::process::Child,
+    _dir: tempfile::TempDir,
+    pub url: String,
+}
+
+impl Slapd {
+    pub async fn start() -> Option<Slapd> {
+        if !std::path::Path::new("/usr/sbin/slapd").exists() {
+            assert!(
+                std::env::var_os("JPU_TEST_LDAP").is_none(),
+                "JPU_TEST_LDAP is set but slapd is not installed: run .ci/install-tools test"
+            );
+            eprintln!("no slapd: skipping a directory test (make test runs it)");
+            return None;
+        }
+        let files = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end/ldap");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        let conf = std::fs::read_to_string(format!("{files}/slapd.conf.in"))
+            .unwrap()
+            .replace("@DIR@", &dir.path().display().to_string());
+        let conf_path = dir.path().join("slapd.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        let loaded = std::process::Command::new("/usr/sbin/slapadd")
+            .arg("-f")
+            .arg(&conf_path)
+            .arg("-l")
+            .arg(format!("{files}/people.ldif"))
+            .output()
+            .expect("slapadd runs");
+        assert!(loaded.status.success(), "slapadd: {}", String::from_utf8_lossy(&loaded.stderr));
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = format!("ldap://127.0.0.1:{port}");
+        let child = tokio::process::Command::new("/usr/sbin/slapd")
+            .arg("-f")
+            .arg(&conf_path)
+            .args(["-h", &format!("{url}/"), "-d", "0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("slapd starts");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            assert!(std::time::Instant::now() < deadline, "slapd did not listen");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        Some(Slapd { _child: child, _dir: dir, url })
+    }
+
+    /// The service's settings for this directory.
+    pub fn settings(&self, dir: &std::path::Path) -> jpu_share::config::LdapSettings {
+        let secret = dir.join("ldap-bind-secret");
+        std::fs::write(&secret, "jpu-share-bind-secret\n").unwrap();
+        jpu_share::config::LdapSettings {
+            url: self.url.clone(),
+            bind_dn: "cn=jpu-share,ou=services,dc=example,dc=edu".into(),
+            bind_password_file: Some(secret),
+            user_base: "ou=people,dc=example,dc=edu".into(),
+            user_filter: "(uid={username})".into(),
+            group_base: "ou=groups,dc=example,dc=edu".into(),
+            lab_group: "^gpu-lab-(.+)$".into(),
+            admin_groups: vec!["gpu-admins".into()],
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_directory_decides_uid_gid_lab_and_role_and_who_gets_in() {
+    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    let secrets = tempfile::tempdir().unwrap();
+    let ldap = slapd.settings(secrets.path());
+    // the token's groups would say otherwise: with a directory it decides
+    let app = server(&provider, |s| {
+        s.directory.ldap = ldap;
+        s.auth.oidc.lab_group = "^nothing-(matches)$".into();
+    })
+    .await;
+    for (user, lab, role, uid, gid) in [
+        ("kim", "vision", "researcher", 20001, 20001),
+        ("lee", "nlp", "researcher", 20002, 30002),
+        ("park", "vision", "admin", 20003, 30001),
+    ] {
+        let b = browser();
+        let callback = through_provider(&app, &b, user, "/").await;
+        assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER, "{user}");
+        let who: Value = me(&app, &b).await.json().await.unwrap();
+        assert_eq!((who["lab"].as_str(), who["role"].as_str()), (Some(lab), Some(role)), "{user}");
+        assert_eq!(who["unix_uid"], uid, "{user}");
+        assert_eq!(who["unix_gid"], gid, "{user}");
+    }
+    let admin = app.admin_token().await;
+    let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
+    assert!(audit.contains("unix_uid") && audit.contains("20003"), "the ids' arrival is audited: {audit}");
+
+    // choi is the provider's but not the directory's
+    let b = browser();
+    let callback = through_provider(&app, &b, "choi", "/").await;
+    let resp = b.get(&callback).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert!(resp.text().await.unwrap().contains("directory has no entry for choi"));
+    assert_eq!(me(&app, &b).await.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn names_that_are_ldap_filters_match_nobody() {
+    let Some(slapd) = Slapd::start().await else { return };
+    let secrets = tempfile::tempdir().unwrap();
+    let directory = jpu_share::auth::directory::Directory::from_settings(&slapd.settings(secrets.path()))
+        .unwrap()
+        .expect("configured");
+    assert!(directory.person("kim").await.unwrap().is_some(), "a real name is found");
+    for name in ["*", "*)(uid=*", "kim)(|(uid=*", "*)(objectClass=*", "k*", "\\2a"] {
+        assert_eq!(directory.person(name).await.unwrap(), None, "{name}");
+    }
+    // a wrong bind is the directory being unavailable, never "no such person"
+    let mut wrong = slapd.settings(secrets.path());
+    std::fs::write(wrong.bind_password_file.as_ref().unwrap(), "not-the-secret").unwrap();
+    wrong.bind_dn = "cn=jpu-share,ou=services,dc=example,dc=edu".into();
+    let directory = jpu_share::auth::directory::Directory::from_settings(&wrong).unwrap().unwrap();
+    assert!(directory.person("kim").await.is_err());
+}
+
+#[tokio::test]
+async fn jobs_of_a_directory_user_run_as_their_directory_uid_and_gid() {
+    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("not root: jobs run as the server's user; skipping");
+        return;
+    }
+    let secrets = tempfile::tempdir().unwrap();
+    let ldap = slapd.settings(secrets.path());
+    let app = TestApp::spawn_local_with(|s| {
+        sign_in_through(&provider, s, secrets.path());
+        s.directory.ldap = ldap;
+    })
+    .await;
+    let b = browser();
+    let callback = through_provider(&app, &b, "lee", "/").await;
+    assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    // a personal token, made from the signed-in browser
+    let made: Value = b
+        .post(app.url("/v1/auth/tokens"))
+        .header("origin", &app.base)
+        .json(&json!({"name": "test"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = made["token"].as_str().expect("a token").to_string();
+    let job =
+        app.submit_ok(&token, json!({"name": "ids", "command": "echo \"ids $(id -u) $(id -g)\"", "num_gpus": 1})).await;
+    let id = job["id"].as_i64().unwrap();
+    app.wait_state(&token, id, "COMPLETED").await;
+    let log = std::fs::read_to_string(app.log_path(id)).unwrap();
+    assert!(log.contains("ids 20002 30002"), "{log}");
+}
