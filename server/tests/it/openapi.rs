@@ -12,6 +12,9 @@ use crate::helpers::TestApp;
 const CONTRACT: &[(&str, &str)] = &[
     ("post", "/v1/auth/token"),
     ("delete", "/v1/auth/token"),
+    ("post", "/v1/auth/tokens"),
+    ("get", "/v1/auth/tokens"),
+    ("delete", "/v1/auth/tokens/{id}"),
     ("get", "/v1/me"),
     ("post", "/v1/jobs"),
     ("get", "/v1/jobs"),
