@@ -17,7 +17,9 @@ use crate::state::AppState;
 use app::model::views::{PersonalToken, TokenView};
 
 pub fn api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(revoke))
+    OpenApiRouter::new()
+        .routes(routes!(create_personal_token, list_personal_tokens))
+        .routes(routes!(revoke_personal_token))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -44,7 +46,7 @@ struct TokenList {
         (status = 401, description = "not signed in", body = ErrorBody),
         (status = 422, description = "a field is out of range, named in the message", body = ErrorBody),
     ))]
-async fn create(
+async fn create_personal_token(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
     ApiJson(body): ApiJson<CreateBody>,
@@ -56,7 +58,10 @@ async fn create(
 /// The caller's live tokens, newest first (never their secrets).
 #[utoipa::path(get, path = "/auth/tokens", tag = "auth", security(("bearer" = [])),
     responses((status = 200, body = TokenList), (status = 401, description = "not signed in", body = ErrorBody)))]
-async fn list(State(state): State<AppState>, AuthUser(caller): AuthUser) -> Result<Json<TokenList>, ApiError> {
+async fn list_personal_tokens(
+    State(state): State<AppState>,
+    AuthUser(caller): AuthUser,
+) -> Result<Json<TokenList>, ApiError> {
     Ok(Json(TokenList { tokens: account::tokens(&state, &caller).await? }))
 }
 
@@ -67,7 +72,7 @@ async fn list(State(state): State<AppState>, AuthUser(caller): AuthUser) -> Resu
         (status = 401, description = "not signed in", body = ErrorBody),
         (status = 404, description = "no such live token of the caller's (or the id is not a number)", body = ErrorBody),
     ))]
-async fn revoke(
+async fn revoke_personal_token(
     State(state): State<AppState>,
     AuthUser(caller): AuthUser,
     ApiPath(id): ApiPath<i64>,
