@@ -156,6 +156,7 @@ async fn slapd(secrets: &std::path::Path) -> Option<((tokio::process::Child, tem
         group_base: "ou=groups,dc=example,dc=edu".into(),
         lab_group: "^gpu-lab-(.+)$".into(),
         admin_groups: vec!["gpu-admins".into()],
+        recheck_seconds: 60,
     };
     Some(((child, dir), ldap))
 }

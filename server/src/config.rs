@@ -49,6 +49,9 @@ pub struct LdapSettings {
     /// As `auth.oidc.lab_group`, on group `cn`s.
     pub lab_group: String,
     pub admin_groups: Vec<String>,
+    /// How long the directory's "still listed, still in a lab group" holds
+    /// for a signed-in user before their next request asks again.
+    pub recheck_seconds: u64,
 }
 
 impl Default for LdapSettings {
@@ -62,6 +65,7 @@ impl Default for LdapSettings {
             group_base: String::new(),
             lab_group: String::new(),
             admin_groups: Vec::new(),
+            recheck_seconds: 60,
         }
     }
 }

@@ -110,6 +110,7 @@ impl Application {
         let services = crate::services::Services {
             oidc: oidc.map(Arc::new),
             directory: crate::auth::directory::Directory::from_settings(&settings.directory.ldap)?.map(Arc::new),
+            admissions: Default::default(),
             backfill: crate::services::admin::backfill::BackfillControl::new(backfill),
             db: pool,
             throttle: Arc::new(LoginThrottle::new(

@@ -80,6 +80,16 @@ pub async fn resolve_caller(State(state): State<AppState>, session: Session, mut
             _ => None,
         },
     };
+    // a university user the directory dropped is signed out at once
+    let caller = match caller {
+        Some(c) if !crate::services::campus::still_admitted(&state, &c.user).await => {
+            if c.token_id.is_some() {
+                return ApiError::Unauthenticated.into_response();
+            }
+            None
+        }
+        other => other,
+    };
     let signed_in = caller.as_ref().map(|c| SignedIn { viewer: c.user.viewer(), principal: Arc::new(c.clone()) });
     req.extensions_mut().insert(CurrentViewer(signed_in));
     if let Some(caller) = caller {

@@ -220,6 +220,61 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
     Ok(user)
 }
 
+/// Users the directory lately confirmed (user id → when), so a signed-in
+/// user's requests ask it once per `directory.ldap.recheck_seconds`.
+#[derive(Default)]
+pub struct Admissions(std::sync::Mutex<std::collections::HashMap<i64, std::time::Instant>>);
+
+/// Whether a signed-in user may go on. A university user the directory no
+/// longer lists, or who lost every lab group, may not: their sessions and
+/// tokens end here (audited), at their first request after the change.
+/// A directory that cannot be asked keeps them in (logged): an outage of
+/// the directory must not sign the whole university out.
+pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
+    let Some(directory) = &state.directory else { return true };
+    if user.sign_in != SignIn::Oidc {
+        return true;
+    }
+    let ttl = std::time::Duration::from_secs(directory.settings().recheck_seconds);
+    let fresh = |at: &std::time::Instant| at.elapsed() < ttl;
+    if state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).get(&user.id).is_some_and(fresh) {
+        return true;
+    }
+    let why = match directory.person(&user.username).await {
+        Ok(Some(person)) => {
+            let ldap = directory.settings();
+            let in_a_lab = crate::auth::oidc::lab_pattern(&ldap.lab_group)
+                .map(|re| lab_and_role(&person.groups, &re, &ldap.admin_groups, None).is_some())
+                .unwrap_or(true);
+            if in_a_lab {
+                state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).insert(user.id, std::time::Instant::now());
+                return true;
+            }
+            "in no lab group any more"
+        }
+        Ok(None) => "no longer in the directory",
+        Err(e) => {
+            tracing::warn!(error = %e, user = %user.username, "cannot ask the directory; the user stays signed in");
+            return true;
+        }
+    };
+    state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&user.id);
+    if let Err(e) = end_access(state, user, why).await {
+        tracing::error!(error = %e, user = %user.username, "cannot end the sessions of a user the directory dropped");
+    }
+    false
+}
+
+async fn end_access(state: &Services, user: &UserRecord, why: &str) -> Result<(), ServiceError> {
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    db::accounts::end_sessions_and_tokens(&mut tx, user.id, None, now).await?;
+    let detail = serde_json::json!({"why": why});
+    db::audit::record(&mut tx, ACTOR, "user.sessions_ended", Some(&user.username), &detail, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,6 +49,8 @@ pub struct Services {
     pub oidc: Option<Arc<crate::auth::oidc::Oidc>>,
     /// The university's directory, when `directory.ldap.url` is set.
     pub directory: Option<Arc<crate::auth::directory::Directory>>,
+    /// Who the directory lately said may stay signed in.
+    pub admissions: Arc<campus::Admissions>,
 }
 
 impl Services {

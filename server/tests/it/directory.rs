@@ -75,6 +75,7 @@ impl Slapd {
             group_base: "ou=groups,dc=example,dc=edu".into(),
             lab_group: "^gpu-lab-(.+)$".into(),
             admin_groups: vec!["gpu-admins".into()],
+            recheck_seconds: 60,
         }
     }
 }
@@ -170,4 +171,54 @@ async fn jobs_of_a_directory_user_run_as_their_directory_uid_and_gid() {
     app.wait_state(&token, id, "COMPLETED").await;
     let log = std::fs::read_to_string(app.log_path(id)).unwrap();
     assert!(log.contains("ids 20002 30002"), "{log}");
+}
+
+/// Deletes an entry as the directory's administrator would.
+async fn delete_entry(url: &str, dn: &str) {
+    let (conn, mut ldap) = ldap3::LdapConnAsync::new(url).await.unwrap();
+    ldap3::drive!(conn);
+    ldap.simple_bind("cn=root,dc=example,dc=edu", "root-test-secret").await.unwrap().success().unwrap();
+    ldap.delete(dn).await.unwrap().success().unwrap();
+    ldap.unbind().await.unwrap();
+}
+
+#[tokio::test]
+async fn people_the_directory_drops_are_signed_out_at_their_next_request() {
+    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    let secrets = tempfile::tempdir().unwrap();
+    let mut ldap = slapd.settings(secrets.path());
+    ldap.recheck_seconds = 0;
+    let app = server(&provider, |s| s.directory.ldap = ldap).await;
+    let mut signed_in = Vec::new();
+    for user in ["kim", "lee", "park"] {
+        let b = browser();
+        let callback = through_provider(&app, &b, user, "/").await;
+        assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+        let made: Value = b
+            .post(app.url("/v1/auth/tokens"))
+            .header("origin", &app.base)
+            .json(&json!({"name": "cron"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        signed_in.push((user, b, made["token"].as_str().unwrap().to_string()));
+    }
+    // kim leaves the university; lee's only lab group is dissolved
+    delete_entry(&slapd.url, "uid=kim,ou=people,dc=example,dc=edu").await;
+    delete_entry(&slapd.url, "cn=gpu-lab-nlp,ou=groups,dc=example,dc=edu").await;
+    for (user, browser, token) in &signed_in {
+        let expected = if *user == "park" { StatusCode::OK } else { StatusCode::UNAUTHORIZED };
+        assert_eq!(app.me(Some(token)).await.status(), expected, "{user}'s token");
+        assert_eq!(me(&app, browser).await.status(), expected, "{user}'s session");
+    }
+    let admin = app.admin_token().await;
+    let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
+    assert!(audit.contains("no longer in the directory") && audit.contains("in no lab group any more"), "{audit}");
+    // and they cannot come back in
+    let b = browser();
+    let callback = through_provider(&app, &b, "kim", "/").await;
+    assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::FORBIDDEN);
 }
