@@ -13,13 +13,16 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use openidconnect::core::{
-    CoreClient, CoreGenderClaim, CoreIdTokenVerifier, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm,
-    CoreProviderMetadata, CoreResponseType,
+    CoreAuthDisplay, CoreClaimName, CoreClaimType, CoreClient, CoreClientAuthMethod, CoreDeviceAuthorizationResponse,
+    CoreGenderClaim, CoreGrantType, CoreIdTokenVerifier, CoreJsonWebKey, CoreJweContentEncryptionAlgorithm,
+    CoreJweKeyManagementAlgorithm, CoreJwsSigningAlgorithm, CoreResponseMode, CoreResponseType,
+    CoreSubjectIdentifierType,
 };
 use openidconnect::{
-    AdditionalClaims, AuthenticationFlow, AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret,
-    CsrfToken, EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken, IssuerUrl, Nonce, PkceCodeChallenge,
-    PkceCodeVerifier, RedirectUrl, Scope, SignatureVerificationError, TokenResponse,
+    AdditionalClaims, AdditionalProviderMetadata, AuthenticationFlow, AuthorizationCode, ClaimsVerificationError,
+    ClientId, ClientSecret, CsrfToken, DeviceAuthorizationUrl, EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken,
+    IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier, ProviderMetadata, RedirectUrl, Scope,
+    SignatureVerificationError, TokenResponse,
 };
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +36,48 @@ pub const PENDING_TTL_MS: i64 = 10 * 60 * 1000;
 
 type Client =
     CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
+
+/// The provider's metadata with its device authorization endpoint (RFC
+/// 8628), when it has one.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+struct DeviceEndpoint {
+    device_authorization_endpoint: Option<DeviceAuthorizationUrl>,
+}
+impl AdditionalProviderMetadata for DeviceEndpoint {}
+type Metadata = ProviderMetadata<
+    DeviceEndpoint,
+    CoreAuthDisplay,
+    CoreClientAuthMethod,
+    CoreClaimName,
+    CoreClaimType,
+    CoreGrantType,
+    CoreJweContentEncryptionAlgorithm,
+    CoreJweKeyManagementAlgorithm,
+    CoreJsonWebKey,
+    CoreResponseMode,
+    CoreResponseType,
+    CoreSubjectIdentifierType,
+>;
+
+/// What the CLI shows the person, and polls with (api.md).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct DeviceStart {
+    pub device_code: String,
+    pub user_code: String,
+    pub verification_uri: String,
+    pub verification_uri_complete: Option<String>,
+    pub interval: u64,
+    pub expires_in: u64,
+}
+
+/// The provider's answer to one poll of a device sign-in.
+#[derive(Debug, PartialEq)]
+pub enum DevicePoll {
+    Pending,
+    Done(Identity),
+    Expired,
+    Denied,
+}
 
 /// Every claim of the ID token, by name (the username and groups claims
 /// are settings).
@@ -88,7 +133,7 @@ pub struct Oidc {
     client_secret: Option<String>,
     redirect: RedirectUrl,
     http: reqwest::Client,
-    cached: Mutex<Option<(Instant, Client)>>,
+    cached: Mutex<Option<(Instant, Client, Option<DeviceAuthorizationUrl>)>>,
 }
 
 impl Oidc {
@@ -136,22 +181,92 @@ impl Oidc {
     async fn client(&self, fresh: bool) -> Result<Client, OidcError> {
         if !fresh {
             let cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((_, client)) = cached.as_ref().filter(|(at, _)| at.elapsed() < METADATA_TTL) {
+            if let Some((_, client, _)) = cached.as_ref().filter(|(at, _, _)| at.elapsed() < METADATA_TTL) {
                 return Ok(client.clone());
             }
         }
         let issuer = IssuerUrl::new(self.settings.issuer.clone()).map_err(|e| OidcError::Config(e.to_string()))?;
-        let metadata = CoreProviderMetadata::discover_async(issuer, &self.http)
+        let metadata = Metadata::discover_async(issuer, &self.http)
             .await
             .map_err(|e| OidcError::Provider(format!("discovery: {}", chain(&e))))?;
+        let device = metadata.additional_metadata().device_authorization_endpoint.clone();
         let client = CoreClient::from_provider_metadata(
             metadata,
             ClientId::new(self.settings.client_id.clone()),
             self.client_secret.clone().map(ClientSecret::new),
         )
         .set_redirect_uri(self.redirect.clone());
-        *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), client.clone()));
+        *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), client.clone(), device));
         Ok(client)
+    }
+
+    /// Starts a device sign-in (RFC 8628) with this service's own client:
+    /// the person opens the provider's page on any browser and enters
+    /// the code; the CLI polls [`device_poll`](Self::device_poll).
+    pub async fn device_start(&self) -> Result<DeviceStart, OidcError> {
+        let client = self.client(false).await?;
+        let device = self.cached.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|c| c.2.clone());
+        let device =
+            device.ok_or_else(|| OidcError::Config("the provider offers no device sign-in (RFC 8628)".into()))?;
+        let client = client.set_device_authorization_url(device);
+        let mut request = client.exchange_device_code();
+        for scope in self.settings.scopes.iter().filter(|s| s.as_str() != "openid") {
+            request = request.add_scope(Scope::new(scope.clone()));
+        }
+        let details: CoreDeviceAuthorizationResponse = request
+            .request_async(&self.http)
+            .await
+            .map_err(|e| OidcError::Provider(format!("device authorization: {}", chain(&e))))?;
+        Ok(DeviceStart {
+            device_code: details.device_code().secret().clone(),
+            user_code: details.user_code().secret().clone(),
+            verification_uri: details.verification_uri().to_string(),
+            verification_uri_complete: details.verification_uri_complete().map(|u| u.secret().clone()),
+            interval: details.interval().as_secs().max(1),
+            expires_in: details.expires_in().as_secs(),
+        })
+    }
+
+    /// One poll of the provider's token endpoint for a device sign-in. Its
+    /// ID token has no nonce (the grant has none); every other check holds.
+    pub async fn device_poll(&self, device_code: &str) -> Result<DevicePoll, OidcError> {
+        let client = self.client(false).await?;
+        let token_url = client
+            .token_uri()
+            .ok_or_else(|| OidcError::Provider("the provider has no token endpoint".into()))?
+            .url()
+            .clone();
+        let form = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", device_code)];
+        let answer = self
+            .http
+            .post(token_url)
+            .basic_auth(form_encode(&self.settings.client_id), self.client_secret.as_deref().map(form_encode))
+            .form(&form)
+            .send()
+            .await
+            .map_err(|e| OidcError::Provider(format!("token endpoint: {}", chain(&e))))?;
+        let body: serde_json::Value =
+            answer.json().await.map_err(|e| OidcError::Provider(format!("token endpoint: {}", chain(&e))))?;
+        match body["error"].as_str() {
+            Some("authorization_pending" | "slow_down") => return Ok(DevicePoll::Pending),
+            Some("expired_token" | "invalid_grant") => return Ok(DevicePoll::Expired),
+            Some("access_denied") => return Ok(DevicePoll::Denied),
+            Some(other) => return Err(OidcError::Provider(format!("token endpoint: {other}"))),
+            None => {}
+        }
+        let jwt =
+            body["id_token"].as_str().ok_or_else(|| OidcError::Rejected("the provider sent no ID token".into()))?;
+        let claims = match check_id_token(&client.id_token_verifier(), jwt, None) {
+            Err(Unverified::UnknownKey) => check_id_token(&self.client(true).await?.id_token_verifier(), jwt, None),
+            other => other,
+        };
+        let claims = claims.map_err(|e| match e {
+            Unverified::UnknownKey => {
+                OidcError::Rejected("the ID token is signed with a key the provider does not publish".into())
+            }
+            Unverified::Failed(why) => OidcError::Rejected(why),
+        })?;
+        Ok(DevicePoll::Done(self.identity(claims)?))
     }
 
     /// The provider's sign-in URL for this browser, and what its session
@@ -200,12 +315,11 @@ impl Oidc {
             .map_err(|e| OidcError::Rejected(format!("the provider refused the code: {}", chain(&e))))?;
         let jwt =
             response.id_token().ok_or_else(|| OidcError::Rejected("the provider sent no ID token".into()))?.to_string();
-        let claims = match check_id_token(&client.id_token_verifier(), &jwt, &pending.nonce) {
+        let nonce = Some(pending.nonce.as_str());
+        let claims = match check_id_token(&client.id_token_verifier(), &jwt, nonce) {
             // a key we do not know: the provider may have rotated its
             // keys since we fetched them; fetch them once more
-            Err(Unverified::UnknownKey) => {
-                check_id_token(&self.client(true).await?.id_token_verifier(), &jwt, &pending.nonce)
-            }
+            Err(Unverified::UnknownKey) => check_id_token(&self.client(true).await?.id_token_verifier(), &jwt, nonce),
             other => other,
         };
         let claims = claims.map_err(|e| match e {
@@ -240,10 +354,17 @@ impl Oidc {
 fn check_id_token(
     verifier: &CoreIdTokenVerifier,
     jwt: &str,
-    nonce: &str,
+    nonce: Option<&str>,
 ) -> Result<HashMap<String, serde_json::Value>, Unverified> {
     let token: OurIdToken = jwt.parse().map_err(|e| Unverified::Failed(format!("the ID token does not parse: {e}")))?;
-    let claims = token.claims(verifier, &Nonce::new(nonce.to_string())).map_err(|e| match e {
+    let expected = nonce.map(|n| Nonce::new(n.to_string()));
+    // a device sign-in carries no nonce; a browser's must match its own
+    let check_nonce = |got: Option<&Nonce>| match (&expected, got) {
+        (None, _) => Ok(()),
+        (Some(want), Some(got)) if want.secret() == got.secret() => Ok(()),
+        _ => Err("the nonce does not match this browser's".to_string()),
+    };
+    let claims = token.claims(verifier, check_nonce).map_err(|e| match e {
         ClaimsVerificationError::SignatureVerification(SignatureVerificationError::NoMatchingKey) => {
             Unverified::UnknownKey
         }
@@ -258,6 +379,12 @@ fn check_id_token(
     }
     all.entry("sub".into()).or_insert_with(|| serde_json::json!(claims.subject().as_str()));
     Ok(all)
+}
+
+/// RFC 6749 §2.3.1: client id and secret are form-encoded before HTTP
+/// Basic authentication.
+fn form_encode(value: &str) -> String {
+    url::form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
 /// The lab-group pattern: a regex with exactly one capture group.

@@ -61,7 +61,7 @@ fn check(jwt: &str) -> Result<HashMap<String, serde_json::Value>, Unverified> {
         IssuerUrl::new(ISSUER.into()).unwrap(),
         verifier_keys(),
     );
-    check_id_token(&verifier, jwt, NONCE)
+    check_id_token(&verifier, jwt, Some(NONCE))
 }
 
 fn failed(result: Result<HashMap<String, serde_json::Value>, Unverified>) -> String {

@@ -34,12 +34,16 @@ enum Command {
         /// Server URL, e.g. http://gpu.example.edu:8080
         #[arg(long, env = "JPU_SERVER")]
         server: String,
-        #[arg(long, short, env = "USER", conflicts_with = "token")]
+        #[arg(long, short, env = "USER", conflicts_with_all = ["token", "sso"])]
         username: Option<String>,
         /// Read a personal token (made on the Account page or with `jpu
         /// tokens create`) from standard input.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "sso")]
         token: bool,
+        /// Sign in through the university: open the printed address on
+        /// any device, enter the code, and this waits until you have.
+        #[arg(long)]
+        sso: bool,
     },
     /// Your personal tokens: list (default), create NAME [--days N] (the
     /// secret is printed once), revoke ID.
@@ -183,6 +187,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     let json = cli.json;
     match cli.command {
         Command::Login { server, token: true, .. } => tokens::login_with_token(json, server).await,
+        Command::Login { server, sso: true, .. } => tokens::login_with_sso(json, server).await,
         Command::Login { server, username: Some(username), .. } => commands::login(json, server, username).await,
         Command::Login { username: None, .. } => {
             Err(CliError::new(exit::USAGE, "name the user (--username, or $USER) or sign in with --token"))

@@ -30,6 +30,49 @@ pub async fn login_with_token(json: bool, server: String) -> Result<(), CliError
     Ok(())
 }
 
+/// `jpu login --sso`: the device grant the server brokers. Prints where
+/// to go and the code, polls at the provider's pace until the person has
+/// signed in (or the code expires), and keeps the token.
+pub async fn login_with_sso(json: bool, server: String) -> Result<(), CliError> {
+    let client = Client::new(&server, None);
+    let start = client.post("/v1/auth/device", &json!({})).await?;
+    let (uri, code) = (text(&start["verification_uri"]), text(&start["user_code"]));
+    let complete = start["verification_uri_complete"].as_str().unwrap_or(&uri).to_string();
+    // the instructions go to stderr: with --json, stdout is the result alone
+    eprintln!("Open {complete}\n(or {uri} and enter the code {code}), sign in there; waiting…");
+    let every = std::time::Duration::from_secs(start["interval"].as_u64().unwrap_or(5).clamp(1, 60));
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(start["expires_in"].as_u64().unwrap_or(600));
+    let device = std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok());
+    let body = json!({"device_code": start["device_code"], "device": device.map(|d| d.trim().to_string())});
+    loop {
+        tokio::time::sleep(every).await;
+        match client.post("/v1/auth/device/token", &body).await {
+            Ok(answer) => {
+                let token =
+                    answer["token"].as_str().ok_or_else(|| CliError::new(exit::SERVER, "the server sent no token"))?;
+                let me = Client::new(&server, Some(token.to_string())).get("/v1/me").await?;
+                client::save(&Stored { server: client.server.clone(), token: token.to_string() })?;
+                print(
+                    json,
+                    &json!({"server": client.server, "username": me["username"], "expires_at": answer["expires_at"]}),
+                    |_| {
+                        format!(
+                            "signed in to {} as {} through the university (token expires {})",
+                            client.server,
+                            text(&me["username"]),
+                            text(&answer["expires_at"])
+                        )
+                    },
+                );
+                return Ok(());
+            }
+            Err(e) if e.message.starts_with("AUTHORIZATION_PENDING") && std::time::Instant::now() < deadline => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 pub enum Action {
     List,
     Create { name: String, days: Option<u32> },

@@ -31,6 +31,8 @@ pub enum ApiError {
     #[error("too many failed sign-ins for this user; retry in {0} s")]
     TooManyAttempts(u64),
     #[error("{0}")]
+    AuthorizationPending(String),
+    #[error("{0}")]
     ServiceMaintenance(String),
     #[error("request body is larger than the 256 KiB limit")]
     PayloadTooLarge,
@@ -67,6 +69,7 @@ impl ApiError {
             ApiError::NoFitPlacement(_) => (StatusCode::UNPROCESSABLE_ENTITY, "NO_FIT_PLACEMENT"),
             ApiError::QueueLimit(_) => (StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT"),
             ApiError::TooManyAttempts(_) => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_ATTEMPTS"),
+            ApiError::AuthorizationPending(_) => (StatusCode::PRECONDITION_REQUIRED, "AUTHORIZATION_PENDING"),
             ApiError::ServiceMaintenance(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_MAINTENANCE"),
             ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
@@ -121,6 +124,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::Maintenance(_) => ApiError::ServiceMaintenance(message),
             ServiceError::InvalidCredentials(_) => ApiError::InvalidCredentials(message),
             ServiceError::TooManyAttempts(secs) => ApiError::TooManyAttempts(secs),
+            ServiceError::AuthorizationPending(_) => ApiError::AuthorizationPending(message),
             ServiceError::Internal(detail) => ApiError::Internal(detail),
         }
     }

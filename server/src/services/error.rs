@@ -34,6 +34,9 @@ pub enum ServiceError {
     /// many seconds.
     #[error("too many failed sign-ins; retry in {0} s")]
     TooManyAttempts(u64),
+    /// A device sign-in the person has not finished at the provider yet.
+    #[error("{0}")]
+    AuthorizationPending(String),
     #[error("internal error")]
     Internal(String),
 }
@@ -52,6 +55,7 @@ impl ServiceError {
             ServiceError::Maintenance(_) => ErrorCode::ServiceMaintenance,
             ServiceError::InvalidCredentials(_) => ErrorCode::Unauthenticated,
             ServiceError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
+            ServiceError::AuthorizationPending(_) => ErrorCode::AuthorizationPending,
             ServiceError::Internal(_) => ErrorCode::Internal,
         }
     }

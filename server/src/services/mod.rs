@@ -8,6 +8,7 @@ pub mod admin;
 pub mod audit;
 pub mod campus;
 pub mod dashboard;
+pub mod device;
 pub mod error;
 pub mod jobs;
 pub mod notifications;

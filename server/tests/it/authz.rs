@@ -54,6 +54,10 @@ async fn every_endpoint_answers_each_role_as_documented() {
             [401, 422, 422, 404, 422],
         ),
         (Method::GET, "/v1/auth/tokens".into(), None, signed_in),
+        // anonymous by design (the CLI has no token yet); this site has no
+        // university sign-in, so nobody gets further than 404
+        (Method::POST, "/v1/auth/device".into(), Some(json!({})), [404, 404, 404, 404, 404]),
+        (Method::POST, "/v1/auth/device/token".into(), Some(json!({"device_code": "x"})), [404, 404, 404, 404, 404]),
         (Method::POST, "/v1/auth/tokens".into(), Some(json!({"name": "matrix"})), [401, 201, 201, 201, 201]),
         // nobody's token (ids of others' tokens: see auth::personal_tokens…)
         (Method::DELETE, "/v1/auth/tokens/999999".into(), None, [401, 404, 404, 404, 404]),

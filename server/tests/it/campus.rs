@@ -290,3 +290,104 @@ async fn with_passwords_off_the_login_page_leads_with_the_university_and_folds_t
     // the seeded admin still gets in with its password
     assert_eq!(app.create_token("admin", ADMIN_PASSWORD).await.status(), StatusCode::CREATED);
 }
+
+/// The person at the provider's device page: confirms the code, signs in
+/// as `username` and sees the provider's "done" page.
+pub async fn approve_device(browser: &reqwest::Client, verification_uri_complete: &str, username: &str) {
+    let issuer = verification_uri_complete.split("/device").next().unwrap().to_string();
+    let page = browser.get(verification_uri_complete).send().await.unwrap().text().await.unwrap();
+    let xsrf = page.split("name=\"xsrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let user_code = verification_uri_complete.split("user_code=").nth(1).unwrap().to_string();
+    let form = [("xsrf", xsrf.as_str()), ("user_code", user_code.as_str()), ("confirm", "yes")];
+    let mut resp = browser.post(format!("{issuer}/device")).form(&form).send().await.unwrap();
+    for _ in 0..10 {
+        let next = location(&resp);
+        if next.is_empty() {
+            assert_eq!(resp.status(), StatusCode::OK, "the provider's last page");
+            return;
+        }
+        let url = absolute(&issuer, &next);
+        resp = browser.get(&url).send().await.unwrap();
+        if resp.status() == StatusCode::OK && url.contains("/interaction/") {
+            let login = [("prompt", "login"), ("login", username), ("password", "any")];
+            resp = browser.post(&url).form(&login).send().await.unwrap();
+        }
+    }
+    panic!("the device sign-in did not finish");
+}
+
+async fn poll(app: &TestApp, device_code: &str) -> reqwest::Response {
+    app.post(None, "/v1/auth/device/token", serde_json::json!({"device_code": device_code, "device": "test-host"}))
+        .await
+}
+
+#[tokio::test]
+async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
+    let Some(provider) = Provider::start().await else { return };
+    let app = server(&provider, |_| {}).await;
+    let resp = app.post(None, "/v1/auth/device", serde_json::json!({})).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let start: Value = resp.json().await.unwrap();
+    for field in ["device_code", "user_code", "verification_uri", "verification_uri_complete"] {
+        assert!(start[field].is_string(), "{field} in {start}");
+    }
+    assert!(start["interval"].as_u64().unwrap() >= 1 && start["expires_in"].as_u64().unwrap() > 0);
+    let code = start["device_code"].as_str().unwrap();
+    assert_error(poll(&app, code).await, StatusCode::PRECONDITION_REQUIRED, "AUTHORIZATION_PENDING").await;
+
+    approve_device(&browser(), start["verification_uri_complete"].as_str().unwrap(), "kim").await;
+    let resp = poll(&app, code).await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let token: Value = resp.json().await.unwrap();
+    let token = token["token"].as_str().unwrap();
+    let who: Value = app.me(Some(token)).await.json().await.unwrap();
+    assert_eq!((who["username"].as_str(), who["auth"].as_str()), (Some("kim"), Some("oidc")));
+    let listed = app.get(Some(token), "/v1/auth/tokens").await.text().await.unwrap();
+    assert!(listed.contains("jpu login --sso on test-host"), "{listed}");
+    // a code serves once; a made-up one never
+    assert_error(poll(&app, code).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    assert_error(poll(&app, "made-up").await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+
+    // the campus rules hold here too: no lab group, no token
+    let start: Value = app.post(None, "/v1/auth/device", serde_json::json!({})).await.json().await.unwrap();
+    approve_device(&browser(), start["verification_uri_complete"].as_str().unwrap(), "choi").await;
+    let refused = poll(&app, start["device_code"].as_str().unwrap()).await;
+    let why = assert_error(refused, StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    assert!(why.contains("no lab group"), "{why}");
+}
+
+#[tokio::test]
+async fn without_university_sign_in_the_device_endpoints_say_so() {
+    let app = TestApp::spawn().await;
+    assert_error(app.post(None, "/v1/auth/device", serde_json::json!({})).await, StatusCode::NOT_FOUND, "NOT_FOUND")
+        .await;
+    assert_error(poll(&app, "x").await, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+}
+
+#[tokio::test]
+async fn jpu_login_sso_waits_for_the_person_and_keeps_the_token() {
+    let Some(provider) = Provider::start().await else { return };
+    let app = server(&provider, |_| {}).await;
+    let config = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu"))
+        .args(["login", "--server", &app.base, "--sso"])
+        .env("JPU_CONFIG_DIR", config.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next_line().await.unwrap().expect("instructions");
+    let url = first.strip_prefix("Open ").expect("the address first").to_string();
+    approve_device(&browser(), &url, "lee").await;
+    let out =
+        tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output()).await.unwrap().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("as lee through the university"));
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(config.path().join("config.json")).unwrap()).unwrap();
+    let who: Value = app.me(stored["token"].as_str()).await.json().await.unwrap();
+    assert_eq!(who["username"], "lee");
+}

@@ -15,6 +15,8 @@ const CONTRACT: &[(&str, &str)] = &[
     ("post", "/v1/auth/tokens"),
     ("get", "/v1/auth/tokens"),
     ("delete", "/v1/auth/tokens/{id}"),
+    ("post", "/v1/auth/device"),
+    ("post", "/v1/auth/device/token"),
     ("get", "/v1/me"),
     ("post", "/v1/jobs"),
     ("get", "/v1/jobs"),
@@ -75,7 +77,9 @@ async fn the_document_covers_the_contract_and_its_errors() {
             missing.push(format!("{method} {path}"));
             continue;
         }
-        let anonymous = *path == "/v1/maintenance/status" || (*path == "/v1/auth/token" && *method == "post");
+        let anonymous = *path == "/v1/maintenance/status"
+            || (*path == "/v1/auth/token" && *method == "post")
+            || path.starts_with("/v1/auth/device");
         assert_eq!(op["security"].is_null(), anonymous, "{method} {path}: bearer needed unless anonymous");
         for (status, response) in op["responses"].as_object().unwrap() {
             if status.starts_with('4') {

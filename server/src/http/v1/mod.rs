@@ -12,6 +12,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 mod admin;
 mod cluster;
+mod device;
 mod jobs;
 mod notifications;
 mod reports;
@@ -35,7 +36,8 @@ pub fn router() -> Router<AppState> {
         .merge(reports::api())
         .merge(notifications::api())
         .merge(workspaces::api())
-        .merge(tokens::api());
+        .merge(tokens::api())
+        .merge(device::api());
     crate::http::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
 }
 
