@@ -8,3 +8,6 @@ UPDATE users SET local = 1 WHERE username = 'admin' AND role = 'admin';
 -- The primary group jobs run with (the directory's gidNumber); null = the
 -- uid's own number, as before.
 ALTER TABLE users ADD COLUMN unix_gid INTEGER;
+-- The directory's other groups (their gidNumbers, comma-separated): the
+-- supplementary groups jobs run with; null = none.
+ALTER TABLE users ADD COLUMN unix_groups TEXT;

@@ -23,6 +23,9 @@ pub struct Person {
     pub gid_number: Option<i64>,
     /// The `cn`s of the groups they are in, sorted.
     pub groups: Vec<String>,
+    /// The `gidNumber`s of those groups that have one (posixGroups),
+    /// sorted: the supplementary groups their jobs run with.
+    pub group_gids: Vec<i64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,16 +110,19 @@ impl Directory {
         );
         ldap.with_timeout(TIMEOUT);
         let (groups, _) = ldap
-            .search(&self.settings.group_base, Scope::Subtree, &groups_filter, vec!["cn"])
+            .search(&self.settings.group_base, Scope::Subtree, &groups_filter, vec!["cn", "gidNumber"])
             .await
             .map_err(down)?
             .success()
             .map_err(down)?;
         let _ = ldap.unbind().await;
-        let mut groups: Vec<String> = groups
-            .into_iter()
-            .filter_map(|g| SearchEntry::construct(g).attrs.get("cn").and_then(|cn| cn.first().cloned()))
-            .collect();
+        let groups: Vec<SearchEntry> = groups.into_iter().map(SearchEntry::construct).collect();
+        let first = |g: &SearchEntry, name: &str| g.attrs.get(name).and_then(|v| v.first().cloned());
+        let mut group_gids: Vec<i64> =
+            groups.iter().filter_map(|g| first(g, "gidNumber")).filter_map(|n| n.parse().ok()).collect();
+        group_gids.sort();
+        group_gids.dedup();
+        let mut groups: Vec<String> = groups.iter().filter_map(|g| first(g, "cn")).collect();
         groups.sort();
         groups.dedup();
         Ok(Some(Person {
@@ -124,6 +130,7 @@ impl Directory {
             gid_number: number("gidNumber"),
             dn: entry.dn.clone(),
             groups,
+            group_gids,
         }))
     }
 }

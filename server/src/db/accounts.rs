@@ -15,6 +15,8 @@ pub struct UserRecord {
     pub unix_uid: Option<i64>,
     /// The primary gid jobs run with (the directory's); None = the uid's.
     pub unix_gid: Option<i64>,
+    /// Supplementary groups jobs run with (the directory's), comma-separated.
+    pub unix_groups: Option<String>,
     /// The uid the local executor handed out when none is configured.
     pub allocated_uid: Option<i64>,
     pub max_concurrent: i64,
@@ -103,6 +105,7 @@ struct UserRow {
     role: String,
     unix_uid: Option<i64>,
     unix_gid: Option<i64>,
+    unix_groups: Option<String>,
     allocated_uid: Option<i64>,
     max_concurrent: i64,
     disabled: bool,
@@ -123,6 +126,7 @@ impl TryFrom<UserRow> for UserRecord {
             role: decode_role(&r.role)?,
             unix_uid: r.unix_uid,
             unix_gid: r.unix_gid,
+            unix_groups: r.unix_groups,
             allocated_uid: r.allocated_uid,
             max_concurrent: r.max_concurrent,
             disabled: r.disabled,
@@ -136,7 +140,7 @@ impl TryFrom<UserRow> for UserRecord {
 pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.allocated_uid, u.max_concurrent,
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
                   u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
         username
@@ -151,7 +155,7 @@ pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Re
 pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.allocated_uid, u.max_concurrent,
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
                   u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM users u JOIN labs l ON l.id = u.lab_id ORDER BY l.name, u.username"#
     )
@@ -170,7 +174,7 @@ pub async fn lab_names(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx:
 pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
-        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.allocated_uid, u.max_concurrent,
+        r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
                   u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
         id
@@ -219,7 +223,7 @@ pub async fn user_by_live_token(
 ) -> Result<Option<LiveToken>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT t.id AS "token_id!", t.last_used_at, u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
-                  u.unix_uid, u.unix_gid, u.allocated_uid, u.max_concurrent, u.session_epoch, u.auth, u.local AS "local!: bool"
+                  u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent, u.session_epoch, u.auth, u.local AS "local!: bool"
            FROM api_tokens t JOIN users u ON u.id = t.user_id JOIN labs l ON l.id = u.lab_id
            WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
         token_hash,
@@ -239,6 +243,7 @@ pub async fn user_by_live_token(
         role: r.role,
         unix_uid: r.unix_uid,
         unix_gid: r.unix_gid,
+        unix_groups: r.unix_groups,
         allocated_uid: r.allocated_uid,
         max_concurrent: r.max_concurrent,
         disabled: false,
@@ -318,11 +323,12 @@ pub async fn set_password(conn: &mut SqliteConnection, user_id: i64, password_ha
 pub async fn update_user(conn: &mut SqliteConnection, user: &UserRecord) -> Result<(), sqlx::Error> {
     let role = user.role.as_str();
     sqlx::query!(
-        "UPDATE users SET role = ?, lab_id = ?, unix_uid = ?, unix_gid = ?, max_concurrent = ? WHERE id = ?",
+        "UPDATE users SET role = ?, lab_id = ?, unix_uid = ?, unix_gid = ?, unix_groups = ?, max_concurrent = ? WHERE id = ?",
         role,
         user.lab_id,
         user.unix_uid,
         user.unix_gid,
+        user.unix_groups,
         user.max_concurrent,
         user.id
     )

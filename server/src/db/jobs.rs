@@ -105,7 +105,7 @@ pub async fn start_request(
 ) -> Result<Option<StartRequest>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
-                  j.num_gpus, COALESCE(u.unix_uid, u.allocated_uid) AS "run_uid?: i64", u.unix_uid, u.unix_gid, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
+                  j.num_gpus, COALESCE(u.unix_uid, u.allocated_uid) AS "run_uid?: i64", u.unix_uid, u.unix_gid, u.unix_groups, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
                   t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?", j.array_id, j.array_index
            FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN tiers t ON t.name = j.tier
                 LEFT JOIN workspaces w ON w.lab_id = j.lab_id AND w.name = j.workspace
@@ -154,6 +154,13 @@ pub async fn start_request(
         unix_uid: r.run_uid.map(|u| u as u32),
         uid_configured: r.unix_uid.is_some(),
         unix_gid: r.unix_gid.map(|g| g as u32),
+        groups: r
+            .unix_groups
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|g| g.trim().parse().ok())
+            .filter(|g| *g != 0)
+            .collect(),
         output_dir,
         image: r.image_path.map(std::path::PathBuf::from),
     }))

@@ -19,6 +19,7 @@
 #   JPU_NETNS=1     a network namespace with only loopback (brought up)
 #   JPU_PIDNS=1     a PID namespace of its own
 #   JPU_GID         the primary group to run with (default: RUN_AS_UID)
+#   JPU_GROUPS      supplementary groups, comma-separated (default: none)
 #   JPU_PRIVATE     an fstab (in ATTEMPT_DIR, written by the server) of
 #                   the fresh tmpfs for /tmp, /var/tmp, /dev/shm and
 #                   /run/lock, each the job's RAM limit in size, mounted
@@ -110,7 +111,9 @@ if [ "$EUID" = 0 ]; then
   if [ -n "${JPU_PRIVATE:-}" ]; then ns+=(--ipc --mount); fi
   if [ "${JPU_PIDNS:-}" = 1 ]; then ns+=(--pid --fork --mount-proc); fi
   if [ ${#ns[@]} -gt 0 ]; then isolate+=(unshare "${ns[@]}" -- bash -c "$setup" jpu-setup); fi
-  isolate+=(setpriv --reuid="$uid" --regid="${JPU_GID:-$uid}" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all --)
+  groups=(--clear-groups)
+  if [ -n "${JPU_GROUPS:-}" ]; then groups=(--groups="$JPU_GROUPS"); fi
+  isolate+=(setpriv --reuid="$uid" --regid="${JPU_GID:-$uid}" "${groups[@]}" --no-new-privs --inh-caps=-all --bounding-set=-all --)
 fi
 
 cd "$JPU_OUTPUT_DIR" || finish 1

@@ -123,6 +123,7 @@ mod tests {
             unix_uid: None,
             uid_configured: false,
             unix_gid: None,
+            groups: Vec::new(),
             output_dir: "/out/7".into(),
             image: image.map(Into::into),
         }

@@ -261,6 +261,7 @@ impl LocalExecutor {
             .env("JPU_NETNS", flag(shared.net_namespace))
             .env("JPU_PIDNS", flag(shared.containment.pid_namespace()))
             .env("JPU_GID", gid.map(|g| g.to_string()).unwrap_or_default())
+            .env("JPU_GROUPS", req.groups.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
             .env("JPU_PRIVATE", if private_scratch { fstab.display().to_string() } else { String::new() })
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)

@@ -66,6 +66,9 @@ pub struct StartRequest {
     /// = the uid's own group (the passwd entry's on Slurm, the uid's
     /// number locally).
     pub unix_gid: Option<u32>,
+    /// Supplementary groups (the directory's posixGroups); never 0. On
+    /// Slurm the nodes set them from their own directory (initgroups).
+    pub groups: Vec<u32>,
     pub output_dir: PathBuf,
     /// The job's workspace image: the attempt runs inside it with
     /// Apptainer (policy §8); None = directly on the host.

@@ -93,8 +93,8 @@ struct Facts {
     groups: Vec<String>,
     lab_group: regex::Regex,
     admin_groups: Vec<String>,
-    /// `uidNumber` and `gidNumber` (directory only).
-    ids: Option<(Option<i64>, Option<i64>)>,
+    /// `uidNumber`, `gidNumber` and the groups' gidNumbers (directory only).
+    ids: Option<(Option<i64>, Option<i64>, Vec<i64>)>,
 }
 
 async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
@@ -119,7 +119,7 @@ async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
         groups: person.groups,
         lab_group: crate::auth::oidc::lab_pattern(&ldap.lab_group).map_err(bad_setting)?,
         admin_groups: ldap.admin_groups.clone(),
-        ids: Some((person.uid_number, person.gid_number)),
+        ids: Some((person.uid_number, person.gid_number, person.group_gids)),
     })
 }
 
@@ -188,7 +188,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
     };
     note("lab", user.lab.clone().into(), lab.clone().into());
     note("role", user.role.as_str().into(), role.as_str().into());
-    if let Some((uid, gid)) = facts.ids {
+    if let Some((uid, gid, group_gids)) = facts.ids {
         if let Some(uid) = uid {
             if let Some(other) = db::accounts::user_with_uid(&mut tx, uid, user.id).await? {
                 return Err(Refusal::UidTaken { uid, other }.into());
@@ -196,8 +196,12 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         }
         note("unix_uid", user.unix_uid.into(), uid.into());
         note("unix_gid", user.unix_gid.into(), gid.into());
+        let groups =
+            (!group_gids.is_empty()).then(|| group_gids.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+        note("unix_groups", user.unix_groups.clone().into(), groups.clone().into());
         user.unix_uid = uid;
         user.unix_gid = gid;
+        user.unix_groups = groups;
     }
     if user.sign_in != SignIn::Oidc {
         changed.insert("auth".into(), serde_json::json!({"from": user.sign_in.as_str(), "to": "oidc"}));

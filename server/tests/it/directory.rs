@@ -150,27 +150,32 @@ async fn jobs_of_a_directory_user_run_as_their_directory_uid_and_gid() {
         s.directory.ldap = ldap;
     })
     .await;
-    let b = browser();
-    let callback = through_provider(&app, &b, "lee", "/").await;
-    assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
-    // a personal token, made from the signed-in browser
-    let made: Value = b
-        .post(app.url("/v1/auth/tokens"))
-        .header("origin", &app.base)
-        .json(&json!({"name": "test"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = made["token"].as_str().expect("a token").to_string();
-    let job =
-        app.submit_ok(&token, json!({"name": "ids", "command": "echo \"ids $(id -u) $(id -g)\"", "num_gpus": 1})).await;
-    let id = job["id"].as_i64().unwrap();
-    app.wait_state(&token, id, "COMPLETED").await;
-    let log = std::fs::read_to_string(app.log_path(id)).unwrap();
-    assert!(log.contains("ids 20002 30002"), "{log}");
+    // lee: primary gid 30002, in no posixGroup; kim: gid 20001, and
+    // gpu-lab-vision (a posixGroup, 30001) as a supplementary group
+    for (user, expected) in [("lee", "ids 20002 30002 groups 30002"), ("kim", "ids 20001 20001 groups 20001 30001")] {
+        let b = browser();
+        let callback = through_provider(&app, &b, user, "/").await;
+        assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+        // a personal token, made from the signed-in browser
+        let made: Value = b
+            .post(app.url("/v1/auth/tokens"))
+            .header("origin", &app.base)
+            .json(&json!({"name": "test"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let token = made["token"].as_str().expect("a token").to_string();
+        let script =
+            "echo \"ids $(id -u) $(id -g) groups $(id -G | tr ' ' '\\n' | sort -n | tr '\\n' ' ' | sed 's/ $//')\"";
+        let job = app.submit_ok(&token, json!({"name": "ids", "command": script, "num_gpus": 1})).await;
+        let id = job["id"].as_i64().unwrap();
+        app.wait_state(&token, id, "COMPLETED").await;
+        let log = std::fs::read_to_string(app.log_path(id)).unwrap();
+        assert!(log.contains(expected), "{user}: {log}");
+    }
 }
 
 /// Deletes an entry as the directory's administrator would.

@@ -482,6 +482,7 @@ pub fn one_gpu_attempt(
         unix_uid: Some(uid),
         uid_configured: false,
         unix_gid: None,
+        groups: Vec::new(),
         output_dir,
         image: None,
     }
