@@ -227,3 +227,52 @@ async fn people_the_directory_drops_are_signed_out_at_their_next_request() {
     let callback = through_provider(&app, &b, "kim", "/").await;
     assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::FORBIDDEN);
 }
+
+/// Changes one attribute of an entry as the directory's administrator.
+async fn modify_entry(url: &str, dn: &str, change: ldap3::Mod<&str>) {
+    let (conn, mut ldap) = ldap3::LdapConnAsync::new(url).await.unwrap();
+    ldap3::drive!(conn);
+    ldap.simple_bind("cn=root,dc=example,dc=edu", "root-test-secret").await.unwrap().success().unwrap();
+    ldap.modify(dn, vec![change]).await.unwrap().success().unwrap();
+    ldap.unbind().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_move_to_another_lab_leaves_waiting_jobs_under_the_lab_they_were_submitted_in() {
+    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    let secrets = tempfile::tempdir().unwrap();
+    let ldap = slapd.settings(secrets.path());
+    // no scheduler loop: the job waits
+    let app = server(&provider, |s| s.directory.ldap = ldap).await;
+    let b = browser();
+    let callback = through_provider(&app, &b, "kim", "/").await;
+    assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let made: Value = b
+        .post(app.url("/v1/auth/tokens"))
+        .header("origin", &app.base)
+        .json(&json!({"name": "test"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = made["token"].as_str().unwrap().to_string();
+    let job = app.submit_ok(&token, json!({"name": "waits", "command": "true", "num_gpus": 1})).await;
+    assert_eq!(job["lab"], "vision");
+
+    // the university moves kim from vision to nlp
+    let vision = "cn=gpu-lab-vision,ou=groups,dc=example,dc=edu";
+    modify_entry(&slapd.url, vision, ldap3::Mod::Delete("memberUid", ["kim"].into())).await;
+    let nlp = "cn=gpu-lab-nlp,ou=groups,dc=example,dc=edu";
+    modify_entry(&slapd.url, nlp, ldap3::Mod::Add("member", ["uid=kim,ou=people,dc=example,dc=edu"].into())).await;
+    let again = browser();
+    let callback = through_provider(&app, &again, "kim", "/").await;
+    assert_eq!(again.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let who: Value = me(&app, &again).await.json().await.unwrap();
+    assert_eq!(who["lab"], "nlp");
+    let admin = app.admin_token().await;
+    let job: Value = app.get(Some(&admin), &format!("/v1/jobs/{}", job["id"])).await.json().await.unwrap();
+    assert_eq!(job["lab"], "vision", "the waiting job keeps its lab");
+    assert!(job["state"].as_str().unwrap().ends_with("WAIT"), "{job}");
+}
