@@ -256,17 +256,7 @@ impl Oidc {
         }
         let jwt =
             body["id_token"].as_str().ok_or_else(|| OidcError::Rejected("the provider sent no ID token".into()))?;
-        let claims = match check_id_token(&client.id_token_verifier(), jwt, None) {
-            Err(Unverified::UnknownKey) => check_id_token(&self.client(true).await?.id_token_verifier(), jwt, None),
-            other => other,
-        };
-        let claims = claims.map_err(|e| match e {
-            Unverified::UnknownKey => {
-                OidcError::Rejected("the ID token is signed with a key the provider does not publish".into())
-            }
-            Unverified::Failed(why) => OidcError::Rejected(why),
-        })?;
-        Ok(DevicePoll::Done(self.identity(claims)?))
+        Ok(DevicePoll::Done(self.identity_from(&client, jwt, None).await?))
     }
 
     /// The provider's sign-in URL for this browser, and what its session
@@ -315,11 +305,15 @@ impl Oidc {
             .map_err(|e| OidcError::Rejected(format!("the provider refused the code: {}", chain(&e))))?;
         let jwt =
             response.id_token().ok_or_else(|| OidcError::Rejected("the provider sent no ID token".into()))?.to_string();
-        let nonce = Some(pending.nonce.as_str());
-        let claims = match check_id_token(&client.id_token_verifier(), &jwt, nonce) {
-            // a key we do not know: the provider may have rotated its
-            // keys since we fetched them; fetch them once more
-            Err(Unverified::UnknownKey) => check_id_token(&self.client(true).await?.id_token_verifier(), &jwt, nonce),
+        self.identity_from(&client, &jwt, Some(pending.nonce.as_str())).await
+    }
+
+    /// Who an ID token names, once it passed every check. A key we do not
+    /// know may be one the provider rotated in since we fetched its keys:
+    /// they are fetched once more before the token is refused.
+    async fn identity_from(&self, client: &Client, jwt: &str, nonce: Option<&str>) -> Result<Identity, OidcError> {
+        let claims = match check_id_token(&client.id_token_verifier(), jwt, nonce) {
+            Err(Unverified::UnknownKey) => check_id_token(&self.client(true).await?.id_token_verifier(), jwt, nonce),
             other => other,
         };
         let claims = claims.map_err(|e| match e {
