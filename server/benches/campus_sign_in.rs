@@ -12,24 +12,28 @@
 use std::time::{Duration, Instant};
 
 use jpu_share::config::{LdapSettings, Settings};
-use serde_json::Value;
 
 mod support;
 
+use support::campus;
+
 const SIGN_INS: usize = 60;
 const LOOKUPS: usize = 300;
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end");
 
 #[tokio::main]
 async fn main() {
-    let (_provider, issuer) = provider().await;
+    assert!(campus::provider_installed(), "no oidc-provider: run .ci/install-tools test first");
+    let provider = campus::Provider::start().await;
+    let issuer = provider.issuer.clone();
     let secrets = tempfile::tempdir().unwrap();
     let without = sign_ins(&issuer, secrets.path(), None).await;
     println!("OIDC sign-in end to end, {SIGN_INS} sign-ins, no directory: {}", spread(without));
-    let Some((_slapd, ldap)) = slapd(secrets.path()).await else {
+    if !std::path::Path::new(campus::SLAPD).exists() {
         println!("(no slapd: the directory is not measured)");
         return;
-    };
+    }
+    let slapd = campus::Slapd::start().await;
+    let ldap = slapd.settings(secrets.path());
     let with = sign_ins(&issuer, secrets.path(), Some(ldap.clone())).await;
     println!("OIDC sign-in end to end, {SIGN_INS} sign-ins, with the directory: {}", spread(with));
     let directory = jpu_share::auth::directory::Directory::from_settings(&ldap).unwrap().unwrap();
@@ -94,71 +98,6 @@ async fn sign_in(browser: &reqwest::Client, base: &str, user: &str) {
         }
         url = if next.starts_with("http") { next } else { format!("{issuer}{next}") };
     }
-}
-
-async fn provider() -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new("node")
-        .arg("oidc/provider.mjs")
-        .current_dir(ROOT)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts (run .ci/install-tools test first)");
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = lines.next_line().await.unwrap().expect("the provider's first line");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    let issuer: Value = serde_json::from_str(&line).unwrap();
-    (child, issuer["issuer"].as_str().unwrap().to_string())
-}
-
-async fn slapd(secrets: &std::path::Path) -> Option<((tokio::process::Child, tempfile::TempDir), LdapSettings)> {
-    if !std::path::Path::new("/usr/sbin/slapd").exists() {
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("data")).unwrap();
-    let conf = std::fs::read_to_string(format!("{ROOT}/ldap/slapd.conf.in"))
-        .unwrap()
-        .replace("@DIR@", &dir.path().display().to_string());
-    let conf_path = dir.path().join("slapd.conf");
-    std::fs::write(&conf_path, conf).unwrap();
-    let loaded = std::process::Command::new("/usr/sbin/slapadd")
-        .arg("-f")
-        .arg(&conf_path)
-        .arg("-l")
-        .arg(format!("{ROOT}/ldap/people.ldif"))
-        .output()
-        .unwrap();
-    assert!(loaded.status.success());
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = tokio::process::Command::new("/usr/sbin/slapd")
-        .arg("-f")
-        .arg(&conf_path)
-        .args(["-h", &format!("ldap://127.0.0.1:{port}/"), "-d", "0"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let secret = secrets.join("ldap-secret");
-    std::fs::write(&secret, "jpu-share-bind-secret").unwrap();
-    let ldap = LdapSettings {
-        url: format!("ldap://127.0.0.1:{port}"),
-        bind_dn: "cn=jpu-share,ou=services,dc=example,dc=edu".into(),
-        bind_password_file: Some(secret),
-        user_base: "ou=people,dc=example,dc=edu".into(),
-        user_filter: "(uid={username})".into(),
-        group_base: "ou=groups,dc=example,dc=edu".into(),
-        lab_group: "^gpu-lab-(.+)$".into(),
-        admin_groups: vec!["gpu-admins".into()],
-        recheck_seconds: 60,
-    };
-    Some(((child, dir), ldap))
 }
 
 fn spread(mut times: Vec<Duration>) -> String {

@@ -4,6 +4,9 @@
 #[allow(dead_code)] // the benches that start the binary
 pub mod process;
 
+#[allow(dead_code)] // the campus sign-in bench
+pub mod campus;
+
 use jpu_share::config::Settings;
 use jpu_share::startup::{Application, BootstrapPasswords};
 use serde_json::{json, Value};

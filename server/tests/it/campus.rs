@@ -9,44 +9,20 @@ use serde_json::Value;
 
 use crate::helpers::*;
 
+pub use crate::parts::Provider;
+
 /// The test provider, or None when node or its packages are missing and
 /// the run does not require it (`JPU_TEST_OIDC=1` does).
-pub struct Provider {
-    _child: tokio::process::Child,
-    issuer: String,
-}
-
-impl Provider {
-    pub async fn start() -> Option<Provider> {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end");
-        if !std::path::Path::new(root).join("node_modules/oidc-provider").is_dir() {
-            assert!(
-                std::env::var_os("JPU_TEST_OIDC").is_none(),
-                "JPU_TEST_OIDC is set but oidc-provider is not installed: run .ci/install-tools test"
-            );
-            eprintln!("no oidc-provider: skipping a university sign-in test (make test runs it)");
-            return None;
-        }
-        let mut child = tokio::process::Command::new("node")
-            .arg("oidc/provider.mjs")
-            .current_dir(root)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node starts");
-        use tokio::io::AsyncBufReadExt;
-        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("the provider starts within 30 s")
-            .expect("its output")
-            .expect("a line");
-        let issuer = serde_json::from_str::<Value>(&line).unwrap()["issuer"].as_str().unwrap().to_string();
-        // keep reading: a closed pipe would end the provider at its next line
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Some(Provider { _child: child, issuer })
+pub async fn provider() -> Option<Provider> {
+    if !crate::parts::provider_installed() {
+        assert!(
+            std::env::var_os("JPU_TEST_OIDC").is_none(),
+            "JPU_TEST_OIDC is set but oidc-provider is not installed: run .ci/install-tools test"
+        );
+        eprintln!("no oidc-provider: skipping a university sign-in test (make test runs it)");
+        return None;
     }
+    Some(Provider::start().await)
 }
 
 /// A server signing in through `provider`; its port is chosen first, as
@@ -121,13 +97,33 @@ fn absolute(issuer: &str, location: &str) -> String {
     }
 }
 
+/// A browser signed in as `username` through the provider, and a
+/// personal token it made (for the API calls of a test).
+pub async fn signed_in_with_token(app: &TestApp, username: &str) -> (reqwest::Client, String) {
+    let b = browser();
+    let callback = through_provider(app, &b, username, "/").await;
+    assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER, "{username} signs in");
+    let made: Value = b
+        .post(app.url("/v1/auth/tokens"))
+        .header("origin", &app.base)
+        .json(&serde_json::json!({"name": "test"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = made["token"].as_str().expect("a token").to_string();
+    (b, token)
+}
+
 pub async fn me(app: &TestApp, browser: &reqwest::Client) -> reqwest::Response {
     browser.get(app.url("/v1/me")).send().await.unwrap()
 }
 
 #[tokio::test]
 async fn researchers_sign_in_through_the_university_and_get_their_lab_and_role_from_its_groups() {
-    let Some(provider) = Provider::start().await else { return };
+    let Some(provider) = provider().await else { return };
     let app = server(&provider, |_| {}).await;
     let page = app.page("/login").await.text().await.unwrap();
     assert!(page.contains("University sign-in") && page.contains("/auth/oidc/login"), "the button is shown");
@@ -196,7 +192,7 @@ async fn researchers_sign_in_through_the_university_and_get_their_lab_and_role_f
 
 #[tokio::test]
 async fn the_rules_keep_out_who_has_no_lab_group_a_disabled_user_and_local_accounts() {
-    let Some(provider) = Provider::start().await else { return };
+    let Some(provider) = provider().await else { return };
     let app = server(&provider, |_| {}).await;
     let choi = browser();
     let callback = through_provider(&app, &choi, "choi", "/").await;
@@ -230,7 +226,7 @@ async fn the_rules_keep_out_who_has_no_lab_group_a_disabled_user_and_local_accou
 
 #[tokio::test]
 async fn a_tampered_state_another_browsers_callback_a_replayed_code_and_foreign_next_are_refused() {
-    let Some(provider) = Provider::start().await else { return };
+    let Some(provider) = provider().await else { return };
     let app = server(&provider, |_| {}).await;
 
     // tampered state: refused, and the pending sign-in is spent
@@ -278,7 +274,7 @@ async fn a_tampered_state_another_browsers_callback_a_replayed_code_and_foreign_
 
 #[tokio::test]
 async fn with_passwords_off_the_login_page_leads_with_the_university_and_folds_the_local_form() {
-    let Some(provider) = Provider::start().await else { return };
+    let Some(provider) = provider().await else { return };
     let app = server(&provider, |s| {
         s.auth.passwords = false;
         s.auth.oidc.display_name = "SNU sign-in".into();
@@ -323,7 +319,7 @@ async fn poll(app: &TestApp, device_code: &str) -> reqwest::Response {
 
 #[tokio::test]
 async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
-    let Some(provider) = Provider::start().await else { return };
+    let Some(provider) = provider().await else { return };
     let app = server(&provider, |_| {}).await;
     let resp = app.post(None, "/v1/auth/device", serde_json::json!({})).await;
     assert_eq!(resp.status(), StatusCode::OK);
@@ -366,7 +362,7 @@ async fn without_university_sign_in_the_device_endpoints_say_so() {
 
 #[tokio::test]
 async fn jpu_login_sso_waits_for_the_person_and_keeps_the_token() {
-    let Some(provider) = Provider::start().await else { return };
+    let Some(provider) = provider().await else { return };
     let app = server(&provider, |_| {}).await;
     let config = tempfile::tempdir().unwrap();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu"))

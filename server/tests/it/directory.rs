@@ -6,83 +6,28 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::campus::{browser, me, server, sign_in_through, through_provider, Provider};
+use crate::campus::{browser, me, provider, server, sign_in_through, signed_in_with_token, through_provider};
 use crate::helpers::*;
 
-/// A slapd on loopback with the test directory, or None when slapd is
-/// missing and the run does not require it (`JPU_TEST_LDAP=1` does).
-pub struct Slapd {
-    _child: tokio::process::Child,
-    _dir: tempfile::TempDir,
-    pub url: String,
-}
+use crate::parts::Slapd;
 
-impl Slapd {
-    pub async fn start() -> Option<Slapd> {
-        if !std::path::Path::new("/usr/sbin/slapd").exists() {
-            assert!(
-                std::env::var_os("JPU_TEST_LDAP").is_none(),
-                "JPU_TEST_LDAP is set but slapd is not installed: run .ci/install-tools test"
-            );
-            eprintln!("no slapd: skipping a directory test (make test runs it)");
-            return None;
-        }
-        let files = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end/ldap");
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("data")).unwrap();
-        let conf = std::fs::read_to_string(format!("{files}/slapd.conf.in"))
-            .unwrap()
-            .replace("@DIR@", &dir.path().display().to_string());
-        let conf_path = dir.path().join("slapd.conf");
-        std::fs::write(&conf_path, conf).unwrap();
-        let loaded = std::process::Command::new("/usr/sbin/slapadd")
-            .arg("-f")
-            .arg(&conf_path)
-            .arg("-l")
-            .arg(format!("{files}/people.ldif"))
-            .output()
-            .expect("slapadd runs");
-        assert!(loaded.status.success(), "slapadd: {}", String::from_utf8_lossy(&loaded.stderr));
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let url = format!("ldap://127.0.0.1:{port}");
-        let child = tokio::process::Command::new("/usr/sbin/slapd")
-            .arg("-f")
-            .arg(&conf_path)
-            .args(["-h", &format!("{url}/"), "-d", "0"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("slapd starts");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-            assert!(std::time::Instant::now() < deadline, "slapd did not listen");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        Some(Slapd { _child: child, _dir: dir, url })
+/// The test directory, or None when slapd is missing and the run does not
+/// require it (`JPU_TEST_LDAP=1` does).
+async fn slapd() -> Option<Slapd> {
+    if !std::path::Path::new(crate::parts::SLAPD).exists() {
+        assert!(
+            std::env::var_os("JPU_TEST_LDAP").is_none(),
+            "JPU_TEST_LDAP is set but slapd is not installed: run .ci/install-tools test"
+        );
+        eprintln!("no slapd: skipping a directory test (make test runs it)");
+        return None;
     }
-
-    /// The service's settings for this directory.
-    pub fn settings(&self, dir: &std::path::Path) -> jpu_share::config::LdapSettings {
-        let secret = dir.join("ldap-bind-secret");
-        std::fs::write(&secret, "jpu-share-bind-secret\n").unwrap();
-        jpu_share::config::LdapSettings {
-            url: self.url.clone(),
-            bind_dn: "cn=jpu-share,ou=services,dc=example,dc=edu".into(),
-            bind_password_file: Some(secret),
-            user_base: "ou=people,dc=example,dc=edu".into(),
-            user_filter: "(uid={username})".into(),
-            group_base: "ou=groups,dc=example,dc=edu".into(),
-            lab_group: "^gpu-lab-(.+)$".into(),
-            admin_groups: vec!["gpu-admins".into()],
-            recheck_seconds: 60,
-        }
-    }
+    Some(Slapd::start().await)
 }
 
 #[tokio::test]
 async fn the_directory_decides_uid_gid_lab_and_role_and_who_gets_in() {
-    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    let (Some(provider), Some(slapd)) = (provider().await, slapd().await) else { return };
     let secrets = tempfile::tempdir().unwrap();
     let ldap = slapd.settings(secrets.path());
     // the token's groups would say otherwise: with a directory it decides
@@ -119,7 +64,7 @@ async fn the_directory_decides_uid_gid_lab_and_role_and_who_gets_in() {
 
 #[tokio::test]
 async fn names_that_are_ldap_filters_match_nobody() {
-    let Some(slapd) = Slapd::start().await else { return };
+    let Some(slapd) = slapd().await else { return };
     let secrets = tempfile::tempdir().unwrap();
     let directory = jpu_share::auth::directory::Directory::from_settings(&slapd.settings(secrets.path()))
         .unwrap()
@@ -138,7 +83,7 @@ async fn names_that_are_ldap_filters_match_nobody() {
 
 #[tokio::test]
 async fn jobs_of_a_directory_user_run_as_their_directory_uid_and_gid() {
-    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    let (Some(provider), Some(slapd)) = (provider().await, slapd().await) else { return };
     if !nix::unistd::geteuid().is_root() {
         eprintln!("not root: jobs run as the server's user; skipping");
         return;
@@ -153,21 +98,7 @@ async fn jobs_of_a_directory_user_run_as_their_directory_uid_and_gid() {
     // lee: primary gid 30002, in no posixGroup; kim: gid 20001, and
     // gpu-lab-vision (a posixGroup, 30001) as a supplementary group
     for (user, expected) in [("lee", "ids 20002 30002 groups 30002"), ("kim", "ids 20001 20001 groups 20001 30001")] {
-        let b = browser();
-        let callback = through_provider(&app, &b, user, "/").await;
-        assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
-        // a personal token, made from the signed-in browser
-        let made: Value = b
-            .post(app.url("/v1/auth/tokens"))
-            .header("origin", &app.base)
-            .json(&json!({"name": "test"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let token = made["token"].as_str().expect("a token").to_string();
+        let (_, token) = signed_in_with_token(&app, user).await;
         let script =
             "echo \"ids $(id -u) $(id -g) groups $(id -G | tr ' ' '\\n' | sort -n | tr '\\n' ' ' | sed 's/ $//')\"";
         let job = app.submit_ok(&token, json!({"name": "ids", "command": script, "num_gpus": 1})).await;
@@ -178,38 +109,32 @@ async fn jobs_of_a_directory_user_run_as_their_directory_uid_and_gid() {
     }
 }
 
-/// Deletes an entry as the directory's administrator would.
-async fn delete_entry(url: &str, dn: &str) {
+/// The directory as its administrator binds to it.
+async fn as_administrator(url: &str) -> ldap3::Ldap {
     let (conn, mut ldap) = ldap3::LdapConnAsync::new(url).await.unwrap();
     ldap3::drive!(conn);
     ldap.simple_bind("cn=root,dc=example,dc=edu", "root-test-secret").await.unwrap().success().unwrap();
+    ldap
+}
+
+/// Deletes an entry as the directory's administrator would.
+async fn delete_entry(url: &str, dn: &str) {
+    let mut ldap = as_administrator(url).await;
     ldap.delete(dn).await.unwrap().success().unwrap();
     ldap.unbind().await.unwrap();
 }
 
 #[tokio::test]
 async fn people_the_directory_drops_are_signed_out_at_their_next_request() {
-    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    let (Some(provider), Some(slapd)) = (provider().await, slapd().await) else { return };
     let secrets = tempfile::tempdir().unwrap();
     let mut ldap = slapd.settings(secrets.path());
     ldap.recheck_seconds = 0;
     let app = server(&provider, |s| s.directory.ldap = ldap).await;
     let mut signed_in = Vec::new();
     for user in ["kim", "lee", "park"] {
-        let b = browser();
-        let callback = through_provider(&app, &b, user, "/").await;
-        assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
-        let made: Value = b
-            .post(app.url("/v1/auth/tokens"))
-            .header("origin", &app.base)
-            .json(&json!({"name": "cron"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        signed_in.push((user, b, made["token"].as_str().unwrap().to_string()));
+        let (b, token) = signed_in_with_token(&app, user).await;
+        signed_in.push((user, b, token));
     }
     // kim leaves the university; lee's only lab group is dissolved
     delete_entry(&slapd.url, "uid=kim,ou=people,dc=example,dc=edu").await;
@@ -230,34 +155,19 @@ async fn people_the_directory_drops_are_signed_out_at_their_next_request() {
 
 /// Changes one attribute of an entry as the directory's administrator.
 async fn modify_entry(url: &str, dn: &str, change: ldap3::Mod<&str>) {
-    let (conn, mut ldap) = ldap3::LdapConnAsync::new(url).await.unwrap();
-    ldap3::drive!(conn);
-    ldap.simple_bind("cn=root,dc=example,dc=edu", "root-test-secret").await.unwrap().success().unwrap();
+    let mut ldap = as_administrator(url).await;
     ldap.modify(dn, vec![change]).await.unwrap().success().unwrap();
     ldap.unbind().await.unwrap();
 }
 
 #[tokio::test]
 async fn a_move_to_another_lab_leaves_waiting_jobs_under_the_lab_they_were_submitted_in() {
-    let (Some(provider), Some(slapd)) = (Provider::start().await, Slapd::start().await) else { return };
+    let (Some(provider), Some(slapd)) = (provider().await, slapd().await) else { return };
     let secrets = tempfile::tempdir().unwrap();
     let ldap = slapd.settings(secrets.path());
     // no scheduler loop: the job waits
     let app = server(&provider, |s| s.directory.ldap = ldap).await;
-    let b = browser();
-    let callback = through_provider(&app, &b, "kim", "/").await;
-    assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER);
-    let made: Value = b
-        .post(app.url("/v1/auth/tokens"))
-        .header("origin", &app.base)
-        .json(&json!({"name": "test"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = made["token"].as_str().unwrap().to_string();
+    let (_, token) = signed_in_with_token(&app, "kim").await;
     let job = app.submit_ok(&token, json!({"name": "waits", "command": "true", "num_gpus": 1})).await;
     assert_eq!(job["lab"], "vision");
 

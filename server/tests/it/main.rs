@@ -21,6 +21,8 @@ mod local_executor;
 mod notifications;
 mod openapi;
 mod ops;
+#[path = "../../benches/support/campus.rs"]
+mod parts;
 mod process;
 mod reports;
 mod scheduling;
