@@ -42,6 +42,8 @@ pub enum DirectoryError {
 pub struct Directory {
     settings: LdapSettings,
     bind_password: String,
+    /// `lab_group`, compiled once (checked at start-up).
+    lab_group: regex::Regex,
 }
 
 impl Directory {
@@ -58,7 +60,7 @@ impl Directory {
         if settings.user_base.is_empty() || settings.group_base.is_empty() {
             return Err(config("directory.ldap.user_base and group_base must be set".into()));
         }
-        crate::auth::oidc::lab_pattern(&settings.lab_group).map_err(|e| config(e.to_string()))?;
+        let lab_group = crate::auth::oidc::lab_pattern(&settings.lab_group).map_err(|e| config(e.to_string()))?;
         let bind_password = match &settings.bind_password_file {
             Some(path) => std::fs::read_to_string(path)
                 .map_err(|e| config(format!("directory.ldap.bind_password_file {}: {e}", path.display())))?
@@ -66,11 +68,15 @@ impl Directory {
                 .to_string(),
             None => String::new(),
         };
-        Ok(Some(Self { settings: settings.clone(), bind_password }))
+        Ok(Some(Self { settings: settings.clone(), bind_password, lab_group }))
     }
 
     pub fn settings(&self) -> &LdapSettings {
         &self.settings
+    }
+
+    pub fn lab_group(&self) -> &regex::Regex {
+        &self.lab_group
     }
 
     /// The person named `username`, or `None` when the directory does

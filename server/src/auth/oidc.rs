@@ -133,6 +133,8 @@ pub struct Oidc {
     client_secret: Option<String>,
     redirect: RedirectUrl,
     http: reqwest::Client,
+    /// `lab_group`, compiled once (checked at start-up).
+    lab_group: regex::Regex,
     cached: Mutex<Option<(Instant, Client, Option<DeviceAuthorizationUrl>)>>,
 }
 
@@ -151,7 +153,7 @@ impl Oidc {
             return Err(config("auth.oidc.client_id is empty".into()));
         }
         IssuerUrl::new(settings.issuer.clone()).map_err(|e| config(format!("auth.oidc.issuer: {e}")))?;
-        lab_pattern(&settings.lab_group)?;
+        let lab_group = lab_pattern(&settings.lab_group)?;
         let client_secret = match &settings.client_secret_file {
             Some(path) => Some(
                 std::fs::read_to_string(path)
@@ -170,11 +172,22 @@ impl Oidc {
             .timeout(Duration::from_secs(15))
             .build()
             .map_err(|e| config(format!("HTTP client: {e}")))?;
-        Ok(Some(Self { settings: settings.clone(), client_secret, redirect, http, cached: Mutex::new(None) }))
+        Ok(Some(Self {
+            settings: settings.clone(),
+            client_secret,
+            redirect,
+            http,
+            lab_group,
+            cached: Mutex::new(None),
+        }))
     }
 
     pub fn settings(&self) -> &OidcSettings {
         &self.settings
+    }
+
+    pub fn lab_group(&self) -> &regex::Regex {
+        &self.lab_group
     }
 
     /// The provider's client from its discovery document and keys, cached.

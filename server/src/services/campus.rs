@@ -98,13 +98,12 @@ struct Facts {
 }
 
 async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
-    let bad_setting = |e: crate::auth::oidc::OidcError| ServiceError::Internal(e.to_string());
     let Some(directory) = &state.directory else {
-        let oidc = &state.settings.auth.oidc;
+        let oidc = state.oidc.as_deref().ok_or_else(|| ServiceError::NotFound("no university sign-in here".into()))?;
         return Ok(Facts {
             groups: who.groups.clone(),
-            lab_group: crate::auth::oidc::lab_pattern(&oidc.lab_group).map_err(bad_setting)?,
-            admin_groups: oidc.admin_groups.clone(),
+            lab_group: oidc.lab_group().clone(),
+            admin_groups: oidc.settings().admin_groups.clone(),
             ids: None,
         });
     };
@@ -117,7 +116,7 @@ async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
     let ldap = directory.settings();
     Ok(Facts {
         groups: person.groups,
-        lab_group: crate::auth::oidc::lab_pattern(&ldap.lab_group).map_err(bad_setting)?,
+        lab_group: directory.lab_group().clone(),
         admin_groups: ldap.admin_groups.clone(),
         ids: Some((person.uid_number, person.gid_number, person.group_gids)),
     })
@@ -247,9 +246,7 @@ pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
     let why = match directory.person(&user.username).await {
         Ok(Some(person)) => {
             let ldap = directory.settings();
-            let in_a_lab = crate::auth::oidc::lab_pattern(&ldap.lab_group)
-                .map(|re| lab_and_role(&person.groups, &re, &ldap.admin_groups, None).is_some())
-                .unwrap_or(true);
+            let in_a_lab = lab_and_role(&person.groups, directory.lab_group(), &ldap.admin_groups, None).is_some();
             if in_a_lab {
                 state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).insert(user.id, std::time::Instant::now());
                 return true;
