@@ -88,6 +88,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // an attempt entering its namespaces: before any thread is started
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == jpu_share::executor::enter::SUBCOMMAND) {
+        let status = jpu_share::executor::enter::run(args.collect());
+        return ExitCode::from(u8::try_from(status).unwrap_or(1));
+    }
     jpu_share::telemetry::init_tracing();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {

@@ -16,16 +16,18 @@
 #   JPU_CG_JOIN     cgroup.procs files the job joins, colon-separated
 #   JPU_CG_OOM      the file with the job cgroup's oom_kill count
 #   JPU_CG_KILL     its cgroup.kill, written once the job is over
+#   JPU_ENTER       the server's binary, whose `__enter-job` makes the
+#                   namespaces below (server/src/executor/enter.rs)
 #   JPU_NETNS=1     a network namespace with only loopback (brought up)
 #   JPU_PIDNS=1     a PID namespace of its own
 #   JPU_GID         the primary group to run with (default: RUN_AS_UID)
 #   JPU_GROUPS      supplementary groups, comma-separated (default: none)
-#   JPU_PRIVATE     an fstab (in ATTEMPT_DIR, written by the server) of
-#                   the fresh tmpfs for /tmp, /var/tmp, /dev/shm and
-#                   /run/lock, each the job's RAM limit in size, mounted
-#                   in an IPC namespace and a mount namespace of the
-#                   job's own (their pages count against its memory
-#                   limit; all of it goes when its last process ends)
+#   JPU_PRIVATE     bytes: a fresh tmpfs of this size (the job's RAM
+#                   limit) for each of /tmp, /var/tmp, /dev/shm and
+#                   /run/lock, in an IPC namespace and a mount namespace
+#                   of the job's own (their pages count against its
+#                   memory limit; all of it goes when its last process
+#                   ends)
 # The server also made ATTEMPT_DIR/output, the FIFO the log relay reads.
 set -u
 umask 077
@@ -78,39 +80,11 @@ if [ -f "$dir/env" ]; then
 fi
 run=(env -i PATH=/usr/local/bin:/usr/bin:/bin "HOME=$JPU_OUTPUT_DIR" LANG=C.UTF-8 "${jobenv[@]}")
 
-# Run as root inside the job's new namespaces, before the privilege drop:
-# loopback up (single-node multi-GPU rendezvous, kernels, TensorBoard talk
-# over 127.0.0.1; there is still no other interface and no route out),
-# then private tmpfs over the shared scratch directories. An output
-# directory under one of them (a test's temp dir) is bound back in from
-# the working directory, which still holds the original.
-setup='PATH=$PATH:/usr/sbin:/sbin
-if [ "${JPU_NETNS:-}" = 1 ] && ! ip link set lo up 2>/dev/null; then
-  echo "[jpu-share] loopback could not be brought up in the job'"'"'s network namespace"
-fi
-if [ -n "${JPU_PRIVATE:-}" ]; then
-  # one mount process for the four
-  if ! mount --all --fstab "$JPU_PRIVATE"; then
-    echo "[jpu-share] cannot give the job a private /tmp, /var/tmp, /dev/shm and /run/lock: it does not run"
-    exit 125
-  fi
-  for d in /tmp /var/tmp /dev/shm /run/lock; do
-    case "$PWD/" in
-      # (-c: "." as it stands, the covered original; canonicalized it
-      # would name the new empty directory)
-      "$d"/*) (umask 066 && mkdir -p "$PWD") && mount -c --bind . "$PWD" && cd "$PWD" || exit 125 ;;
-    esac
-  done
-fi
-exec "$@"'
-
 isolate=()
 if [ "$EUID" = 0 ]; then
-  ns=()
-  if [ "${JPU_NETNS:-}" = 1 ]; then ns+=(--net); fi
-  if [ -n "${JPU_PRIVATE:-}" ]; then ns+=(--ipc --mount); fi
-  if [ "${JPU_PIDNS:-}" = 1 ]; then ns+=(--pid --fork --mount-proc); fi
-  if [ ${#ns[@]} -gt 0 ]; then isolate+=(unshare "${ns[@]}" -- bash -c "$setup" jpu-setup); fi
+  # the job's namespaces, loopback up and private scratch: one process
+  # (the server's own binary), still root, right before the drop
+  if [ "${JPU_NETNS:-}${JPU_PIDNS:-}${JPU_PRIVATE:-}" ]; then isolate+=("$JPU_ENTER" __enter-job); fi
   groups=(--clear-groups)
   if [ -n "${JPU_GROUPS:-}" ]; then groups=(--groups="$JPU_GROUPS"); fi
   isolate+=(setpriv --reuid="$uid" --regid="${JPU_GID:-$uid}" "${groups[@]}" --no-new-privs --inh-caps=-all --bounding-set=-all --)

@@ -8,7 +8,6 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
-use std::process::Stdio;
 
 use super::StartRequest;
 
@@ -43,16 +42,6 @@ pub(super) fn header(req: &StartRequest, uid: Option<u32>) -> String {
 }
 
 /// Whether `unshare ARGS` works here.
-pub(super) fn probe(args: &[&str]) -> bool {
-    std::process::Command::new("unshare")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// A file only the server can read (created afresh: never through a link).
 pub(super) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     match fs::remove_file(path) {
@@ -82,12 +71,6 @@ pub(super) fn env_file(req: &StartRequest) -> Vec<u8> {
 /// The directories a job gets fresh, private tmpfs on.
 pub(super) const SCRATCH: [&str; 4] = ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"];
 
-/// An fstab of one tmpfs of `size` bytes for each of `dirs`, which the
-/// wrapper mounts with a single `mount --all` (one process, not four).
-pub(super) fn scratch_fstab<'a>(dirs: impl IntoIterator<Item = &'a str>, size: u64) -> String {
-    dirs.into_iter().map(|d| format!("jpu-tmp {d} tmpfs size={size},mode=1777,nosuid,nodev 0 0\n")).collect()
-}
-
 /// The FIFO the job writes its output into and the wrapper's relay reads
 /// (made here: one process less per attempt than `mkfifo`).
 pub(super) fn make_fifo(path: &Path) -> std::io::Result<()> {
@@ -106,17 +89,6 @@ pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_scratch_fstab_has_one_sized_tmpfs_per_directory() {
-        let fstab = scratch_fstab(["/tmp", "/dev/shm"], 1 << 30);
-        assert_eq!(
-            fstab,
-            "jpu-tmp /tmp tmpfs size=1073741824,mode=1777,nosuid,nodev 0 0\n\
-             jpu-tmp /dev/shm tmpfs size=1073741824,mode=1777,nosuid,nodev 0 0\n"
-        );
-        assert_eq!(scratch_fstab([], 1), "");
-    }
 
     #[test]
     fn the_output_fifo_replaces_whatever_was_at_its_path() {

@@ -68,19 +68,15 @@ pub struct AttemptCgroup {
 }
 
 impl Containment {
-    /// Probes the host. Without root nothing can be contained.
-    pub fn detect(as_root: bool) -> Self {
+    /// Probes the host. Without root nothing can be contained; a PID
+    /// namespace needs `helper` (the binary that makes the job's
+    /// namespaces, `enter`).
+    pub fn detect(as_root: bool, helper: Option<&Path>) -> Self {
         if !as_root {
             return Self { layout: Layout::None("the server is not root".into()), pid_namespace: false };
         }
         let layout = probe_layout(Path::new(ROOT));
-        let pid_namespace = std::process::Command::new("unshare")
-            .args(["--pid", "--fork", "--mount-proc", "true"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
+        let pid_namespace = helper.is_some_and(|h| super::enter::works(h, &[("JPU_PIDNS", "1")]));
         let me = Self { layout, pid_namespace };
         tracing::info!(containment = %me.describe(), "local executor");
         me

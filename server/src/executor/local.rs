@@ -23,9 +23,7 @@ use nix::unistd::Pid;
 use tokio::process::Child;
 use tokio::sync::Notify;
 
-use super::attempt_files::{
-    closed_ancestor, env_file, fnv1a, header, make_fifo, probe, scratch_fstab, write_private, SCRATCH,
-};
+use super::attempt_files::{closed_ancestor, env_file, fnv1a, header, make_fifo, write_private};
 use super::contain::{self, Containment};
 use super::layout::{private_dir, Layout};
 use super::limits;
@@ -59,9 +57,11 @@ struct Shared {
     wake: Arc<Notify>,
     as_root: bool,
     containment: Containment,
-    /// `unshare --net` works here.
+    /// The binary whose `__enter-job` makes each job's namespaces.
+    helper: Option<std::path::PathBuf>,
+    /// A network namespace (loopback up) works here.
     net_namespace: bool,
-    /// `unshare --ipc --mount` works here (private IPC and scratch dirs).
+    /// IPC and mount namespaces with private scratch dirs work here.
     private_scratch: bool,
     /// Where attempts are launched: a thread that denies what it starts
     /// user namespaces (unless allowed); made on first use.
@@ -116,9 +116,15 @@ impl LocalExecutor {
         if let Some(dir) = &unreachable {
             tracing::warn!(dir = %dir.display(), "jobs run as their users but cannot pass through this directory: make it o+x or move executor.output_root");
         }
-        let containment = Containment::detect(as_root);
-        let net_namespace = as_root && probe(&["--net", "true"]);
-        let private_scratch = as_root && probe(&["--ipc", "--mount", "true"]);
+        let helper = if as_root { super::enter::helper() } else { None };
+        if as_root && helper.is_none() {
+            tracing::warn!("the jpu-share binary is not found: jobs get no namespaces of their own");
+        }
+        let containment = Containment::detect(as_root, helper.as_deref());
+        let works = |env: &[(&str, &str)]| helper.as_deref().is_some_and(|h| super::enter::works(h, env));
+        let net_namespace = works(&[("JPU_NETNS", "1")]);
+        // the probe's tmpfs are one page each, in a mount namespace of its own
+        let private_scratch = works(&[("JPU_PRIVATE", "4096")]);
         let tag = fnv1a(layout.root().as_os_str().as_encoded_bytes());
         let inner = Mutex::new(Inner::default());
         Self {
@@ -131,6 +137,7 @@ impl LocalExecutor {
                 wake,
                 as_root,
                 containment,
+                helper,
                 net_namespace,
                 private_scratch,
                 spawner: std::sync::OnceLock::new(),
@@ -191,11 +198,6 @@ impl LocalExecutor {
             pids: shared.pids_per_gpu.saturating_mul(req.gpus.len().max(1) as u32),
         };
         let private_scratch = shared.private_scratch && uid.is_some();
-        let fstab = record.dir().join("mounts");
-        if private_scratch {
-            let dirs = SCRATCH.into_iter().filter(|d| Path::new(d).is_dir());
-            write_private(&fstab, scratch_fstab(dirs, limits.mem_bytes).as_bytes())?;
-        }
         if uid.is_some() {
             make_fifo(&record.dir().join("output"))?;
         }
@@ -262,7 +264,8 @@ impl LocalExecutor {
             .env("JPU_PIDNS", flag(shared.containment.pid_namespace()))
             .env("JPU_GID", gid.map(|g| g.to_string()).unwrap_or_default())
             .env("JPU_GROUPS", req.groups.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
-            .env("JPU_PRIVATE", if private_scratch { fstab.display().to_string() } else { String::new() })
+            .env("JPU_PRIVATE", if private_scratch { limits.mem_bytes.to_string() } else { String::new() })
+            .env("JPU_ENTER", shared.helper.as_deref().unwrap_or(Path::new("")))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)

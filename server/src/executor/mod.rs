@@ -7,6 +7,7 @@ mod attempt_files;
 pub mod backfill_local;
 pub mod contain;
 pub mod container;
+pub mod enter;
 pub mod layout;
 pub mod limits;
 pub mod local;

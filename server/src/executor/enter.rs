@@ -1,0 +1,277 @@
+//! `jpu-share __enter-job COMMAND…`: the attempt's own namespaces, made
+//! by the server's binary itself in one process.
+//!
+//! The wrapper (`attempt.sh`, still root) runs this right before the
+//! privilege drop (`setpriv`). It used to be `unshare` → `bash` → `ip link
+//! set lo up` → `mount --all`: four programs started per attempt, which
+//! measured +3 ms on `submit → RUNNING` (exec of each, not the work) and
+//! took CPU from the server under submit load on 2 cores. Here the same
+//! steps are system calls:
+//!
+//! 1. `unshare` the namespaces the server asked for in the environment:
+//!    `JPU_NETNS=1` (network), `JPU_PRIVATE=BYTES` (IPC and mount, with a
+//!    tmpfs of BYTES over each scratch directory), `JPU_PIDNS=1` (PID,
+//!    with its own /proc; this process stays outside as the waiting
+//!    parent, like `unshare --fork`, and ends as its child did);
+//! 2. loopback up (`SIOCSIFFLAGS`): single-node multi-GPU rendezvous,
+//!    kernels and TensorBoard talk over 127.0.0.1, and there is still no
+//!    other interface and no route out;
+//! 3. fresh tmpfs over /tmp, /var/tmp, /dev/shm and /run/lock (their pages
+//!    count against the job's memory limit; all goes with its last
+//!    process), the working directory bound back if it lay under one;
+//! 4. exec COMMAND (the privilege drop, then the job).
+//!
+//! It runs before the server's logging and runtime exist (`main` hands it
+//! over first): single-threaded, so `fork` is plain.
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use nix::mount::{mount, MsFlags};
+use nix::sched::{unshare, CloneFlags};
+use nix::sys::signal::{self, SigSet, Signal};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::{fork, ForkResult};
+
+use super::attempt_files::SCRATCH;
+
+/// The hidden subcommand's name (first argument of `jpu-share`).
+pub const SUBCOMMAND: &str = "__enter-job";
+
+/// Exit status when the job cannot be given what isolation it needs (the
+/// wrapper's own "did not run" code).
+const CANNOT: i32 = 125;
+
+/// The binary that answers [`SUBCOMMAND`]: the running `jpu-share`, or for
+/// tests and benches (which run from `target/<profile>/deps`) the one
+/// cargo built beside them.
+pub fn helper() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_name().is_some_and(|n| n == "jpu-share") {
+        return Some(exe);
+    }
+    let dir = exe.parent()?;
+    [dir.parent().map(|p| p.join("jpu-share")), Some(dir.join("jpu-share"))].into_iter().flatten().find(|p| p.is_file())
+}
+
+/// Whether the helper can make the namespaces `env` asks for here (it
+/// runs `true` inside them).
+pub fn works(helper: &Path, env: &[(&str, &str)]) -> bool {
+    std::process::Command::new(helper)
+        .arg(SUBCOMMAND)
+        .arg("true")
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs the subcommand; returns only on failure (or, with a PID
+/// namespace, as the waiting parent), with the exit status to end with.
+pub fn run(command: Vec<OsString>) -> i32 {
+    let Some((program, args)) = command.split_first() else {
+        eprintln!("usage: jpu-share {SUBCOMMAND} COMMAND [ARG…]");
+        return 2;
+    };
+    let net = std::env::var_os("JPU_NETNS").is_some_and(|v| v == "1");
+    let pid = std::env::var_os("JPU_PIDNS").is_some_and(|v| v == "1");
+    let scratch = match std::env::var("JPU_PRIVATE").ok().filter(|v| !v.is_empty()).map(|v| v.parse::<u64>()) {
+        Some(Ok(bytes)) => Some(bytes),
+        Some(Err(_)) => return refuse("JPU_PRIVATE is not a size in bytes"),
+        None => None,
+    };
+    if let Err(why) = namespaces(net, pid, scratch.is_some()) {
+        return refuse(&why);
+    }
+    if pid {
+        match parent_of_pid_one() {
+            Ok(Some(status)) => return status,
+            Ok(None) => {}
+            Err(why) => return refuse(&why),
+        }
+    }
+    if net {
+        if let Err(e) = loopback_up() {
+            println!("[jpu-share] loopback could not be brought up in the job's network namespace: {e}");
+        }
+    }
+    if let Some(bytes) = scratch {
+        if let Err(e) = private_scratch(bytes) {
+            return refuse(&format!(
+                "cannot give the job a private /tmp, /var/tmp, /dev/shm and /run/lock ({e}): it does not run"
+            ));
+        }
+    }
+    let e = std::process::Command::new(program).args(args).exec();
+    eprintln!("[jpu-share] cannot run {}: {e}", program.to_string_lossy());
+    if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
+}
+
+fn refuse(why: &str) -> i32 {
+    println!("[jpu-share] {why}");
+    CANNOT
+}
+
+/// The namespaces to make. Every mount this process makes (scratch,
+/// /proc) must be in a new mount namespace: on the host's, they would
+/// cover its /tmp for everyone.
+fn clone_flags(net: bool, pid: bool, scratch: bool) -> CloneFlags {
+    let mut flags = CloneFlags::empty();
+    if net {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    if scratch {
+        flags |= CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWNS;
+    }
+    if pid {
+        flags |= CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWNS;
+    }
+    flags
+}
+
+/// Step 1: the new namespaces; mounts made in them stay there.
+fn namespaces(net: bool, pid: bool, scratch: bool) -> Result<(), String> {
+    let flags = clone_flags(net, pid, scratch);
+    if flags.is_empty() {
+        return Ok(());
+    }
+    let host_mounts = std::fs::read_link("/proc/self/ns/mnt").ok();
+    unshare(flags).map_err(|e| format!("cannot make the job's namespaces: {e}"))?;
+    if flags.contains(CloneFlags::CLONE_NEWNS) {
+        // the host's /tmp is never covered, whatever went wrong above
+        if host_mounts.is_none() || std::fs::read_link("/proc/self/ns/mnt").ok() == host_mounts {
+            return Err("the job's mount namespace could not be told from the host's".into());
+        }
+        mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)
+            .map_err(|e| format!("cannot make the job's mounts private: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The new PID namespace begins with the next child: fork it. The child
+/// (PID 1 there) mounts its /proc and goes on (`None`); this parent waits
+/// and returns its exit status. SIGTERM and SIGINT are for the child (the
+/// namespace's init passes them on); a child killed by a signal kills the
+/// parent by the same, so the wrapper sees what it would have seen.
+fn parent_of_pid_one() -> Result<Option<i32>, String> {
+    let mut held = SigSet::empty();
+    held.add(Signal::SIGTERM);
+    held.add(Signal::SIGINT);
+    let before = held.thread_swap_mask(signal::SigmaskHow::SIG_BLOCK).map_err(|e| e.to_string())?;
+    // SAFETY: this process is single-threaded (the subcommand runs before
+    // any runtime or thread is started), so the child may do anything.
+    match unsafe { fork() }.map_err(|e| format!("cannot start the job's PID namespace: {e}"))? {
+        ForkResult::Child => {
+            before.thread_set_mask().map_err(|e| e.to_string())?;
+            let proc_flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+            mount(Some("proc"), "/proc", Some("proc"), proc_flags, None::<&str>)
+                .map_err(|e| format!("cannot mount the job's /proc: {e}"))?;
+            Ok(None)
+        }
+        ForkResult::Parent { child } => loop {
+            match waitpid(child, None) {
+                Ok(WaitStatus::Exited(_, code)) => return Ok(Some(code)),
+                Ok(WaitStatus::Signaled(_, sig, _)) => {
+                    // SAFETY: restoring the default action of one signal
+                    let _ = unsafe { signal::signal(sig, signal::SigHandler::SigDfl) };
+                    let mut this = SigSet::empty();
+                    this.add(sig);
+                    let _ = this.thread_unblock();
+                    let _ = signal::raise(sig);
+                    return Ok(Some(128 + sig as i32));
+                }
+                Ok(_) => continue,
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(format!("lost the job's first process: {e}")),
+            }
+        },
+    }
+}
+
+/// Step 2: `lo` up — what `ip link set lo up` does, without the process.
+fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: a plain socket call; its descriptor is owned right away.
+    let raw = unsafe { nix::libc::socket(nix::libc::AF_INET, nix::libc::SOCK_DGRAM | nix::libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a fresh descriptor nothing else owns.
+    let socket = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: ifreq is plain data; all zeroes is a valid value.
+    let mut request: nix::libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as nix::libc::c_char;
+    }
+    // SAFETY: both ioctls read and write only `request`, an ifreq as they expect.
+    unsafe {
+        if nix::libc::ioctl(socket.as_raw_fd(), nix::libc::SIOCGIFFLAGS, &mut request) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        request.ifr_ifru.ifru_flags |= nix::libc::IFF_UP as nix::libc::c_short;
+        if nix::libc::ioctl(socket.as_raw_fd(), nix::libc::SIOCSIFFLAGS, &request) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Step 3: a tmpfs of `bytes` over each scratch directory there is. A
+/// working directory under one of them (a test's temp dir) is bound back
+/// in from the original it covered, held open for that.
+fn private_scratch(bytes: u64) -> std::io::Result<()> {
+    let cwd = std::env::current_dir()?;
+    let original = std::fs::File::open(".")?;
+    let options = format!("size={bytes},mode=1777");
+    let mut covered = false;
+    for dir in SCRATCH.iter().map(Path::new).filter(|d| d.is_dir()) {
+        mount(Some("jpu-tmp"), dir, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(options.as_str()))?;
+        covered |= cwd.starts_with(dir);
+    }
+    if covered {
+        // passable by the job's user on the way down (the wrapper's umask is 077)
+        let umask = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o066));
+        let made = std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&cwd);
+        nix::sys::stat::umask(umask);
+        made?;
+        let source = format!("/proc/self/fd/{}", original.as_raw_fd());
+        mount(Some(source.as_str()), &cwd, None::<&str>, MsFlags::MS_BIND, None::<&str>)?;
+        std::env::set_current_dir(&cwd)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mount_is_made_in_a_mount_namespace_of_its_own() {
+        let (net, ipc, mnt, pid) =
+            (CloneFlags::CLONE_NEWNET, CloneFlags::CLONE_NEWIPC, CloneFlags::CLONE_NEWNS, CloneFlags::CLONE_NEWPID);
+        // (network, PID, private scratch) → what is unshared
+        let table = [
+            ((false, false, false), CloneFlags::empty()),
+            ((true, false, false), net),
+            ((false, false, true), ipc | mnt),
+            ((false, true, false), pid | mnt),
+            ((true, false, true), net | ipc | mnt),
+            ((true, true, false), net | pid | mnt),
+            ((false, true, true), ipc | mnt | pid),
+            ((true, true, true), net | ipc | mnt | pid),
+        ];
+        for ((n, p, s), want) in table {
+            assert_eq!(clone_flags(n, p, s), want, "network {n}, PID {p}, scratch {s}");
+        }
+    }
+}
