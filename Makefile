@@ -12,7 +12,8 @@ run:
 	.ci/install-tools
 	PROFILE=wasm-release .ci/build-site
 	cargo build --release -p server --bin jpu-share --bin jpu
-	./target/release/jpu-share serve
+	JPU__SESSIONS__APPS__JUPYTERLAB__COMMAND=/opt/jpu-share/jupyterlab/bin/jupyter-lab \
+	  ./target/release/jpu-share serve
 
 # Incremental caches only pay off on repeated local builds; in a one-shot
 # test run they just double what target/ holds on disk.
@@ -22,7 +23,7 @@ test:
 	cargo fmt --all --check
 	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 	.ci/build-site
-	JPU_TEST_SMTP=1 JPU_TEST_OIDC=1 JPU_TEST_LDAP=1 .ci/with-slurm cargo test --workspace --exclude frontend
+	JPU_TEST_SMTP=1 JPU_TEST_OIDC=1 JPU_TEST_LDAP=1 JPU_TEST_JUPYTER=1 .ci/with-slurm cargo test --workspace --exclude frontend
 	.ci/schemathesis
 	cd end2end && npm test
 	PROFILE=wasm-release .ci/build-site

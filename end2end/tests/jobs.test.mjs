@@ -37,7 +37,7 @@ test('submit a job, watch it go queued → running → completed with its log', 
   await page.goto(server.base + '/submit');
   await page.getByLabel('Name').fill('hello-e2e');
   await page.getByLabel('Script (run with bash)').fill('echo hello-from-e2e\nsleep 3\necho finished-ok');
-  await page.getByLabel('GPUs').fill('1');
+  await page.getByLabel('GPUs', { exact: true }).fill('1');
   await page.getByRole('button', { name: 'Submit' }).click();
   await page.waitForURL(/\/jobs\/\d+$/);
   const seen = new Set();
@@ -61,7 +61,7 @@ test('a request no placement can fit is refused on the form, before any wait', a
   await page.goto(server.base + '/submit');
   await page.getByLabel('Name').fill('too-big');
   await page.getByLabel('Script (run with bash)').fill('true');
-  await page.getByLabel('GPUs').fill('3');
+  await page.getByLabel('GPUs', { exact: true }).fill('3');
   await page.getByRole('button', { name: 'Submit' }).click();
   await page.getByTestId('submit-error').getByText(/no placement can ever fit 3 GPU/).waitFor();
   assert.equal(new URL(page.url()).pathname, '/submit');

@@ -46,7 +46,7 @@ test('submit in a READY workspace with the script loaded from a file', async () 
     name: 'train.sh', mimeType: 'text/x-sh', buffer: Buffer.from('echo "loaded-from-file LR=$LR"\n'),
   });
   await until('script loaded', async () => (await demo.getByLabel('Script (run with bash)').inputValue()).includes('loaded-from-file'));
-  await demo.getByLabel('Workspace (container image)').selectOption('np');
+  await demo.getByLabel('Workspace (container image)', { exact: true }).selectOption('np');
   await demo.getByLabel('Environment (KEY=value per line)').fill('LR=0.1');
   await demo.screenshot({ path: join(SCREENSHOTS, 'submit-workspace-1440.png'), fullPage: true });
   await demo.getByRole('button', { name: 'Submit' }).click();

@@ -55,6 +55,7 @@ async fn main() {
                     pending_reason: None,
                     gated: false,
                     array: None,
+                    session_app: None,
                 };
                 sleepers.push(db::jobs::insert(&mut tx, job, now).await.unwrap());
             }
@@ -74,6 +75,7 @@ async fn main() {
                 pending_reason: None,
                 gated: false,
                 array: None,
+                session_app: None,
             };
             db::jobs::insert(&mut tx, job, now).await.unwrap();
         }

@@ -20,6 +20,12 @@ pub fn rfc3339(ms: i64) -> String {
     t.format(&fmt).unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".to_string())
 }
 
+/// The milliseconds an RFC 3339 time names (what [`rfc3339`] wrote).
+pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -28,5 +34,7 @@ mod tests {
     fn renders_rfc3339_utc() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(1_796_038_488_123), "2026-11-30T11:34:48.123Z");
+        assert_eq!(parse_rfc3339_ms("2026-11-30T11:34:48.123Z"), Some(1_796_038_488_123));
+        assert_eq!(parse_rfc3339_ms("yesterday"), None);
     }
 }

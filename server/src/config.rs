@@ -6,6 +6,8 @@ use figment::Figment;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+pub mod sessions;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
@@ -21,6 +23,7 @@ pub struct Settings {
     pub notify: NotifySettings,
     pub demo: DemoSettings,
     pub directory: DirectorySettings,
+    pub sessions: sessions::SessionSettings,
 }
 
 /// The university's directory: the one truth for uids, gids, labs and

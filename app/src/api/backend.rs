@@ -46,6 +46,9 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn job_log_tail(&self, who: &SignedIn, id: i64, end: Option<u64>) -> Answer<LogChunk>;
     async fn submit(&self, who: &SignedIn, form: SubmitForm) -> Answer<crate::model::Submitted>;
     async fn cancel(&self, who: &SignedIn, id: i64) -> Answer<JobView>;
+    /// The apps a session may run (`[sessions.apps]`), by name.
+    fn session_apps(&self) -> Vec<String>;
+    async fn start_session(&self, who: &SignedIn, form: crate::model::SessionForm) -> Answer<JobView>;
     async fn cancel_array(&self, who: &SignedIn, id: i64) -> Answer<crate::model::ArrayJobs>;
     /// The viewer's lab's workspaces.
     async fn workspaces(&self, who: &SignedIn) -> Answer<Vec<WorkspaceView>>;

@@ -106,3 +106,29 @@ pub async fn cancel_job(id: i64) -> Result<String, ConsoleError> {
     let job = backend.cancel(&who, id).await.map_err(answer)?;
     Ok(job.state.as_str().to_string())
 }
+
+/// The apps "Start a notebook" offers.
+#[server]
+pub async fn session_apps() -> Result<Vec<String>, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, _) = signed_in().await?;
+    Ok(backend.session_apps())
+}
+
+/// Starts an interactive session, then sends the browser to its page
+/// (which opens the app once it is ready).
+#[server]
+pub async fn start_session(
+    app: String,
+    num_gpus: String,
+    time_limit_minutes: String,
+    workspace: Option<String>,
+) -> Result<String, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    let form =
+        crate::model::SessionForm { app, num_gpus, time_limit_minutes, workspace: workspace.unwrap_or_default() };
+    let to = format!("/jobs/{}", backend.start_session(&who, form).await.map_err(answer)?.id);
+    leptos_axum::redirect(&to);
+    Ok(to)
+}

@@ -5,7 +5,10 @@
 
 pub mod admin;
 pub mod error;
+pub mod session;
 pub mod views;
+
+pub use session::{JobKind, SessionForm, SessionState, SessionView};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -283,6 +286,12 @@ pub struct JobView {
     /// The array it is an element of.
     #[serde(default)]
     pub array: Option<ArrayRef>,
+    /// `batch`, or `session` for an interactive session (policy §12).
+    #[serde(default)]
+    pub kind: JobKind,
+    /// A session's app and how far it is (sessions only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionView>,
 }
 
 /// One dependency of a job (api.md), with the depended-on job's state.

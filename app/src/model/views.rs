@@ -272,6 +272,17 @@ pub struct JobDetail {
     /// While it runs: when its time limit ends it at the latest.
     #[serde(default)]
     pub ends_by: Option<String>,
+    /// While it runs: whole minutes until `ends_by`.
+    #[serde(default)]
+    pub minutes_left: Option<i64>,
+    /// A READY session the viewer owns: they may open it.
+    #[serde(default)]
+    pub can_open: bool,
+    /// A READY session that ends as idle within
+    /// [`IDLE_WARNING_MINUTES`](crate::model::session::IDLE_WARNING_MINUTES)
+    /// unless it is used: the minutes left.
+    #[serde(default)]
+    pub idle_minutes_left: Option<i64>,
 }
 
 /// The submit form as typed (validated on the server, errors per field).

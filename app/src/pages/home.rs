@@ -5,6 +5,7 @@ use crate::api::dashboard;
 use crate::model::views::DashboardView;
 use crate::model::NodeView;
 use crate::pages::components::Layout;
+use crate::pages::jobs::StartNotebook;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -124,6 +125,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
                     <ul data-testid="my-jobs">
                         {data.my_jobs.into_iter().map(|j| view! {
                             <li><a href=format!("/jobs/{}", j.id)>{format!("#{} {}", j.id, j.name)}</a>
+                                {(j.kind == crate::model::JobKind::Session).then(|| view! { <span class="badge">"notebook session"</span> })}
                                 " — " {j.state.as_str()}
                                 {j.pending_reason.map(|r| format!(" ({})", crate::model::views::reason_in_words(&r)))}</li>
                         }).collect_view()}
@@ -131,6 +133,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
                 }.into_any()
             }}
         </section>
+        <StartNotebook/>
         <section aria-labelledby="labs-h">
             <h2 id="labs-h">"Labs' standing"</h2>
             <p class="muted">"Lower recent usage goes first in the queue (usage halves every week)."</p>

@@ -7,6 +7,7 @@ mod commands;
 mod notify;
 pub mod render;
 mod reports;
+mod sessions;
 mod tokens;
 
 use std::path::PathBuf;
@@ -89,6 +90,13 @@ enum Command {
         #[arg(long)]
         array: bool,
     },
+    /// Interactive sessions (a notebook on a GPU, opened in the browser):
+    /// `start APP` waits until it is ready and prints its URL; `list`.
+    /// End one with `jpu cancel ID`.
+    Session {
+        #[command(subcommand)]
+        action: SessionAction,
+    },
     /// Every lab's decayed usage, running GPUs and waiting jobs.
     Usage,
     /// Raw usage (GPU-hours, TFLOP·s) of a month or a span of days, by lab,
@@ -132,6 +140,31 @@ enum Command {
         #[arg(long)]
         message: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum SessionAction {
+    /// Start a session of APP (e.g. jupyterlab), queued like any job;
+    /// waits until it is ready and prints the URL to open.
+    Start {
+        app: String,
+        #[arg(long, default_value_t = 1)]
+        gpus: u32,
+        /// Time limit in minutes.
+        #[arg(long)]
+        time: Option<u32>,
+        /// Run inside this READY workspace of your lab.
+        #[arg(long)]
+        workspace: Option<String>,
+        /// Only on tiers with at least this much VRAM (GB).
+        #[arg(long = "min-vram", value_name = "GB")]
+        min_vram: Option<u32>,
+        /// Print the new session's id and return without waiting.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Your sessions, newest first, with their URLs once ready.
+    List,
 }
 
 #[derive(clap::Args)]
@@ -214,6 +247,10 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Logs { id, follow } => commands::logs(json, id, follow).await,
         Command::Cancel { id, array: false } => commands::cancel(json, id).await,
         Command::Cancel { id, array: true } => commands::cancel_array(json, id).await,
+        Command::Session { action: SessionAction::Start { app, gpus, time, workspace, min_vram, no_wait } } => {
+            sessions::start(json, sessions::StartArgs { app, gpus, time, workspace, min_vram, no_wait }).await
+        }
+        Command::Session { action: SessionAction::List } => sessions::list(json).await,
         Command::Usage => commands::usage(json).await,
         Command::Report { month, from, to, by, csv } => {
             reports::report(json, reports::ReportArgs { month, from, to, by, csv }).await

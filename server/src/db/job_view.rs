@@ -46,7 +46,28 @@ pub fn inserted_view(
         estimated_start: None,
         dependencies: dependencies.to_vec(),
         array: j.array.map(|(id, index)| app::model::ArrayRef { id, index }),
+        kind: if j.session_app.is_some() { app::model::JobKind::Session } else { app::model::JobKind::Batch },
+        session: j.session_app.map(|name| session_view(id, name, j.state, None, None)),
     }
+}
+
+/// A session's place: from its job's state and whether its app answered.
+fn session_view(
+    id: i64,
+    app: &str,
+    state: JobState,
+    ready_at: Option<i64>,
+    active_at: Option<i64>,
+) -> app::model::SessionView {
+    use app::model::SessionState;
+    let state = match state {
+        JobState::UserQueueWait | JobState::GlobalQueueWait | JobState::Dispatching => SessionState::Waiting,
+        JobState::Running | JobState::Cancelling if ready_at.is_some() => SessionState::Ready,
+        JobState::Running | JobState::Cancelling => SessionState::Starting,
+        JobState::Completed | JobState::Failed | JobState::Cancelled => SessionState::Ended,
+    };
+    let idle_since = active_at.filter(|_| state == SessionState::Ready).map(crate::clock::rfc3339);
+    app::model::SessionView { app: app.to_string(), state, url: format!("/s/{id}/"), idle_since, idle_ends_at: None }
 }
 
 /// The api.md job object.
@@ -57,7 +78,7 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
                   j.tier, j.node, j.gpu_indices, j.submitted_at, j.queue_entered_at, j.started_at, j.ended_at, j.exit_code,
                   j.end_reason, j.usage_tflop_s, j.reserved_node, j.reserved_tier, j.reserved_gpus,
                   j.reservation_gpu_seconds, j.time_limit_minutes, j.last_error, j.kill_unconfirmed, j.array_id,
-                  j.array_index
+                  j.array_index, j.kind, j.session_app, j.session_ready_at, j.session_active_at
            FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id WHERE j.id = ?"#,
         id
     )
@@ -123,5 +144,7 @@ pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::mo
         estimated_start: None,
         dependencies,
         array,
+        kind: if j.kind == "session" { app::model::JobKind::Session } else { app::model::JobKind::Batch },
+        session: j.session_app.map(|name| session_view(j.id, &name, state, j.session_ready_at, j.session_active_at)),
     }))
 }

@@ -27,6 +27,8 @@ pub struct NewJob<'a> {
     pub gated: bool,
     /// (array id, index) of an array element.
     pub array: Option<(i64, u32)>,
+    /// The app of an interactive session (its kind is then `session`).
+    pub session_app: Option<&'a str>,
 }
 
 pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
@@ -51,19 +53,22 @@ pub async fn insert_many(
                 "entered": (j.state == JobState::GlobalQueueWait).then_some(now_ms),
                 "reason": j.pending_reason, "gated": i32::from(j.gated),
                 "array_id": j.array.map(|a| a.0), "array_index": j.array.map(|a| a.1),
+                "kind": if j.session_app.is_some() { "session" } else { "batch" }, "session_app": j.session_app,
             })
         })
         .collect();
     let rows = serde_json::Value::Array(rows).to_string();
     let mut ids: Vec<i64> = sqlx::query_scalar!(
         r#"INSERT INTO jobs (name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
-                            min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index)
+                            min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index,
+                            kind, session_app)
            SELECT json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
                   json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
                   json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
                   json_extract(value, '$.time_limit_minutes'), json_extract(value, '$.min_vram_gb'), ?,
                   json_extract(value, '$.entered'), json_extract(value, '$.reason'), json_extract(value, '$.gated'),
-                  json_extract(value, '$.array_id'), json_extract(value, '$.array_index')
+                  json_extract(value, '$.array_id'), json_extract(value, '$.array_index'),
+                  json_extract(value, '$.kind'), json_extract(value, '$.session_app')
            FROM json_each(?) ORDER BY key
            RETURNING id AS "id!""#,
         now_ms,
@@ -75,6 +80,17 @@ pub async fn insert_many(
     // order is unspecified
     ids.sort_unstable();
     Ok(ids)
+}
+
+/// A user's sessions that have not ended (policy §12's per-user limit).
+pub async fn unfinished_sessions(conn: &mut SqliteConnection, user_id: i64) -> Result<u32, sqlx::Error> {
+    let n = sqlx::query_scalar!(
+        "SELECT COUNT(*) FROM jobs WHERE user_id = ? AND kind = 'session' AND ended_at IS NULL",
+        user_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(n as u32)
 }
 
 /// Counts for admission, per user: (unfinished jobs, jobs holding a
@@ -251,6 +267,8 @@ pub struct EndedAttemptRow {
     pub lab_id: i64,
     pub num_gpus: i64,
     pub state: String,
+    /// An interactive session (no OOM escalation, policy §12).
+    pub session: bool,
     pub reservation_gpu_seconds: f64,
     pub reservation_cost: f64,
     /// The tier the accrued reservation cost was held on.
@@ -266,7 +284,7 @@ pub async fn ended_attempt(
 ) -> Result<Option<EndedAttemptRow>, sqlx::Error> {
     let attempt = i64::from(attempt);
     let row = sqlx::query!(
-        r#"SELECT a.id AS "id!", a.tier, a.gpu_indices, a.started_at, a.phase, j.lab_id, j.num_gpus, j.state,
+        r#"SELECT a.id AS "id!", a.tier, a.gpu_indices, a.started_at, a.phase, j.lab_id, j.num_gpus, j.state, j.kind,
                   j.reservation_gpu_seconds, j.reservation_cost, j.accrued_tier, t.tflops AS "tflops?", t.vram_gb AS "vram_gb?"
            FROM job_attempts a JOIN jobs j ON j.id = a.job_id LEFT JOIN tiers t ON t.name = a.tier
            WHERE a.job_id = ? AND a.attempt = ?"#,
@@ -284,6 +302,7 @@ pub async fn ended_attempt(
         lab_id: a.lab_id,
         num_gpus: a.num_gpus,
         state: a.state,
+        session: a.kind == "session",
         reservation_gpu_seconds: a.reservation_gpu_seconds,
         reservation_cost: a.reservation_cost,
         accrued_tier: a.accrued_tier,
@@ -354,9 +373,10 @@ pub async fn finish(
 ) -> Result<(), sqlx::Error> {
     let state_text = state.as_str();
     sqlx::query!(
-        "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, end_reason = ?,
+        "UPDATE jobs SET state = ?1, ended_at = ?2, exit_code = ?3,
+                        end_reason = CASE WHEN ?4 = 'CANCELLED' THEN COALESCE(cancel_reason, ?4) ELSE ?4 END,
                         reservation_gpu_seconds = 0, reservation_cost = 0, rank = NULL, pending_reason = NULL
-                 WHERE id = ?",
+                 WHERE id = ?5",
         state_text,
         ended_ms,
         exit_code,
@@ -445,9 +465,16 @@ pub async fn cancel_for(
             Ok(CancelOutcome::Cancelled)
         }
         JobState::Dispatching | JobState::Running => {
-            sqlx::query!("UPDATE jobs SET state = 'CANCELLING', cancel_requested_at = ? WHERE id = ?", now_ms, job_id)
-                .execute(&mut *conn)
-                .await?;
+            // the end it is asked for is the end it gets (IDLE, OWNER_DISABLED)
+            let reason = (end_reason != "CANCELLED").then_some(end_reason);
+            sqlx::query!(
+                "UPDATE jobs SET state = 'CANCELLING', cancel_requested_at = ?, cancel_reason = ? WHERE id = ?",
+                now_ms,
+                reason,
+                job_id
+            )
+            .execute(&mut *conn)
+            .await?;
             Ok(CancelOutcome::Cancelling)
         }
         JobState::Cancelling => Ok(CancelOutcome::Cancelling),

@@ -15,6 +15,7 @@ pub mod oom_patterns;
 pub mod reports;
 pub mod scheduling;
 pub mod secrets;
+pub mod sessions;
 pub mod views;
 pub mod workspaces;
 

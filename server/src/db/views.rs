@@ -24,6 +24,8 @@ pub struct JobFilter<'a> {
     pub before: i64,
     pub limit: i64,
     pub array: Option<i64>,
+    /// `batch` or `session`.
+    pub kind: Option<&'a str>,
 }
 
 /// Job ids matching the filter, newest first.
@@ -35,13 +37,15 @@ pub async fn job_ids(conn: &mut SqliteConnection, f: &JobFilter<'_>) -> Result<V
              AND (?3 IS NULL OR l.name = ?3)
              AND j.id < ?4
              AND (?6 IS NULL OR j.array_id = ?6)
+             AND (?7 IS NULL OR j.kind = ?7)
            ORDER BY j.id DESC LIMIT ?5"#,
         f.states,
         f.user,
         f.lab,
         f.before,
         f.limit,
-        f.array
+        f.array,
+        f.kind
     )
     .fetch_all(&mut *conn)
     .await?;

@@ -159,6 +159,10 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     rand::thread_rng().fill_bytes(&mut bytes);
     let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
     req.extensions_mut().insert(CspNonce(nonce.clone()));
+    if req.uri().path().starts_with("/s/") {
+        // a session's pages: the proxy sets their own rules (http::sessions)
+        return next.run(req).await;
+    }
     let mut response = next.run(req).await;
     let html = response
         .headers()
@@ -170,6 +174,9 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, fixed("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, fixed("DENY"));
     headers.insert(header::REFERRER_POLICY, fixed("same-origin"));
+    // a window a session's page (same origin, other rules) opens on the
+    // console is cut off from its opener
+    headers.insert(header::HeaderName::from_static("cross-origin-opener-policy"), fixed("same-origin"));
     if html {
         let policy = format!(
             "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
@@ -183,10 +190,11 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     response
 }
 
-/// Paths that are not console pages (API, assets, sign-in itself).
+/// Paths that are not console pages (API, assets, sign-in itself, the
+/// sessions' proxy, which answers every method and gates on its own).
 fn is_console_page(path: &str) -> bool {
     const OPEN_PREFIXES: &[&str] =
-        &["/v1/", "/api/", "/pkg/", "/healthz", "/metrics", "/login", "/logout", "/favicon", "/auth/"];
+        &["/v1/", "/api/", "/pkg/", "/healthz", "/metrics", "/login", "/logout", "/favicon", "/auth/", "/s/"];
     path != "/v1" && !OPEN_PREFIXES.iter().any(|p| path.starts_with(p))
 }
 
@@ -294,10 +302,11 @@ mod tests {
 
     #[test]
     fn api_and_assets_are_not_gated() {
-        for p in ["/v1/me", "/api/dashboard", "/pkg/jpu-share.js", "/healthz", "/metrics", "/login"] {
+        for p in ["/v1/me", "/api/dashboard", "/pkg/jpu-share.js", "/healthz", "/metrics", "/login", "/s/4/api/kernels"]
+        {
             assert!(!is_console_page(p), "{p}");
         }
-        for p in ["/", "/queue", "/admin", "/jobs/3"] {
+        for p in ["/", "/queue", "/admin", "/jobs/3", "/s", "/submit"] {
             assert!(is_console_page(p), "{p}");
         }
     }

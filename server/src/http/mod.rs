@@ -9,6 +9,7 @@ pub mod extract;
 pub mod middleware;
 pub mod openapi;
 pub mod ops;
+pub mod sessions;
 pub mod v1;
 
 use axum::extract::DefaultBodyLimit;
@@ -40,6 +41,7 @@ pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> 
         .route("/metrics", get(ops::metrics))
         .nest("/v1", v1::router())
         .merge(console::router(&state))
+        .merge(sessions::router())
         .layer(axum::middleware::from_fn(middleware::console_gate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), middleware::resolve_caller))
         .layer(axum::middleware::from_fn_with_state(state.clone(), middleware::cross_site_guard))

@@ -20,6 +20,9 @@ pub struct EndedAttempt<'a> {
     pub vram_gb: u32,
     pub num_gpus: u32,
     pub attempt: u32,
+    /// A GPU OOM may send it to a larger tier: not for an interactive
+    /// session (policy §12), whose notebook state a restart would lose.
+    pub escalates: bool,
 }
 
 /// Where the job goes next.
@@ -51,6 +54,7 @@ pub fn verdict(a: &EndedAttempt<'_>, tiers: &[TierInfo], gpu_oom_patterns: &[&st
         AttemptOutcome::Cancelled => ends(JobState::Cancelled, "CANCELLED"),
         AttemptOutcome::Lost => ends(JobState::Failed, "EXECUTOR_LOST"),
         AttemptOutcome::OverLimit(limit) => ends(JobState::Failed, limit.reason()),
+        AttemptOutcome::GpuOom if !a.escalates => ends(JobState::Failed, "GPU_OOM"),
         AttemptOutcome::GpuOom => match oom::escalate(tiers, a.vram_gb, a.num_gpus, a.attempt) {
             Escalation::Retry { min_vram_gb, attempt } => {
                 (JobState::GlobalQueueWait, "GPU_OOM", Some(Retry { min_vram_gb, attempt }))
@@ -75,7 +79,7 @@ mod tests {
     }
 
     fn ended(end: EndSignal, log_tail: &str) -> EndedAttempt<'_> {
-        EndedAttempt { end, log_tail, cancelling: false, vram_gb: 24, num_gpus: 1, attempt: 1 }
+        EndedAttempt { end, log_tail, cancelling: false, vram_gb: 24, num_gpus: 1, attempt: 1, escalates: true }
     }
 
     #[test]
@@ -97,6 +101,13 @@ mod tests {
                 EndedAttempt { vram_gb: 80, ..ended(EndSignal::Exited(1), "CUDA out of memory") },
                 JobState::Failed,
                 "OOM_NO_LARGER_TIER",
+                None,
+            ),
+            // a session's GPU OOM ends it: no larger tier (policy §12)
+            (
+                EndedAttempt { escalates: false, ..ended(EndSignal::Exited(1), "CUDA out of memory") },
+                JobState::Failed,
+                "GPU_OOM",
                 None,
             ),
             (

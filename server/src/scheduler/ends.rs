@@ -51,6 +51,7 @@ pub async fn record_end(
         vram_gb: a.vram_gb.unwrap_or(0) as u32,
         num_gpus: a.num_gpus as u32,
         attempt: end.attempt,
+        escalates: !a.session,
     };
     let verdict = outcome::verdict(&ended, &load_tiers(conn).await?, patterns);
     db::jobs::close_attempt(conn, a.id, now_ms, verdict.exit_code, verdict.reason, attempt_usage, reserved).await?;

@@ -13,6 +13,7 @@ pub mod error;
 pub mod jobs;
 pub mod notifications;
 pub mod reports;
+pub mod sessions;
 pub mod views;
 
 pub use error::{ServiceError, ServiceResult};
@@ -52,6 +53,8 @@ pub struct Services {
     pub directory: Option<Arc<crate::auth::directory::Directory>>,
     /// Who the directory lately said may stay signed in.
     pub admissions: Arc<campus::Admissions>,
+    /// Traffic through the sessions' proxy not yet written down.
+    pub sessions: Arc<sessions::Activity>,
 }
 
 impl Services {

@@ -125,6 +125,17 @@ async fn every_endpoint_answers_each_role_as_documented() {
             [401, 422, 422, 422, 422],
         ),
         (Method::PATCH, "/v1/admin/backfill".into(), Some(json!({"min_idle_seconds": 30})), [401, 403, 403, 403, 200]),
+        (
+            Method::POST,
+            "/v1/sessions".into(),
+            Some(json!({"app": "no-such-app", "num_gpus": 1})),
+            [401, 422, 422, 422, 422],
+        ),
+        // the sessions' proxy: a batch job is no session, for anyone;
+        // anonymous goes to sign in (a real session's owner-only rows are
+        // in sessions.rs, with a running JupyterLab)
+        (Method::GET, format!("/s/{id}/api/status"), None, [303, 404, 404, 404, 404]),
+        (Method::POST, format!("/s/{id}/api/kernels"), None, [303, 404, 404, 404, 404]),
         (Method::GET, "/v1/workspaces".into(), None, signed_in),
         (Method::GET, "/v1/workspaces/owned-ws".into(), None, [401, 200, 200, 404, 200]),
         (

@@ -9,13 +9,13 @@ use serde_json::Value;
 
 use crate::helpers::{TestApp, ADMIN_PASSWORD, DEMO_PASSWORD};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
-async fn jpu(config: &Path, args: &[&str], password: Option<&str>) -> Run {
+pub(crate) async fn jpu(config: &Path, args: &[&str], password: Option<&str>) -> Run {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu"));
     command.args(args).env("JPU_CONFIG_DIR", config).env_remove("JPU_SERVER").env_remove("JPU_PASSWORD");
     if let Some(p) = password {

@@ -26,6 +26,7 @@ mod parts;
 mod process;
 mod reports;
 mod scheduling;
+mod sessions;
 mod slurm;
 mod tokens;
 mod workspaces;

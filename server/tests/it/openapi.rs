@@ -48,6 +48,7 @@ const CONTRACT: &[(&str, &str)] = &[
     ("post", "/v1/admin/nodes/{name}/resume"),
     ("get", "/v1/admin/oom-patterns"),
     ("put", "/v1/admin/oom-patterns"),
+    ("post", "/v1/sessions"),
     ("get", "/v1/workspaces"),
     ("post", "/v1/workspaces"),
     ("get", "/v1/workspaces/{name}"),

@@ -1,6 +1,7 @@
 //! `/jobs/{id}`: one job — its timeline, attempts, live log, files and
 //! the cancel button — refreshed while the page is open.
 
+use super::session::session_panel;
 use crate::api::{job_detail, job_log, job_log_tail, CancelJob};
 use crate::model::views::{reason_in_words, JobDetail};
 use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout, Time};
@@ -83,6 +84,7 @@ fn JobPageBody(id: i64) -> impl IntoView {
 
 #[component]
 fn JobSummary(detail: JobDetail) -> impl IntoView {
+    let session = session_panel(&detail);
     let job = detail.job;
     let id = job.id;
     let timeline = vec![
@@ -129,6 +131,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
                 {detail.ends_by.clone().map(|at| view! { " — ends by " <Time at=at/> " at the latest" })}
             </dd></div>
         </dl>
+        {session}
         {job.estimated_start.clone().map(|at| view! {
             <p class="estimate" data-testid="estimate">
                 "Expected to start about " <Time at=at/> " — an estimate from the scheduler's forecast"

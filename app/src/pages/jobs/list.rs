@@ -133,7 +133,8 @@ fn JobRow(j: JobView) -> impl IntoView {
     };
     view! {
         <tr data-job=j.id>
-            <td><a href=format!("/jobs/{}", j.id)>{label}</a></td>
+            <td><a href=format!("/jobs/{}", j.id)>{label}</a>
+                {(j.kind == crate::model::JobKind::Session).then(|| view! { <span class="badge" data-testid="session-badge">"notebook session"</span> })}</td>
             <td>{j.user.clone()}</td>
             <td><span class="state" data-state=j.state.as_str()>{j.state.as_str()}</span></td>
             <td>{j.num_gpus}</td>

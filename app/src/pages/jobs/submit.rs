@@ -1,14 +1,16 @@
 //! `/submit`: the submit form (a script typed or read from a file, GPUs,
 //! time limit, env, workspace); on success the browser goes to the job.
+//! Below it, "Start a notebook" (an interactive session).
 
 use crate::api::{maintenance_status, my_workspaces, SubmitJob};
 use crate::model::MaintenancePhase;
 use crate::pages::components::Layout;
+use crate::pages::jobs::StartNotebook;
 use leptos::prelude::*;
 
 #[component]
 pub fn SubmitPage() -> impl IntoView {
-    view! { <Layout><SubmitPageBody/></Layout> }
+    view! { <Layout><SubmitPageBody/><StartNotebook/></Layout> }
 }
 
 /// The page's body: an island, run again in the browser (forms, refreshes).

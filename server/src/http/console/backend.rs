@@ -18,7 +18,7 @@ use app::model::{JobView, MaintenanceView, Role};
 use crate::auth::Caller;
 use crate::services::jobs::input::{SubmitBody, ValidSubmit};
 use crate::services::jobs::{self, reading, ListQuery};
-use crate::services::{account, admin, audit, dashboard, views, workspaces, ServiceError};
+use crate::services::{account, admin, audit, dashboard, sessions, views, workspaces, ServiceError};
 use crate::state::AppState;
 
 /// The one mapping from the services' error: the code kept, internals
@@ -142,6 +142,21 @@ impl ConsoleBackend for AppState {
 
     async fn cancel(&self, who: &SignedIn, id: i64) -> Result<JobView, ConsoleError> {
         Ok(jobs::cancel(self, caller(who)?, id).await?)
+    }
+
+    fn session_apps(&self) -> Vec<String> {
+        self.settings.sessions.apps.keys().cloned().collect()
+    }
+
+    async fn start_session(&self, who: &SignedIn, form: app::model::SessionForm) -> Result<JobView, ConsoleError> {
+        let body = sessions::StartBody {
+            app: form.app.trim().to_string(),
+            num_gpus: parse_number("num_gpus", &form.num_gpus)?.unwrap_or(1),
+            time_limit_minutes: parse_number("time_limit_minutes", &form.time_limit_minutes)?,
+            workspace: Some(form.workspace.trim().to_string()).filter(|w| !w.is_empty()),
+            min_vram_gb: None,
+        };
+        Ok(sessions::start(self, caller(who)?, body).await?)
     }
 
     async fn cancel_array(&self, who: &SignedIn, id: i64) -> Result<app::model::ArrayJobs, ConsoleError> {

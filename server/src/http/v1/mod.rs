@@ -16,6 +16,7 @@ mod device;
 mod jobs;
 mod notifications;
 mod reports;
+mod sessions;
 mod tokens;
 mod workspaces;
 
@@ -36,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .merge(reports::api())
         .merge(notifications::api())
         .merge(workspaces::api())
+        .merge(sessions::api())
         .merge(tokens::api())
         .merge(device::api());
     crate::http::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })

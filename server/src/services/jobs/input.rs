@@ -178,6 +178,8 @@ pub struct ValidSubmit {
     pub min_vram_gb: u32,
     pub after: Vec<(crate::policy::AfterKind, i64)>,
     pub array: Option<ArraySpec>,
+    /// The app, for an interactive session (its command is the server's).
+    pub session_app: Option<String>,
 }
 
 impl TryFrom<SubmitBody> for ValidSubmit {
@@ -215,6 +217,7 @@ impl TryFrom<SubmitBody> for ValidSubmit {
                 Some(text) => Some(ArraySpec::parse(text)?),
                 None => None,
             },
+            session_app: None,
         })
     }
 }

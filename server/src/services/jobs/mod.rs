@@ -84,7 +84,7 @@ pub async fn get(state: &Services, caller: &Caller, id: i64) -> Result<JobView, 
         .ok_or(ServiceError::NotFound("no such job".into()))?;
     if visible(caller, &view) {
         view.estimated_start = estimate(state, &view);
-        Ok(view)
+        Ok(super::sessions::with_idle_end(&state.settings, view))
     } else {
         Err(ServiceError::NotFound("no such job".into()))
     }
@@ -131,6 +131,8 @@ pub struct ListQuery {
     pub before: Option<i64>,
     /// Only this array's elements.
     pub array: Option<i64>,
+    /// Only `batch` jobs or only `session`s.
+    pub kind: Option<String>,
 }
 
 pub const DEFAULT_PAGE: i64 = 50;
@@ -160,6 +162,17 @@ pub async fn list(
             })?;
         }
     }
+    let kind = match q.kind.as_deref().filter(|k| !k.is_empty()) {
+        None => None,
+        Some(k @ ("batch" | "session")) => Some(k),
+        Some(other) => {
+            return Err(FieldError {
+                field: "kind",
+                message: format!("`{other}` is not a kind of job (batch or session)"),
+            }
+            .into())
+        }
+    };
     let lab = match (caller.user.role, q.lab.as_deref()) {
         (Role::Admin, lab) => lab,
         (_, Some(lab)) if lab != caller.user.lab => {
@@ -174,6 +187,7 @@ pub async fn list(
         before: q.before.unwrap_or(i64::MAX),
         limit,
         array: q.array,
+        kind,
     };
     let mut conn = state.db.acquire().await?;
     let ids = db::views::job_ids(&mut conn, &filter).await?;
@@ -181,7 +195,7 @@ pub async fn list(
     for id in &ids {
         if let Some(mut view) = db::job_view::view(&mut conn, *id).await? {
             view.estimated_start = estimate(state, &view);
-            jobs.push(view);
+            jobs.push(super::sessions::with_idle_end(&state.settings, view));
         }
     }
     let next = (ids.len() as i64 == limit).then(|| ids.last().copied()).flatten();

@@ -82,7 +82,17 @@ pub async fn detail(state: &Services, caller: &Caller, id: i64) -> ServiceResult
         }
         _ => None,
     };
+    let now = crate::clock::now_ms();
+    let minutes_until = |at: &str| crate::clock::parse_rfc3339_ms(at).map(|t| (t - now).max(0) / 60_000);
+    let ready = job.session.as_ref().filter(|s| s.state == app::model::SessionState::Ready);
+    let idle_minutes_left = ready
+        .and_then(|s| s.idle_ends_at.as_deref())
+        .and_then(minutes_until)
+        .filter(|m| *m < app::model::session::IDLE_WARNING_MINUTES);
     Ok(JobDetail {
+        minutes_left: ends_by.as_deref().and_then(minutes_until),
+        can_open: ready.is_some() && caller.user.username == job.user,
+        idle_minutes_left,
         can_cancel: mine && !job.state.is_terminal(),
         can_read_output: mine,
         max_attempts: max_attempts(&job, &tiers),

@@ -12,6 +12,7 @@
 //! transaction count towards its user's limits. Only a database error
 //! fails the whole batch, and then nothing of it is committed.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use app::model::{ArrayJobs, DependencyView, JobState, JobView, Submitted};
@@ -138,13 +139,34 @@ async fn admit_and_insert(
     users.sort_unstable();
     users.dedup();
     let mut loads = db::jobs::user_loads(&mut tx, &users).await?;
+    let mut sessions: HashMap<i64, u32> = HashMap::new();
 
     // 1. judge each request, counting the ones admitted before it
     let mut judged: Vec<Result<Admitted, ServiceError>> = Vec::with_capacity(batch.len());
     for request in batch {
         let load = loads.entry(request.caller.user.id).or_default();
+        if request.job.session_app.is_some() {
+            // counted here, in the batch's transaction: two starts at once
+            // cannot both take the last place
+            let user = request.caller.user.id;
+            let had = match sessions.get(&user) {
+                Some(n) => *n,
+                None => db::jobs::unfinished_sessions(&mut tx, user).await?,
+            };
+            if had >= settings.sessions.max_per_user {
+                judged.push(Err(ServiceError::QueueLimit(format!(
+                    "you have {had} sessions that have not ended, the most one may have (sessions.max_per_user): \
+                     end one first"
+                ))));
+                continue;
+            }
+            sessions.insert(user, had);
+        }
         match judge(&mut tx, settings, &cluster, request, *load).await {
             Ok(ok) => {
+                if request.job.session_app.is_some() {
+                    *sessions.entry(request.caller.user.id).or_default() += 1;
+                }
                 load.0 += ok.entries.len() as u32;
                 load.1 += ok.entries.iter().filter(|e| e.state != JobState::UserQueueWait).count() as u32;
                 judged.push(Ok(ok));
@@ -280,6 +302,7 @@ fn new_job<'a>(
         pending_reason: entry.reason.as_ref().map(ToString::to_string),
         gated: array.is_some() || !request.job.after.is_empty(),
         array,
+        session_app: request.job.session_app.as_deref(),
     }
 }
 

@@ -1,0 +1,125 @@
+//! Interactive sessions in the console (policy §12): "Start a notebook"
+//! (on the submit page and the dashboard) and the part of a session's
+//! job page that says where it stands — its place in the queue and the
+//! estimated start while it waits, then "Open JupyterLab", the time left
+//! and, in its last ten idle minutes, the warning.
+
+use crate::api::{my_workspaces, session_apps, StartSession};
+use crate::model::views::{reason_in_words, JobDetail};
+use crate::model::SessionState;
+use crate::pages::components::Time;
+use leptos::prelude::*;
+
+/// The form: app, GPUs, time limit, workspace. On success the browser
+/// goes to the session's page.
+#[island]
+pub fn StartNotebook() -> impl IntoView {
+    let start = ServerAction::<StartSession>::new();
+    let apps = Resource::new(|| (), |_| session_apps());
+    let workspaces = Resource::new(|| (), |_| my_workspaces());
+    let error = move || start.value().get().and_then(|r| r.err()).map(|e| e.message);
+    view! {
+        <ActionForm action=start attr:class="card form" attr:data-testid="start-notebook">
+            <h2 id="notebook-h">"Start a notebook"</h2>
+            <p class="muted">"JupyterLab on a GPU, queued by your lab's fair share like any job, opened here in the browser. It ends at its time limit, when you cancel it, or after an idle hour."</p>
+            {move || error().map(|e| view! { <p class="error" role="alert" data-testid="notebook-error">{e}</p> })}
+            <label for="session-app">"Notebook app"</label>
+            <select id="session-app" name="app">
+                <Suspense fallback=|| view! { <option value="jupyterlab">"jupyterlab"</option> }>
+                    {move || Suspend::new(async move {
+                        apps.await.unwrap_or_default().into_iter().map(|a| {
+                            let label = if a == "jupyterlab" { "JupyterLab".to_string() } else { a.clone() };
+                            view! { <option value=a>{label}</option> }
+                        }).collect_view()
+                    })}
+                </Suspense>
+            </select>
+            <label for="session-gpus">"Notebook GPUs"</label>
+            <input id="session-gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
+            <label for="session-time">"Notebook time limit (minutes, empty = default)"</label>
+            <input id="session-time" name="time_limit_minutes" type="number" min="1" placeholder="240"/>
+            <label for="session-workspace">"Notebook workspace (container image)"</label>
+            <select id="session-workspace" name="workspace">
+                <option value="">"none (the node's own JupyterLab)"</option>
+                <Suspense fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        workspaces.await.unwrap_or_default().into_iter().filter(|w| w.status == "READY").map(|w| {
+                            let label = format!("{} ({})", w.name, w.base_image);
+                            view! { <option value=w.name>{label}</option> }
+                        }).collect_view()
+                    })}
+                </Suspense>
+            </select>
+            <button type="submit" disabled=move || start.pending().get()>"Start a notebook"</button>
+        </ActionForm>
+    }
+}
+
+/// Where a session stands, on its job page (refreshed with it); nothing
+/// for a batch job.
+pub fn session_panel(detail: &JobDetail) -> Option<AnyView> {
+    let job = &detail.job;
+    let session = job.session.clone()?;
+    let app = if session.app == "jupyterlab" { "JupyterLab".to_string() } else { session.app.clone() };
+    let body = match session.state {
+        SessionState::Waiting => view! {
+            <p data-testid="session-waiting">
+                {match job.rank {
+                    Some(rank) => format!("Waiting in the queue: place {rank}"),
+                    None => "Waiting in the queue".to_string(),
+                }}
+                {job.pending_reason.clone().map(|r| format!(" — {}", reason_in_words(&r)))}
+                "."
+                {job.estimated_start.clone().map(|at| view! {
+                    " Expected to start about " <Time at=at/> " (an estimate)."
+                })}
+            </p>
+        }
+        .into_any(),
+        SessionState::Starting => {
+            view! { <p data-testid="session-starting">{format!("Starting {app}… this page opens it once it answers.")}</p> }.into_any()
+        }
+        SessionState::Ready => view! {
+            {detail.can_open.then(|| view! {
+                <p><a class="button primary" href=session.url.clone() target="_blank" rel="noopener" data-testid="open-session">
+                    {format!("Open {app}")}
+                </a></p>
+            })}
+            {detail.minutes_left.map(|m| view! { <p data-testid="session-time-left">{format!("Time left: {}", minutes_in_words(m))}</p> })}
+            {detail.idle_minutes_left.map(|m| view! {
+                <p class="error" role="alert" data-testid="idle-warning">
+                    {format!("Nobody has used this session for a while: it ends in {} unless you use it (open it, or keep a kernel busy).", minutes_in_words(m))}
+                </p>
+            })}
+        }
+        .into_any(),
+        SessionState::Ended => view! { <p class="muted" data-testid="session-ended">"This session has ended."</p> }.into_any(),
+    };
+    Some(view! {
+        <section class="card" aria-labelledby="session-h" data-testid="session" data-session-state=format!("{:?}", session.state).to_uppercase()>
+            <h2 id="session-h">{format!("{app} session")}</h2>
+            {body}
+        </section>
+    }
+    .into_any())
+}
+
+fn minutes_in_words(m: i64) -> String {
+    match m {
+        0 => "less than a minute".into(),
+        1 => "1 minute".into(),
+        m if m < 120 => format!("{m} minutes"),
+        m => format!("{} h {} min", m / 60, m % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn minutes_read_as_a_person_would_say_them() {
+        assert_eq!(super::minutes_in_words(0), "less than a minute");
+        assert_eq!(super::minutes_in_words(1), "1 minute");
+        assert_eq!(super::minutes_in_words(9), "9 minutes");
+        assert_eq!(super::minutes_in_words(239), "3 h 59 min");
+    }
+}

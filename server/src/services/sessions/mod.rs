@@ -1,0 +1,167 @@
+//! Interactive sessions (policy §12, api.md "Interactive sessions"): a
+//! job whose script is an app (JupyterLab) the researcher opens through
+//! `/s/{id}/`. Starting one is a submit like any other (same queues,
+//! limits, isolation and charge) plus the per-user session limit; the
+//! command is the server's, never the researcher's. [`app`] reaches the
+//! app, [`watch`] marks it READY and ends it when idle; the proxy itself
+//! is an adapter (`http::sessions`).
+
+pub mod app;
+pub mod watch;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use app::AppAddress;
+use serde::Deserialize;
+
+use super::jobs::input::{Command, EnvVars, FieldError, JobName, NumGpus, ValidSubmit, MAX_VRAM_GB};
+use crate::auth::Caller;
+use crate::config::ExecutorKind;
+use crate::db;
+use crate::services::{ServiceError, Services};
+use ::app::model::{JobKind, JobState, JobView, SessionState, Submitted};
+
+/// `POST /v1/sessions`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartBody {
+    /// An app of `[sessions.apps]`, e.g. `jupyterlab`.
+    pub app: String,
+    pub num_gpus: i64,
+    pub time_limit_minutes: Option<i64>,
+    pub workspace: Option<String>,
+    pub min_vram_gb: Option<i64>,
+}
+
+/// Starts a session: admitted and queued as a job of kind `session`.
+pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result<JobView, ServiceError> {
+    let settings = &state.settings;
+    let Some(app) = settings.sessions.apps.get(&body.app) else {
+        let known: Vec<&str> = settings.sessions.apps.keys().map(String::as_str).collect();
+        return Err(FieldError {
+            field: "app",
+            message: format!("`{}` is not an app here (one of: {})", body.app, known.join(", ")),
+        }
+        .into());
+    };
+    if settings.executor.kind == ExecutorKind::Slurm {
+        return Err(ServiceError::Conflict(
+            "interactive sessions run on the local executor only for now; this site schedules on Slurm".into(),
+        ));
+    }
+    let time_limit_minutes = match body.time_limit_minutes {
+        None => None,
+        Some(m) if (1..=i64::from(u32::MAX)).contains(&m) => Some(m as u32),
+        Some(m) => {
+            return Err(
+                FieldError { field: "time_limit_minutes", message: format!("must be at least 1, got {m}") }.into()
+            )
+        }
+    };
+    let min_vram_gb = match body.min_vram_gb {
+        None => 0,
+        Some(gb) if (0..=MAX_VRAM_GB).contains(&gb) => gb as u32,
+        Some(gb) => {
+            return Err(FieldError {
+                field: "min_vram_gb",
+                message: format!("must be between 0 and {MAX_VRAM_GB}, got {gb}"),
+            }
+            .into())
+        }
+    };
+    let job = ValidSubmit {
+        name: JobName::parse(&format!("{} session", body.app))?,
+        command: Command::parse(&launcher(&app.command))?,
+        num_gpus: NumGpus::parse(body.num_gpus)?,
+        workspace: body.workspace.filter(|w| !w.is_empty()),
+        time_limit_minutes,
+        env: EnvVars::default(),
+        min_vram_gb,
+        after: Vec::new(),
+        array: None,
+        session_app: Some(body.app),
+    };
+    match super::jobs::submit(state, caller, job).await? {
+        Submitted::Job(view) => Ok(*view),
+        Submitted::Array(_) => Err(ServiceError::Internal("a session was stored as an array".into())),
+    }
+}
+
+/// The job's script: the app, listening only on a Unix socket in the
+/// job's own directory (mode 0600), under `/s/{id}/`, asking no token —
+/// so no secret exists that a page could show the browser. Requests
+/// carry the site's own `Host` (Jupyter compares it with `Origin`), so
+/// Jupyter's loopback-only Host check is lifted: only the proxy reaches
+/// the socket. `program` is
+/// one word from the settings, quoted for the shell.
+pub fn launcher(program: &str) -> String {
+    let quoted = format!("'{}'", program.replace('\'', r"'\''"));
+    format!(
+        "# an interactive session, started by JPU-Share\n\
+         cd \"$JOB_OUTPUT_DIR\" || exit 1\n\
+         exec {quoted} --no-browser \\\n  \
+           --ServerApp.sock=\"$JOB_OUTPUT_DIR/{socket}\" --ServerApp.sock_mode=0600 \\\n  \
+           --ServerApp.base_url=\"/s/$JOB_ID/\" --ServerApp.root_dir=\"$JOB_OUTPUT_DIR\" \\\n  \
+           --IdentityProvider.token= --ServerApp.password= --ServerApp.quit_button=False \\\n  \
+           --ServerApp.allow_remote_access=True\n",
+        socket = app::SOCKET
+    )
+}
+
+/// Where the proxy sends a request for session `id`: its app, if the
+/// caller owns the session and it is READY. Anyone else — another user,
+/// a colleague, an admin — learns nothing, not even that it exists (404).
+pub async fn target(state: &Services, caller: &Caller, id: i64) -> Result<AppAddress, ServiceError> {
+    let missing = || ServiceError::NotFound("no such session".into());
+    let mut conn = state.db.acquire().await?;
+    let row = db::sessions::reach(&mut conn, id).await?.ok_or_else(missing)?;
+    if row.user_id != caller.user.id {
+        return Err(missing());
+    }
+    match (row.state, row.ready) {
+        (JobState::Running, true) => {}
+        (JobState::Running | JobState::Dispatching | JobState::UserQueueWait | JobState::GlobalQueueWait, _) => {
+            return Err(ServiceError::Conflict(format!("session {id} is not ready yet")))
+        }
+        _ => return Err(ServiceError::NotFound(format!("session {id} has ended"))),
+    }
+    let uid = row.uid.ok_or_else(missing)?;
+    Ok(AppAddress::new(&crate::executor::layout::Layout::new(&state.settings.executor.output_root).output_dir(id), uid))
+}
+
+/// A session as its owner reads it: with when it ends if left idle.
+pub fn with_idle_end(settings: &crate::config::Settings, mut view: JobView) -> JobView {
+    if view.kind != JobKind::Session {
+        return view;
+    }
+    if let Some(s) = view.session.as_mut().filter(|s| s.state == SessionState::Ready) {
+        let idle = settings.sessions.idle_ms();
+        s.idle_ends_at = s
+            .idle_since
+            .as_deref()
+            .and_then(crate::clock::parse_rfc3339_ms)
+            .map(|since| crate::clock::rfc3339(since + idle));
+    }
+    view
+}
+
+/// When each session last saw traffic through the proxy (ms), kept in
+/// memory and written to its job by [`watch`] every few seconds: one
+/// write per session per tick, not one per request.
+#[derive(Default)]
+pub struct Activity {
+    seen: Mutex<HashMap<i64, i64>>,
+}
+
+impl Activity {
+    pub fn touch(&self, id: i64) {
+        let now = crate::clock::now_ms();
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).insert(id, now);
+    }
+
+    /// What was seen since the last call.
+    pub fn take(&self) -> HashMap<i64, i64> {
+        std::mem::take(&mut *self.seen.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
