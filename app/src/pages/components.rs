@@ -1,7 +1,8 @@
 //! Pieces every console page uses: the top bar with navigation and the
-//! signed-in user, and the maintenance banner.
+//! signed-in user, the maintenance banner, times, and the options both
+//! job forms offer.
 
-use crate::api::{cluster_problem, maintenance_status, whoami};
+use crate::api::{cluster_problem, maintenance_status, my_workspaces, whoami};
 use crate::model::error::ConsoleError;
 use crate::model::{MaintenancePhase, MaintenanceView, Viewer};
 use leptos::prelude::*;
@@ -176,5 +177,22 @@ mod time_tests {
         let (shown, exact) = super::utc_texts("2026-12-04T19:07:42.123Z");
         assert_eq!(shown, "2026-12-04 19:07 UTC");
         assert_eq!(exact, "2026-12-04 19:07:42.123 UTC");
+    }
+}
+
+/// The caller's lab's READY workspaces as `<option>`s of a form's
+/// workspace `<select>` (the submit form and "Start a notebook").
+#[component]
+pub fn ReadyWorkspaceOptions() -> impl IntoView {
+    let workspaces = Resource::new(|| (), |_| my_workspaces());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                workspaces.await.unwrap_or_default().into_iter().filter(|w| w.status == "READY").map(|w| {
+                    let label = format!("{} ({})", w.name, w.base_image);
+                    view! { <option value=w.name>{label}</option> }
+                }).collect_view()
+            })}
+        </Suspense>
     }
 }

@@ -165,6 +165,12 @@ pub async fn sync_inventory(
             }
         }
     }
+    for node in inventory {
+        let addr = node.addr.as_deref();
+        sqlx::query!("UPDATE nodes SET addr = ?1 WHERE name = ?2 AND addr IS NOT ?1", addr, node.name)
+            .execute(&mut *conn)
+            .await?;
+    }
     for (name, state) in &known {
         if state != "DOWN" && !inventory.iter().any(|n| &n.name == name) {
             set_node_state(conn, name, "DOWN").await?;

@@ -11,12 +11,17 @@ pub struct Reach {
     pub ready: bool,
     /// The uid the job runs as (its app's socket must be this uid's).
     pub uid: Option<u32>,
+    /// The node it runs on, as the site reaches it (`nodes.addr`, else
+    /// its name).
+    pub node_addr: Option<String>,
 }
 
 pub async fn reach(conn: &mut SqliteConnection, id: i64) -> Result<Option<Reach>, sqlx::Error> {
     let Some(r) = sqlx::query!(
-        r#"SELECT j.user_id, j.state, j.session_ready_at, COALESCE(u.unix_uid, u.allocated_uid) AS "uid?: i64"
-           FROM jobs j JOIN users u ON u.id = j.user_id WHERE j.id = ? AND j.kind = 'session'"#,
+        r#"SELECT j.user_id, j.state, j.session_ready_at, COALESCE(u.unix_uid, u.allocated_uid) AS "uid?: i64",
+                  COALESCE(n.addr, j.node) AS "node_addr?: String"
+           FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN nodes n ON n.name = j.node
+           WHERE j.id = ? AND j.kind = 'session'"#,
         id
     )
     .fetch_optional(&mut *conn)
@@ -25,7 +30,13 @@ pub async fn reach(conn: &mut SqliteConnection, id: i64) -> Result<Option<Reach>
         return Ok(None);
     };
     let state = r.state.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    Ok(Some(Reach { user_id: r.user_id, state, ready: r.session_ready_at.is_some(), uid: r.uid.map(|u| u as u32) }))
+    Ok(Some(Reach {
+        user_id: r.user_id,
+        state,
+        ready: r.session_ready_at.is_some(),
+        uid: r.uid.map(|u| u as u32),
+        node_addr: r.node_addr,
+    }))
 }
 
 /// A running session, as the watcher checks it.
@@ -34,14 +45,15 @@ pub struct Running {
     pub uid: Option<u32>,
     pub ready_at: Option<i64>,
     pub active_at: Option<i64>,
+    pub node_addr: Option<String>,
 }
 
 /// Sessions whose job runs (not those already asked to stop).
 pub async fn running(conn: &mut SqliteConnection) -> Result<Vec<Running>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.session_ready_at, j.session_active_at,
-                  COALESCE(u.unix_uid, u.allocated_uid) AS "uid?: i64"
-           FROM jobs j JOIN users u ON u.id = j.user_id
+                  COALESCE(u.unix_uid, u.allocated_uid) AS "uid?: i64", COALESCE(n.addr, j.node) AS "node_addr?: String"
+           FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN nodes n ON n.name = j.node
            WHERE j.kind = 'session' AND j.state = 'RUNNING'"#
     )
     .fetch_all(&mut *conn)
@@ -53,6 +65,7 @@ pub async fn running(conn: &mut SqliteConnection) -> Result<Vec<Running>, sqlx::
             uid: r.uid.map(|u| u as u32),
             ready_at: r.session_ready_at,
             active_at: r.session_active_at,
+            node_addr: r.node_addr,
         })
         .collect())
 }

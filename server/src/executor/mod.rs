@@ -174,4 +174,6 @@ pub struct NodeInventory {
     /// `(tier name, GPU count)`
     pub gpus: Vec<(String, u32)>,
     pub up: bool,
+    /// Where the site reaches the node (a session's app), if not by name.
+    pub addr: Option<String>,
 }

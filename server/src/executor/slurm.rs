@@ -418,7 +418,10 @@ impl Executor for SlurmExecutor {
     async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {
         let text = self.shared.cli.run("scontrol", &["-d".into(), "show".into(), "node".into(), "-o".into()]).await?;
         Ok(Some(
-            parse_nodes(&text).into_iter().map(|n| NodeInventory { name: n.name, gpus: n.gpus, up: n.up }).collect(),
+            parse_nodes(&text)
+                .into_iter()
+                .map(|n| NodeInventory { name: n.name, gpus: n.gpus, up: n.up, addr: n.addr })
+                .collect(),
         ))
     }
 }

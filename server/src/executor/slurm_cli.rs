@@ -116,6 +116,8 @@ pub struct SlurmNode {
     pub gpus: Vec<(String, u32)>,
     /// Neither down, drained nor failing.
     pub up: bool,
+    /// `NodeAddr`: where the site reaches the node.
+    pub addr: Option<String>,
 }
 
 pub fn parse_nodes(text: &str) -> Vec<SlurmNode> {
@@ -142,7 +144,8 @@ pub fn parse_nodes(text: &str) -> Vec<SlurmNode> {
                 .unwrap_or_default();
             let state = f.get("State").copied().unwrap_or_default();
             let up = !["DOWN", "DRAIN", "FAIL", "NOT_RESPONDING", "UNKNOWN"].iter().any(|bad| state.contains(bad));
-            Some(SlurmNode { name, gpus, up })
+            let addr = f.get("NodeAddr").filter(|a| !a.is_empty() && **a != "(null)").map(|a| a.to_string());
+            Some(SlurmNode { name, gpus, up, addr })
         })
         .collect()
 }
@@ -182,14 +185,23 @@ mod tests {
 
     #[test]
     fn nodes_with_their_gpus_and_health_are_read() {
-        let text = "NodeName=s4090-1 Arch=x86_64 Gres=gpu:rtx4090:2 GresUsed=gpu:rtx4090:1(IDX:0) State=MIXED\n\
+        let text = "NodeName=s4090-1 Arch=x86_64 NodeAddr=10.0.0.41 Gres=gpu:rtx4090:2 GresUsed=gpu:rtx4090:1(IDX:0) State=MIXED\n\
                     NodeName=s3080-1 Gres=gpu:rtx3080ti:2(S:0) State=IDLE+DRAIN\n\
                     NodeName=cpu-1 Gres=(null) State=DOWN*\n";
         let nodes = parse_nodes(text);
-        assert_eq!(nodes[0], SlurmNode { name: "s4090-1".into(), gpus: vec![("rtx4090".into(), 2)], up: true });
+        assert_eq!(
+            nodes[0],
+            SlurmNode {
+                name: "s4090-1".into(),
+                gpus: vec![("rtx4090".into(), 2)],
+                up: true,
+                addr: Some("10.0.0.41".into())
+            }
+        );
         assert_eq!(nodes[1].gpus, vec![("rtx3080ti".to_string(), 2)]);
         assert!(!nodes[1].up);
         assert!(nodes[2].gpus.is_empty() && !nodes[2].up);
+        assert_eq!(nodes[1].addr, None);
     }
 
     #[test]

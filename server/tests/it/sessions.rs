@@ -383,3 +383,69 @@ async fn a_session_counts_toward_the_unfinished_jobs_limit() {
     let listed: Value = app.get(Some(&token), "/v1/jobs?kind=notebook").await.json().await.unwrap();
     assert_eq!(listed["error"]["code"], "VALIDATION", "{listed}");
 }
+
+/// On Slurm the app listens on a port of its node, asking a token the job
+/// drew itself: the proxy reaches it at the node's address from Slurm's
+/// node list and adds the token, which never reaches the browser (the
+/// `/lab` page's config carries it: scrubbed) and without which the port
+/// answers nothing; the kernel runs as the user's Slurm uid.
+#[tokio::test]
+async fn on_slurm_a_notebook_is_reached_on_its_node_with_a_token_the_browser_never_sees() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(jupyter) = jupyter() else { return };
+    let _cluster = crate::slurm::CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm_with(|s| {
+        s.sessions.apps.get_mut("jupyterlab").expect("the default app").command = jupyter;
+    })
+    .await
+    else {
+        return;
+    };
+    let token = app.demo_token().await;
+    let admin = app.admin_token().await;
+    let id = start(&app, &token).await;
+    // a failed assertion must not leave the notebook holding the shared
+    // cluster's GPUs for the Slurm tests after this one
+    struct CancelDemosJobs;
+    impl Drop for CancelDemosJobs {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("scancel").arg("--user=3901").status();
+        }
+    }
+    let _cleanup = CancelDemosJobs;
+    let job = wait_ready(&app, &token, id).await;
+    assert!(job["node"].as_str().is_some_and(|n| n.starts_with('s')), "on a Slurm node: {job}");
+
+    let runtime = app.output_dir(id).join(".jpu-session");
+    let secret = std::fs::read_to_string(runtime.join("token")).expect("the job's token file");
+    assert!(secret.trim().len() >= 32, "{secret:?}");
+    assert_eq!(std::fs::metadata(runtime.join("token")).unwrap().permissions().mode() & 0o077, 0, "the job's alone");
+
+    let page = through(&app, Some(&token), &format!("/s/{id}/lab")).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("JupyterLab") && html.contains(r#""token": """#), "the page's token is scrubbed");
+    assert!(!html.contains(secret.trim()), "the app's token reached the browser");
+
+    // the port itself: nothing without the token
+    let announced = std::fs::read_dir(&runtime)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("jpserver-") && n.ends_with(".json")))
+        .expect("Jupyter's runtime file");
+    let info: Value = serde_json::from_str(&std::fs::read_to_string(announced.path()).unwrap()).unwrap();
+    let direct = format!("http://127.0.0.1:{}/s/{id}/api/kernels", info["port"]);
+    let bare = reqwest::get(&direct).await.unwrap().status();
+    assert_eq!(bare, StatusCode::FORBIDDEN, "the node's port without the token");
+
+    let printed = run_in_kernel(&app, &token, id, "import os\nprint('uid', os.getuid())\n").await;
+    assert!(printed.contains("uid 3901\n"), "the kernel runs as demo's Slurm uid: {printed}");
+    let resp = through(&app, Some(&admin), &format!("/s/{id}/api/status")).await;
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND, "an admin");
+
+    let status = app.cancel(&token, id).await.status();
+    assert!(matches!(status, StatusCode::OK | StatusCode::ACCEPTED), "{status}");
+    let ended = app.wait_job(&token, id, "its end", |j| j["ended_at"].is_string()).await;
+    assert_eq!(ended["state"], "CANCELLED", "{ended}");
+    assert_eq!(through(&app, Some(&token), &format!("/s/{id}/api/status")).await.status(), StatusCode::NOT_FOUND);
+}

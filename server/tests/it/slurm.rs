@@ -11,7 +11,7 @@ use crate::helpers::TestApp;
 use crate::process::ServerProcess;
 
 /// The cluster is shared: one Slurm test at a time.
-static CLUSTER: Mutex<()> = Mutex::const_new(());
+pub static CLUSTER: Mutex<()> = Mutex::const_new(());
 
 const HOLD: &str = r#"echo holding; until [ -e "$JOB_OUTPUT_DIR/release" ]; do sleep 0.1; done"#;
 

@@ -4,10 +4,10 @@
 //! estimated start while it waits, then "Open JupyterLab", the time left
 //! and, in its last ten idle minutes, the warning.
 
-use crate::api::{my_workspaces, session_apps, StartSession};
+use crate::api::{session_apps, StartSession};
 use crate::model::views::{reason_in_words, JobDetail};
 use crate::model::SessionState;
-use crate::pages::components::Time;
+use crate::pages::components::{ReadyWorkspaceOptions, Time};
 use leptos::prelude::*;
 
 /// The form: app, GPUs, time limit, workspace. On success the browser
@@ -16,7 +16,6 @@ use leptos::prelude::*;
 pub fn StartNotebook() -> impl IntoView {
     let start = ServerAction::<StartSession>::new();
     let apps = Resource::new(|| (), |_| session_apps());
-    let workspaces = Resource::new(|| (), |_| my_workspaces());
     let error = move || start.value().get().and_then(|r| r.err()).map(|e| e.message);
     view! {
         <ActionForm action=start attr:class="card form" attr:data-testid="start-notebook">
@@ -41,14 +40,7 @@ pub fn StartNotebook() -> impl IntoView {
             <label for="session-workspace">"Notebook workspace (container image)"</label>
             <select id="session-workspace" name="workspace">
                 <option value="">"none (the node's own JupyterLab)"</option>
-                <Suspense fallback=|| ()>
-                    {move || Suspend::new(async move {
-                        workspaces.await.unwrap_or_default().into_iter().filter(|w| w.status == "READY").map(|w| {
-                            let label = format!("{} ({})", w.name, w.base_image);
-                            view! { <option value=w.name>{label}</option> }
-                        }).collect_view()
-                    })}
-                </Suspense>
+                <ReadyWorkspaceOptions/>
             </select>
             <button type="submit" disabled=move || start.pending().get()>"Start a notebook"</button>
         </ActionForm>

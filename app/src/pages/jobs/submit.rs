@@ -2,9 +2,9 @@
 //! time limit, env, workspace); on success the browser goes to the job.
 //! Below it, "Start a notebook" (an interactive session).
 
-use crate::api::{maintenance_status, my_workspaces, SubmitJob};
+use crate::api::{maintenance_status, SubmitJob};
 use crate::model::MaintenancePhase;
-use crate::pages::components::Layout;
+use crate::pages::components::{Layout, ReadyWorkspaceOptions};
 use crate::pages::jobs::StartNotebook;
 use leptos::prelude::*;
 
@@ -18,7 +18,6 @@ pub fn SubmitPage() -> impl IntoView {
 fn SubmitPageBody() -> impl IntoView {
     let submit = ServerAction::<SubmitJob>::new();
     let maintenance = Resource::new(|| (), |_| maintenance_status());
-    let workspaces = Resource::new(|| (), |_| my_workspaces());
     let script = NodeRef::<leptos::html::Textarea>::new();
     let error = move || submit.value().get().and_then(|r| r.err()).map(|e| e.message);
     // a field's own error goes under it; anything else above the form
@@ -75,14 +74,7 @@ fn SubmitPageBody() -> impl IntoView {
             <label for="workspace">"Workspace (container image)"</label>
             <select id="workspace" name="workspace">
                 <option value="">"none (run on the node)"</option>
-                <Suspense fallback=|| ()>
-                    {move || Suspend::new(async move {
-                        workspaces.await.unwrap_or_default().into_iter().filter(|w| w.status == "READY").map(|w| {
-                            let label = format!("{} ({})", w.name, w.base_image);
-                            view! { <option value=w.name>{label}</option> }
-                        }).collect_view()
-                    })}
-                </Suspense>
+                <ReadyWorkspaceOptions/>
             </select>
             {move || field_error("workspace")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="after">"Run after (e.g. ok:12,any:13 — jobs of your lab; empty = at once)"</label>

@@ -1,51 +1,95 @@
-//! Reaching a session's app: over the Unix socket it listens on in its
-//! job's own output directory (the job has no network of its own, and
-//! the socket's mode is the app's only secret: it asks no token).
+//! Reaching a session's app, on each executor:
 //!
-//! The job owns that directory and could put a link to any other socket
-//! there (Docker's, another user's session): the server is root and
-//! would follow it. So every connection is checked at the other end
-//! (`SO_PEERCRED`): the listening process must run as the job's uid, or
-//! nothing is sent.
+//! - **local**: over the Unix socket it listens on in its job's own output
+//!   directory (the job has no network of its own, and the socket's mode
+//!   is the app's only secret: it asks no token). The job owns that
+//!   directory and could put a link to any other socket there (Docker's,
+//!   another user's session): the server is root and would follow it. So
+//!   every connection is checked at the other end (`SO_PEERCRED`): the
+//!   listening process must run as the job's uid, or nothing is sent.
+//! - **Slurm**: over TCP to the node the job runs on, at the address
+//!   Slurm's node list gives (`nodes.addr`), never one the job chooses.
+//!   Anyone on the cluster can reach that port, so the app asks a token
+//!   the job made itself (0600 in its own directory); the port and token
+//!   are read from the file Jupyter writes there (`jpserver-*.json`). The
+//!   job picks only the port (≥ 1024, on its own node), which gives it
+//!   nothing it could not reach from its own job. The proxy adds the
+//!   token to requests and scrubs it from responses (`/lab` writes it
+//!   into its page), so it never reaches the browser.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
-use tokio::net::UnixStream;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpStream, UnixStream};
 
-/// The socket's name in the job's output directory.
+/// The socket's name in the job's output directory (local executor).
 pub const SOCKET: &str = ".jpu-session.sock";
+/// Jupyter's runtime directory in the job's output directory (Slurm):
+/// the token the job made, and the file where Jupyter says its port.
+pub const RUNTIME_DIR: &str = ".jpu-session";
 
 /// How long one question to the app may take (readiness, kernels).
 const ASK_TIMEOUT: Duration = Duration::from_secs(5);
+/// The runtime file is the job's to write: read no more of it than this.
+const MAX_RUNTIME_FILE: u64 = 64 * 1024;
 
 /// Where a session's app listens and whose it must be.
 #[derive(Debug, Clone)]
-pub struct AppAddress {
-    pub socket: PathBuf,
-    pub uid: u32,
+pub enum AppAddress {
+    /// A Unix socket whose listener must run as `uid`.
+    Socket { socket: PathBuf, uid: u32 },
+    /// A TCP port on `host` (the node's address), announced in `runtime`.
+    Node { host: String, runtime: PathBuf },
+}
+
+/// Anything a connection to the app can be.
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// An open connection, and the token requests on it must carry.
+pub struct Connection {
+    pub stream: Pin<Box<dyn Io>>,
+    pub token: Option<String>,
 }
 
 impl AppAddress {
-    pub fn new(output_dir: &Path, uid: u32) -> Self {
-        Self { socket: output_dir.join(SOCKET), uid }
+    /// The app of the session whose job writes to `output_dir`: on a
+    /// Slurm node (`node_addr`) or over its socket here.
+    pub fn new(output_dir: &Path, uid: u32, node_addr: Option<&str>) -> Self {
+        match node_addr {
+            Some(host) => Self::Node { host: host.to_string(), runtime: output_dir.join(RUNTIME_DIR) },
+            None => Self::Socket { socket: output_dir.join(SOCKET), uid },
+        }
     }
 
     /// A connection to the app, once its listener is known to be the
-    /// job's own.
-    pub async fn connect(&self) -> std::io::Result<UnixStream> {
-        let stream = UnixStream::connect(&self.socket).await?;
-        let peer = stream.peer_cred()?;
-        if peer.uid() != self.uid {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!("the socket's listener runs as uid {}, not the session's {}", peer.uid(), self.uid),
-            ));
+    /// job's own (socket) or its node's (TCP).
+    pub async fn connect(&self) -> std::io::Result<Connection> {
+        match self {
+            Self::Socket { socket, uid } => {
+                let stream = UnixStream::connect(socket).await?;
+                let peer = stream.peer_cred()?;
+                if peer.uid() != *uid {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        format!("the socket's listener runs as uid {}, not the session's {uid}", peer.uid()),
+                    ));
+                }
+                Ok(Connection { stream: Box::pin(stream), token: None })
+            }
+            Self::Node { host, runtime } => {
+                let (port, token) = announced(runtime).await?;
+                let stream = TcpStream::connect((host.as_str(), port)).await?;
+                stream.set_nodelay(true)?;
+                Ok(Connection { stream: Box::pin(stream), token: Some(token) })
+            }
         }
-        Ok(stream)
     }
 
     /// `GET path` from the app, as JSON; `None` when it does not answer
@@ -55,16 +99,67 @@ impl AppAddress {
     }
 
     async fn get_json_now(&self, path: &str) -> Option<serde_json::Value> {
-        let stream = self.connect().await.ok()?;
+        let Connection { stream, token } = self.connect().await.ok()?;
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.ok()?;
         let driver = tokio::spawn(connection);
-        let request = hyper::Request::get(path).header("host", "localhost").body(Empty::<Bytes>::new()).ok()?;
-        let response = sender.send_request(request).await.ok()?;
+        let mut request = hyper::Request::get(path).header("host", "localhost");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("token {token}"));
+        }
+        let response = sender.send_request(request.body(Empty::<Bytes>::new()).ok()?).await.ok()?;
         let ok = response.status() == hyper::StatusCode::OK;
         let body = response.into_body().collect().await.ok()?.to_bytes();
         driver.abort();
         ok.then(|| serde_json::from_slice(&body).ok()).flatten()
     }
+}
+
+/// The port and token Jupyter announced in `runtime/jpserver-*.json`
+/// (the newest, if a restarted app left an old one).
+async fn announced(runtime: &Path) -> std::io::Result<(u16, String)> {
+    let runtime = runtime.to_path_buf();
+    tokio::task::spawn_blocking(move || read_announced(&runtime))
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+}
+
+fn read_announced(runtime: &Path) -> std::io::Result<(u16, String)> {
+    use std::io::Read;
+    let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(runtime)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        // a link could point the server (root) at any file: plain files only
+        let meta = entry.metadata()?;
+        if !(name.starts_with("jpserver-") && name.ends_with(".json") && meta.file_type().is_file()) {
+            continue;
+        }
+        let at = meta.modified()?;
+        if newest.as_ref().is_none_or(|(t, _)| at > *t) {
+            newest = Some((at, entry.path()));
+        }
+    }
+    let (_, path) = newest.ok_or_else(|| invalid("the app has not announced its port yet"))?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)?;
+    let mut text = String::new();
+    file.take(MAX_RUNTIME_FILE).read_to_string(&mut text)?;
+    parse_announced(&text).ok_or_else(|| invalid("the app's runtime file names no usable port and token"))
+}
+
+/// `{"port": …, "token": …}` with an unprivileged port and a token of
+/// the characters a header and a scrub can carry.
+fn parse_announced(text: &str) -> Option<(u16, String)> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let port = u16::try_from(value.get("port")?.as_u64()?).ok().filter(|p| *p >= 1024)?;
+    let token = value.get("token")?.as_str()?;
+    let fine =
+        (16..=256).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+    fine.then(|| (port, token.to_string()))
 }
 
 /// Whether the app answers as Jupyter does at `{base}api/status`.
@@ -78,4 +173,25 @@ pub async fn answers(app: &AppAddress, base: &str) -> bool {
 pub async fn kernel_busy(app: &AppAddress, base: &str) -> Option<bool> {
     let kernels = app.get_json(&format!("{base}api/kernels")).await?;
     Some(kernels.as_array()?.iter().any(|k| k.get("execution_state").and_then(|s| s.as_str()) == Some("busy")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_unprivileged_port_and_a_plain_token_are_taken() {
+        let ok = r#"{"port": 40123, "token": "0123456789abcdef0123", "pid": 7}"#;
+        assert_eq!(parse_announced(ok), Some((40123, "0123456789abcdef0123".into())));
+        for bad in [
+            r#"{"port": 22, "token": "0123456789abcdef0123"}"#,
+            r#"{"port": 70000, "token": "0123456789abcdef0123"}"#,
+            r#"{"port": 40123, "token": "short"}"#,
+            r#"{"port": 40123, "token": "0123456789abcdef\r\nX-Evil: 1"}"#,
+            r#"{"port": 40123}"#,
+            "not json",
+        ] {
+            assert_eq!(parse_announced(bad), None, "{bad}");
+        }
+    }
 }

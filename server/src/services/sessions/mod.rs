@@ -45,11 +45,6 @@ pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result
         }
         .into());
     };
-    if settings.executor.kind == ExecutorKind::Slurm {
-        return Err(ServiceError::Conflict(
-            "interactive sessions run on the local executor only for now; this site schedules on Slurm".into(),
-        ));
-    }
     let time_limit_minutes = match body.time_limit_minutes {
         None => None,
         Some(m) if (1..=i64::from(u32::MAX)).contains(&m) => Some(m as u32),
@@ -72,7 +67,7 @@ pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result
     };
     let job = ValidSubmit {
         name: JobName::parse(&format!("{} session", body.app))?,
-        command: Command::parse(&launcher(&app.command))?,
+        command: Command::parse(&launcher(&app.command, settings.executor.kind))?,
         num_gpus: NumGpus::parse(body.num_gpus)?,
         workspace: body.workspace.filter(|w| !w.is_empty()),
         time_limit_minutes,
@@ -88,25 +83,44 @@ pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result
     }
 }
 
-/// The job's script: the app, listening only on a Unix socket in the
-/// job's own directory (mode 0600), under `/s/{id}/`, asking no token —
-/// so no secret exists that a page could show the browser. Requests
-/// carry the site's own `Host` (Jupyter compares it with `Origin`), so
-/// Jupyter's loopback-only Host check is lifted: only the proxy reaches
-/// the socket. `program` is
-/// one word from the settings, quoted for the shell.
-pub fn launcher(program: &str) -> String {
+/// The job's script: the app under `/s/{id}/`, reachable as app.rs says
+/// for each executor. `program` is one word from the settings, quoted
+/// for the shell. Requests carry the site's own `Host` (Jupyter compares
+/// it with `Origin`), so Jupyter's loopback-only Host check is lifted.
+///
+/// - local: listening only on a Unix socket in the job's own directory
+///   (mode 0600), asking no token — so no secret exists that a page
+///   could show the browser;
+/// - Slurm: on a port of its node, asking a token the job draws itself
+///   into a 0600 file (given by file, so Jupyter neither prints it to the
+///   log nor shows it in `ps`); Jupyter announces port and token in its
+///   runtime directory, where the server reads them.
+pub fn launcher(program: &str, executor: ExecutorKind) -> String {
     let quoted = format!("'{}'", program.replace('\'', r"'\''"));
-    format!(
-        "# an interactive session, started by JPU-Share\n\
-         cd \"$JOB_OUTPUT_DIR\" || exit 1\n\
-         exec {quoted} --no-browser \\\n  \
-           --ServerApp.sock=\"$JOB_OUTPUT_DIR/{socket}\" --ServerApp.sock_mode=0600 \\\n  \
-           --ServerApp.base_url=\"/s/$JOB_ID/\" --ServerApp.root_dir=\"$JOB_OUTPUT_DIR\" \\\n  \
-           --IdentityProvider.token= --ServerApp.password= --ServerApp.quit_button=False \\\n  \
-           --ServerApp.allow_remote_access=True\n",
-        socket = app::SOCKET
-    )
+    let common = "--ServerApp.base_url=\"/s/$JOB_ID/\" --ServerApp.root_dir=\"$JOB_OUTPUT_DIR\" \\\n  \
+                  --ServerApp.password= --ServerApp.quit_button=False --ServerApp.allow_remote_access=True";
+    match executor {
+        ExecutorKind::Slurm => format!(
+            "# an interactive session, started by JPU-Share\n\
+             cd \"$JOB_OUTPUT_DIR\" || exit 1\n\
+             umask 077\n\
+             export JUPYTER_RUNTIME_DIR=\"$JOB_OUTPUT_DIR/{runtime}\"\n\
+             export JUPYTER_TOKEN_FILE=\"$JUPYTER_RUNTIME_DIR/token\"\n\
+             mkdir -p \"$JUPYTER_RUNTIME_DIR\" && rm -f \"$JUPYTER_RUNTIME_DIR\"/jpserver-*.json || exit 1\n\
+             head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > \"$JUPYTER_TOKEN_FILE\" || exit 1\n\
+             exec {quoted} --no-browser --ServerApp.ip=0.0.0.0 --ServerApp.port=0 --ServerApp.port_retries=0 \\\n  \
+               {common}\n",
+            runtime = app::RUNTIME_DIR
+        ),
+        _ => format!(
+            "# an interactive session, started by JPU-Share\n\
+             cd \"$JOB_OUTPUT_DIR\" || exit 1\n\
+             exec {quoted} --no-browser \\\n  \
+               --ServerApp.sock=\"$JOB_OUTPUT_DIR/{socket}\" --ServerApp.sock_mode=0600 \\\n  \
+               --IdentityProvider.token= {common}\n",
+            socket = app::SOCKET
+        ),
+    }
 }
 
 /// Where the proxy sends a request for session `id`: its app, if the
@@ -127,7 +141,21 @@ pub async fn target(state: &Services, caller: &Caller, id: i64) -> Result<AppAdd
         _ => return Err(ServiceError::NotFound(format!("session {id} has ended"))),
     }
     let uid = row.uid.ok_or_else(missing)?;
-    Ok(AppAddress::new(&crate::executor::layout::Layout::new(&state.settings.executor.output_root).output_dir(id), uid))
+    let layout = crate::executor::layout::Layout::new(&state.settings.executor.output_root);
+    Ok(address(&state.settings, &layout, id, uid, row.node_addr.as_deref()))
+}
+
+/// Where session `id`'s app listens on this site's executor: a socket
+/// in its directory here, or a port on its Slurm node (app.rs says why).
+pub fn address(
+    settings: &crate::config::Settings,
+    layout: &crate::executor::layout::Layout,
+    id: i64,
+    uid: u32,
+    node_addr: Option<&str>,
+) -> AppAddress {
+    let on_node = node_addr.filter(|_| settings.executor.kind == ExecutorKind::Slurm);
+    AppAddress::new(&layout.output_dir(id), uid, on_node)
 }
 
 /// A session as its owner reads it: with when it ends if left idle.

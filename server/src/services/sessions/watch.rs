@@ -14,7 +14,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::app::{self, AppAddress};
+use super::app;
 use super::Activity;
 use crate::clock::now_ms;
 use crate::config::Settings;
@@ -77,7 +77,7 @@ async fn tick(
     let idle_ms = settings.sessions.idle_ms();
     for session in running {
         let Some(uid) = session.uid else { continue };
-        let app = AppAddress::new(&layout.output_dir(session.id), uid);
+        let app = super::address(settings, layout, session.id, uid, session.node_addr.as_deref());
         let base = format!("/s/{}/", session.id);
         // 2. STARTING → READY
         if session.ready_at.is_none() {

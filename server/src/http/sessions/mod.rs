@@ -14,7 +14,11 @@
 //!   are not), so a window a session opens on the console is cut off;
 //!   console pages cannot be framed at all;
 //! - a WebSocket must come from the console's origin; `Service-Worker-Allowed`
-//!   from the app is dropped (a worker stays within `/s/{id}/`).
+//!   from the app is dropped (a worker stays within `/s/{id}/`);
+//! - an app that asks a token (on Slurm) gets it from here, and it is
+//!   scrubbed from every response ([`scrub`]).
+
+mod scrub;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -100,7 +104,7 @@ async fn forward(
     app: sessions::app::AppAddress,
     mut req: Request,
 ) -> Result<Response, String> {
-    let stream = app.connect().await.map_err(|e| e.to_string())?;
+    let sessions::app::Connection { stream, token } = app.connect().await.map_err(|e| e.to_string())?;
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| e.to_string())?;
     tokio::spawn(connection.with_upgrades());
@@ -108,6 +112,11 @@ async fn forward(
     let host = req.headers().get(header::HOST).cloned();
     let (mut parts, body) = req.into_parts();
     strip_console_credentials(&mut parts.headers);
+    if let Some(token) = &token {
+        let value = HeaderValue::from_str(&format!("token {token}")).map_err(|e| e.to_string())?;
+        parts.headers.insert(header::AUTHORIZATION, value);
+        parts.headers.remove(header::ACCEPT_ENCODING);
+    }
     parts.extensions = Default::default();
     let upstream = hyper::Request::from_parts(parts, body);
     let mut response = sender.send_request(upstream).await.map_err(|e| e.to_string())?;
@@ -132,7 +141,15 @@ async fn forward(
     }
     let (mut parts, body) = response.into_parts();
     confine(&mut parts.headers, &base, host.as_ref(), state.settings.server.public_url.starts_with("https://"));
-    Ok(Response::from_parts(parts, Body::new(body)))
+    let body = match token {
+        Some(token) => {
+            // the scrub may shorten it
+            parts.headers.remove(header::CONTENT_LENGTH);
+            scrub::scrub(Body::new(body), token)
+        }
+        None => Body::new(body),
+    };
+    Ok(Response::from_parts(parts, body))
 }
 
 /// The app sees neither the console's session cookie nor a token.
