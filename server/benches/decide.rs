@@ -91,6 +91,7 @@ fn bench(c: &mut Criterion) {
     planned.mode = PolicyMode::Planned {
         depth: 100,
         max_wait_ms: i64::from(jpu_share::config::DEFAULT_MAX_WAIT_HOURS) * 3_600_000,
+        lift_percent: jpu_share::config::DEFAULT_LIFT_PERCENT,
     };
     let plan = decide(&planned);
     assert!(plan.waiting.iter().any(|w| matches!(w.reason, PendingReason::Planned { .. })));

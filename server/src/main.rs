@@ -33,9 +33,12 @@ enum Command {
         /// CSV trace (job_id,submit_time_s,duration_s,num_gpus,user,group,gpu_type).
         #[arg(long)]
         trace: PathBuf,
-        /// Cluster: NODESxGPUS:TIER[,…], e.g. 64x8:v100.
-        #[arg(long)]
-        cluster: String,
+        /// Cluster: NODESxGPUS:TIER[,…], e.g. 64x8:v100. Repeat (or repeat
+        /// --time-limit) for a load sweep: every cluster under every limit
+        /// model, each point's report in its own folder, and one table and
+        /// chart (sweep.json, report.html).
+        #[arg(long = "cluster", required = true)]
+        clusters: Vec<String>,
         /// jpu, planned, fifo, easy or fairshare-greedy; repeat to compare.
         #[arg(long = "policy", required = true)]
         policies: Vec<String>,
@@ -58,15 +61,20 @@ enum Command {
         #[arg(long, default_value_t = 2.0)]
         overestimate: f64,
         /// The limits users set, for `planned`: `xF` (runtime × F) or `user`
-        /// (runtime rounded up to 1, 2, 4, 8, 12, 24, 48, 72 h).
-        #[arg(long, default_value = "x2")]
-        time_limit: String,
+        /// (runtime rounded up to 1, 2, 4, 8, 12, 24, 48, 72 h). Repeat for a
+        /// sweep.
+        #[arg(long = "time-limit", default_value = "x2")]
+        time_limits: Vec<String>,
         /// `planned`: jobs at the head of the order with a planned start.
         #[arg(long, default_value_t = 100)]
         plan_depth: usize,
         /// `planned`: a job waiting longer goes ahead of fair share.
         #[arg(long, default_value_t = jpu_share::config::DEFAULT_MAX_WAIT_HOURS)]
         max_wait_hours: u32,
+        /// `planned`: overdue jobs go ahead of fair share only while they
+        /// use at most this share (%) of the GPUs (the oldest first).
+        #[arg(long, default_value_t = jpu_share::config::DEFAULT_LIFT_PERCENT)]
+        lift_percent: u32,
         /// Measure the start-time forecast for jpu and planned (a second,
         /// slower replay asking it about every job).
         #[arg(long)]
@@ -107,7 +115,7 @@ fn main() -> ExitCode {
         Command::Serve { config } => runtime.block_on(serve(config)),
         Command::Sim {
             trace,
-            cluster,
+            clusters,
             policies,
             out,
             cycle_ms,
@@ -115,25 +123,27 @@ fn main() -> ExitCode {
             charge,
             user_limit,
             overestimate,
-            time_limit,
             plan_depth,
             forecast,
             forecast_margin,
             max_wait_hours,
+            lift_percent,
             backfill,
             backfill_min_idle_s,
             backfill_gpus_per_instance,
+            time_limits,
         } => {
-            let time_limit = match time_limit.as_str() {
-                "user" => jpu_share::sim::engine::TimeLimitModel::User,
-                other => match other.strip_prefix('x').and_then(|f| f.parse::<f64>().ok()).filter(|f| *f >= 1.0) {
-                    Some(factor) => jpu_share::sim::engine::TimeLimitModel::Times(factor),
+            let mut models = Vec::new();
+            for text in &time_limits {
+                match jpu_share::sim::sweep::parse_time_limit(text) {
+                    Some(model) => models.push(model),
                     None => {
-                        eprintln!("error: --time-limit must be `user` or `xF` with F ≥ 1 (e.g. x2), not `{other}`");
+                        eprintln!("error: {}", jpu_share::sim::SimError::TimeLimit(text.clone()));
                         return ExitCode::from(2);
                     }
-                },
-            };
+                }
+            }
+            let time_limit = models[0];
             let backfill = backfill.then_some(jpu_share::policy::backfill::BackfillPolicy {
                 enabled: true,
                 min_idle_ms: backfill_min_idle_s.max(0) * 1000,
@@ -141,7 +151,7 @@ fn main() -> ExitCode {
             });
             let args = jpu_share::sim::SimArgs {
                 trace,
-                cluster,
+                cluster: clusters[0].clone(),
                 policies,
                 out,
                 options: jpu_share::sim::engine::Options {
@@ -157,7 +167,24 @@ fn main() -> ExitCode {
                 plan_depth,
                 forecast,
                 max_wait_hours,
+                lift_percent,
             };
+            if clusters.len() > 1 || time_limits.len() > 1 {
+                return match jpu_share::sim::sweep::run(&args, &clusters, &time_limits) {
+                    Ok(points) => {
+                        print!("{}", jpu_share::sim::sweep::table(&points));
+                        println!(
+                            "wrote {}/sweep.json and report.html (each point's report in its folder)",
+                            args.out.display()
+                        );
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        ExitCode::FAILURE
+                    }
+                };
+            }
             match jpu_share::sim::run(&args) {
                 Ok(reports) => {
                     println!(

@@ -14,7 +14,9 @@ use super::usage;
 pub fn decide(snap: &Snapshot) -> Plan {
     match snap.mode {
         PolicyMode::Seed => decide_seed(snap),
-        PolicyMode::Planned { depth, max_wait_ms } => super::planned::decide(snap, depth, max_wait_ms),
+        PolicyMode::Planned { depth, max_wait_ms, lift_percent } => {
+            super::planned::decide(snap, depth, max_wait_ms, lift_percent)
+        }
     }
 }
 

@@ -150,8 +150,11 @@ pub enum PolicyMode {
     Planned {
         /// Jobs at the head of the fair-share order that get a planned start.
         depth: usize,
-        /// Jobs that waited longer go ahead of fair-share, oldest first.
+        /// Jobs that waited longer go ahead of fair-share, oldest first…
         max_wait_ms: Millis,
+        /// …as many as fit in this share of the cluster's GPUs (%, at
+        /// least one job): the rest keep the fair-share order.
+        lift_percent: u32,
     },
 }
 

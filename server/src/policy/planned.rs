@@ -14,7 +14,7 @@
 //! the plan is never delayed by a job behind it.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashSet};
 
 use app::model::MaintenancePhase;
 
@@ -29,12 +29,13 @@ use super::usage;
 /// may use it anyway, up to the planned start).
 pub const HOLD_AHEAD_MS: Millis = 10 * 60_000;
 
-pub(super) fn decide(snap: &Snapshot, depth: usize, max_wait_ms: Millis) -> Plan {
+pub(super) fn decide(snap: &Snapshot, depth: usize, max_wait_ms: Millis, lift_percent: u32) -> Plan {
     let mut plan = Plan::default();
     let dispatching = advance_maintenance(snap, &mut plan) == MaintenancePhase::Normal;
     let mut queue: Vec<QueuedJob> = snap.queue.clone();
     promote(snap, &mut plan, &mut queue);
-    let queue = overdue_first(fair_share_order(snap, queue), snap.now_ms, max_wait_ms);
+    let lift = lift_gpus(snap, lift_percent);
+    let queue = overdue_first(fair_share_order(snap, queue), snap.now_ms, max_wait_ms, lift);
     let mut time = Timeline::new(snap);
     for (pos, mut job) in queue.into_iter().enumerate() {
         let rank = pos as u32 + 1;
@@ -52,14 +53,44 @@ pub(super) fn decide(snap: &Snapshot, depth: usize, max_wait_ms: Millis) -> Plan
     plan
 }
 
-/// Jobs that waited `max_wait_ms` or longer go first, oldest first; the
-/// rest keep the fair-share order.
-fn overdue_first(queue: Vec<QueuedJob>, now: Millis, max_wait_ms: Millis) -> Vec<QueuedJob> {
-    let (mut overdue, rest): (Vec<QueuedJob>, Vec<QueuedJob>) =
-        queue.into_iter().partition(|j| now - j.queue_entered_at_ms >= max_wait_ms);
-    overdue.sort_by_key(|j| (j.queue_entered_at_ms, j.id));
-    overdue.extend(rest);
-    overdue
+/// How many GPUs' worth of overdue jobs may go ahead of fair share:
+/// `lift_percent` of the cluster's GPUs, rounded up.
+pub(super) fn lift_gpus(snap: &Snapshot, lift_percent: u32) -> u64 {
+    let gpus: u64 = snap.placements.iter().filter(|p| p.usable).map(|p| u64::from(p.capacity)).sum();
+    (gpus * u64::from(lift_percent)).div_ceil(100)
+}
+
+/// Jobs that waited `max_wait_ms` or longer go first, oldest first — but
+/// only the oldest whose GPUs together fit in `lift` (always at least the
+/// oldest one); the rest keep the fair-share order. Under sustained
+/// overload most jobs pass any fixed wait: lifting them all would turn
+/// the order into first-come, first-served (measured: median wait from
+/// minutes to days). Lifting a bounded share still starts every job in
+/// bounded time — the oldest overdue job is always first — while light
+/// labs' small jobs keep going first among the rest.
+pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, max_wait_ms: Millis, lift: u64) -> Vec<QueuedJob> {
+    let mut overdue: Vec<(Millis, JobId, u64)> = queue
+        .iter()
+        .filter(|j| now - j.queue_entered_at_ms >= max_wait_ms)
+        .map(|j| (j.queue_entered_at_ms, j.id, u64::from(j.num_gpus)))
+        .collect();
+    if overdue.is_empty() {
+        return queue;
+    }
+    overdue.sort_unstable();
+    let mut lifted: HashSet<JobId> = HashSet::new();
+    let mut used = 0u64;
+    for (_, id, n) in overdue {
+        if !lifted.is_empty() && used + n > lift {
+            break;
+        }
+        used += n;
+        lifted.insert(id);
+    }
+    let (mut first, rest): (Vec<QueuedJob>, Vec<QueuedJob>) = queue.into_iter().partition(|j| lifted.contains(&j.id));
+    first.sort_by_key(|j| (j.queue_entered_at_ms, j.id));
+    first.extend(rest);
+    first
 }
 
 /// Brings a held job's accrued cost up to now; returns the slot it holds

@@ -269,7 +269,7 @@ proptest! {
 
     #[test]
     fn the_planned_policy_keeps_its_guarantees_and_charges_every_held_second(s in scenario(120_000)) {
-        let mode = PolicyMode::Planned { depth: 6, max_wait_ms: 30 * 60_000 };
+        let mode = PolicyMode::Planned { depth: 6, max_wait_ms: 30 * 60_000, lift_percent: 25 };
         let (w, integral) = run_mode(&s, mode, false, &[])?;
         let charged: f64 = w.ledger.iter().map(|c| c.amount).sum();
         prop_assert!((charged - integral).abs() <= 1e-6 * integral.max(1.0),

@@ -20,6 +20,7 @@ struct Workload {
     jobs: Vec<(Millis, u32, Millis)>,
     depth: usize,
     max_wait_ms: Millis,
+    lift_percent: u32,
 }
 
 fn tiers() -> Vec<TierInfo> {
@@ -51,15 +52,23 @@ fn workload() -> impl Strategy<Value = Workload> {
     });
     let job =
         (0i64..1_200_000, prop_oneof![4 => Just(1u32), 2 => Just(2), 1 => Just(4), 1 => Just(8)], 60_000i64..7_200_000);
-    (placements, prop::collection::vec(job, 5..60), 1usize..12, prop_oneof![Just(Millis::MAX), 600_000i64..7_200_000])
-        .prop_map(|(placements, jobs, depth, max_wait_ms)| Workload { placements, jobs, depth, max_wait_ms })
+    let waits = prop_oneof![Just(Millis::MAX), 600_000i64..7_200_000];
+    (placements, prop::collection::vec(job, 5..60), 1usize..12, waits, 0u32..=100).prop_map(
+        |(placements, jobs, depth, max_wait_ms, lift_percent)| Workload {
+            placements,
+            jobs,
+            depth,
+            max_wait_ms,
+            lift_percent,
+        },
+    )
 }
 
 /// Each job's first planned start and its actual start, replayed event by
 /// event (arrivals, ends, planned starts).
 fn replay(w: &Workload) -> (HashMap<JobId, Millis>, HashMap<JobId, Millis>) {
     let mut world = World::new(tiers(), w.placements.clone());
-    world.mode = PolicyMode::Planned { depth: w.depth, max_wait_ms: w.max_wait_ms };
+    world.mode = PolicyMode::Planned { depth: w.depth, max_wait_ms: w.max_wait_ms, lift_percent: w.lift_percent };
     world.default_max_concurrent = u32::MAX;
     let mut arrivals: Vec<(Millis, JobId, u32, Millis)> = Vec::new();
     let mut at = 0;

@@ -8,7 +8,7 @@ use super::*;
 const NOW: Millis = 10 * MIN;
 
 fn planned(mut snap: Snapshot, depth: usize, busy: &[(&str, u32, Millis)]) -> Snapshot {
-    snap.mode = PolicyMode::Planned { depth, max_wait_ms: 1_000 * MIN };
+    snap.mode = PolicyMode::Planned { depth, max_wait_ms: 1_000 * MIN, lift_percent: 100 };
     snap.busy_until = busy
         .iter()
         .map(|&(node, gpu, until)| BusyGpu { node: node.into(), tier: "rtx4090".into(), gpu, until_ms: until })
@@ -104,11 +104,42 @@ fn held_gpus_never_go_to_later_jobs() {
 fn a_job_waiting_past_max_wait_goes_first() {
     let queue = vec![limit(job(1, KDG, 1, 0), 60), limit(job(2, BCG, 1, NOW - MIN), 60)];
     let snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0), (KDG, 1_000.0)], queue);
-    let fair = decide(&Snapshot { mode: PolicyMode::Planned { depth: 10, max_wait_ms: 60 * MIN }, ..snap.clone() });
+    let fair = decide(&Snapshot {
+        mode: PolicyMode::Planned { depth: 10, max_wait_ms: 60 * MIN, lift_percent: 100 },
+        ..snap.clone()
+    });
     assert!(dispatch_of(&fair, 2).is_some(), "fair share: the low-usage lab first");
-    let overdue = decide(&Snapshot { mode: PolicyMode::Planned { depth: 10, max_wait_ms: 5 * MIN }, ..snap });
+    let overdue =
+        decide(&Snapshot { mode: PolicyMode::Planned { depth: 10, max_wait_ms: 5 * MIN, lift_percent: 100 }, ..snap });
     assert!(dispatch_of(&overdue, 1).is_some(), "job 1 waited 10 min, past 5");
     assert_eq!(waiting_of(&overdue, 2).rank, 2);
+}
+
+/// Overdue jobs go first, oldest first, only while their GPUs fit in the
+/// lift: under overload the rest keep the fair-share order (§11).
+#[test]
+fn overdue_jobs_are_lifted_only_within_the_bound() {
+    // in fair-share order: a fresh job of a light lab, then the heavy
+    // lab's three overdue ones (oldest: the 8-GPU job 2)
+    let queue = || vec![job(1, BCG, 1, NOW), job(2, KDG, 8, 0), job(3, KDG, 8, MIN), job(4, KDG, 1, 2 * MIN)];
+    for (lift, order) in [
+        (100, [2, 3, 4, 1]),
+        (17, [2, 3, 4, 1]),
+        (16, [2, 3, 1, 4]),
+        (9, [2, 1, 3, 4]),
+        (8, [2, 1, 3, 4]),
+        (0, [2, 1, 3, 4]), // the oldest always: every job starts in bounded time
+    ] {
+        let got: Vec<JobId> = planned::overdue_first(queue(), NOW, 5 * MIN, lift).into_iter().map(|j| j.id).collect();
+        assert_eq!(got, order, "lift {lift} GPUs");
+    }
+    let none_overdue: Vec<JobId> =
+        planned::overdue_first(queue(), NOW, 60 * MIN, 0).into_iter().map(|j| j.id).collect();
+    assert_eq!(none_overdue, [1, 2, 3, 4]);
+    let cluster = snapshot(vec![state("a", "rtx4090", 8, &[]), state("b", "rtx4090", 8, &[])], &[], vec![]);
+    for (percent, gpus) in [(0, 0), (10, 2), (50, 8), (100, 16)] {
+        assert_eq!(planned::lift_gpus(&cluster, percent), gpus, "{percent} %");
+    }
 }
 
 /// The planned reason reads with its place, time and hold.

@@ -37,6 +37,7 @@ pub enum Policy {
     Planned {
         depth: usize,
         max_wait_ms: i64,
+        lift_percent: u32,
     },
 }
 
@@ -433,8 +434,8 @@ fn run(
         Policy::Jpu { .. } | Policy::Planned { .. } => {
             let live_charge = matches!(policy, Policy::Jpu { live_charge: true });
             let mut world = World::new(tiers.to_vec(), placements.to_vec());
-            if let Policy::Planned { depth, max_wait_ms } = policy {
-                world.mode = crate::policy::PolicyMode::Planned { depth, max_wait_ms };
+            if let Policy::Planned { depth, max_wait_ms, lift_percent } = policy {
+                world.mode = crate::policy::PolicyMode::Planned { depth, max_wait_ms, lift_percent };
             }
             // without a limit, each trace user may have every job in the global queue
             world.default_max_concurrent = opts.user_limit.unwrap_or(u32::MAX);
@@ -699,7 +700,10 @@ mod tests {
     fn the_forecast_is_asked_at_submission_and_an_hour_before_the_start() {
         let (tiers, places) = cluster::parse("1x1:v100").unwrap();
         let trace = [job(0, 0, 7200, 1, "a"), job(1, 1, 100, 1, "b")];
-        for policy in [Policy::Jpu { live_charge: false }, Policy::Planned { depth: 100, max_wait_ms: i64::MAX }] {
+        for policy in [
+            Policy::Jpu { live_charge: false },
+            Policy::Planned { depth: 100, max_wait_ms: i64::MAX, lift_percent: 100 },
+        ] {
             let shown = |start: i64, asked: i64| Estimate::At(start + with_margin(start - asked));
             for (factor, start) in [(1.0, 7_200_000), (2.0, 14_400_000)] {
                 let (at_submit, before) = (shown(start, 30_000), shown(start, 3_600_000));

@@ -2,7 +2,8 @@
 //! function the server runs, in virtual time, next to the baselines
 //! operators would otherwise use, and writes `report.json` (deterministic),
 //! `report.html` (self-contained charts) and `timing.json` (wall-clock
-//! decision times) to the output directory.
+//! decision times) to the output directory; [`sweep`] does that over
+//! several cluster sizes and limit models at once.
 
 pub mod baselines;
 pub mod cluster;
@@ -10,6 +11,7 @@ pub mod engine;
 pub mod forecast;
 pub mod html;
 pub mod metrics;
+pub mod sweep;
 pub mod trace;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +31,8 @@ pub enum SimError {
     Cluster(#[from] cluster::SpecError),
     #[error("unknown policy `{0}` (use jpu, planned, fifo, easy or fairshare-greedy)")]
     Policy(String),
+    #[error("--time-limit must be `user` or `xF` with F ≥ 1 (e.g. x2), not `{0}`")]
+    TimeLimit(String),
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
 }
@@ -47,6 +51,8 @@ pub struct SimArgs {
     /// goes ahead of fair share.
     pub plan_depth: usize,
     pub max_wait_hours: u32,
+    /// `planned`: the share of the GPUs (%) overdue jobs may be lifted for.
+    pub lift_percent: u32,
     /// Measure the start-time forecast (a second replay of `jpu` and
     /// `planned` that asks it about every job).
     pub forecast: bool,
@@ -84,9 +90,11 @@ fn parse_policy(name: &str, args: &SimArgs) -> Result<Policy, SimError> {
         "fifo" => Policy::Fifo,
         "easy" => Policy::Easy { overestimate: args.overestimate },
         "fairshare-greedy" => Policy::FairshareGreedy,
-        "planned" => {
-            Policy::Planned { depth: args.plan_depth, max_wait_ms: i64::from(args.max_wait_hours) * 3_600_000 }
-        }
+        "planned" => Policy::Planned {
+            depth: args.plan_depth,
+            max_wait_ms: i64::from(args.max_wait_hours) * 3_600_000,
+            lift_percent: args.lift_percent,
+        },
         other => return Err(SimError::Policy(other.to_string())),
     })
 }
@@ -97,6 +105,12 @@ fn write(path: &Path, text: &str) -> Result<(), SimError> {
 
 /// Runs every requested policy; returns the reports (also written to `out`).
 pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
+    run_with(args, true)
+}
+
+/// [`run`], with progress bars or without (a sweep runs points side by
+/// side and says when each ends instead).
+pub fn run_with(args: &SimArgs, bars: bool) -> Result<Vec<metrics::PolicyReport>, SimError> {
     let file =
         std::fs::File::open(&args.trace).map_err(|source| SimError::Open { path: args.trace.clone(), source })?;
     let jobs = trace::read(std::io::BufReader::new(file))?;
@@ -107,7 +121,7 @@ pub fn run(args: &SimArgs) -> Result<Vec<metrics::PolicyReport>, SimError> {
     let mut reports = Vec::new();
     let mut timings = Vec::new();
     for policy in policies {
-        let bar = indicatif::ProgressBar::new(jobs.len() as u64);
+        let bar = if bars { indicatif::ProgressBar::new(jobs.len() as u64) } else { indicatif::ProgressBar::hidden() };
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{prefix:>18} [{bar:40}] {pos}/{len} jobs {elapsed_precise} (eta {eta})",
@@ -207,6 +221,7 @@ mod tests {
                 overestimate: 2.0,
                 plan_depth: 100,
                 max_wait_hours: 72,
+                lift_percent: 100,
                 forecast: true,
             };
             run(&args).unwrap();
@@ -260,6 +275,7 @@ mod tests {
             overestimate: 2.0,
             plan_depth: 100,
             max_wait_hours: 72,
+            lift_percent: 100,
             forecast: false,
         };
         assert!(matches!(run(&args), Err(SimError::Open { .. })));
