@@ -147,7 +147,10 @@ pub fn run(base: &SimArgs, clusters: &[String], limits: &[String]) -> Result<Vec
 
 /// A point's folder: its cluster and limit, in characters safe anywhere.
 fn folder(cluster: &str, limit: &str) -> String {
-    format!("{cluster}_{limit}").chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect()
+    format!("{cluster}_{limit}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' })
+        .collect()
 }
 
 /// The sweep as a text table (what the command prints).
