@@ -28,6 +28,16 @@ enum Command {
         #[arg(long, short)]
         config: Option<PathBuf>,
     },
+    /// Copy the database to FILE (0600) while the server runs; restore by
+    /// stopping the server, putting the copy in the database's place
+    /// (without its old -wal and -shm files) and starting it.
+    Backup {
+        /// TOML configuration file (for `database.url`); env overrides it.
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// Where the copy goes; must not exist.
+        file: PathBuf,
+    },
     /// Replay a job trace through the scheduler and baseline policies.
     Sim {
         /// CSV trace (job_id,submit_time_s,duration_s,num_gpus,user,group,gpu_type).
@@ -113,6 +123,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { config } => runtime.block_on(serve(config)),
+        Command::Backup { config, file } => runtime.block_on(backup(config, file)),
         Command::Sim {
             trace,
             clusters,
@@ -211,6 +222,26 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+async fn backup(config: Option<PathBuf>, file: PathBuf) -> ExitCode {
+    let settings = match Settings::load(config.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match jpu_share::db::backup::backup(&settings.database, &file).await {
+        Ok(done) => {
+            println!("backed up {} jobs to {} ({} bytes, mode 0600)", done.jobs, file.display(), done.bytes);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
     }
 }

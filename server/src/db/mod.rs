@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod audit;
 pub mod backfill;
+pub mod backup;
 pub mod cluster;
 pub mod gates;
 pub mod job_view;

@@ -13,9 +13,10 @@ use crate::helpers::TestApp;
 use crate::process::ServerProcess;
 
 /// Runs until the test creates `release` in its output directory.
-const HOLD: &str = r#"echo holding; until [ -e "$JOB_OUTPUT_DIR/release" ]; do sleep 0.05; done; echo released"#;
+pub(crate) const HOLD: &str =
+    r#"echo holding; until [ -e "$JOB_OUTPUT_DIR/release" ]; do sleep 0.05; done; echo released"#;
 
-fn job(name: &str, gpus: u32, command: &str) -> Value {
+pub(crate) fn job(name: &str, gpus: u32, command: &str) -> Value {
     json!({"name": name, "command": command, "num_gpus": gpus})
 }
 
@@ -23,7 +24,7 @@ fn running_as_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+pub(crate) async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !cond() {
         assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
@@ -31,11 +32,11 @@ async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-fn read(path: &std::path::Path) -> String {
+pub(crate) fn read(path: &std::path::Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
-fn release(app: &TestApp, id: i64) {
+pub(crate) fn release(app: &TestApp, id: i64) {
     std::fs::write(app.output_dir(id).join("release"), "").expect("release file");
 }
 
@@ -207,7 +208,7 @@ async fn a_crash_in_the_middle_of_a_dispatch_runs_the_job_exactly_once() {
     }
 }
 
-async fn charges(app: &TestApp, job: i64) -> i64 {
+pub(crate) async fn charges(app: &TestApp, job: i64) -> i64 {
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path().display())).await.unwrap();
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM usage_charges WHERE job_id = ? AND kind = 'run'")
         .bind(job)

@@ -7,6 +7,7 @@ mod architecture;
 mod auth;
 mod authz;
 mod backfill;
+mod backup;
 mod campus;
 mod chains;
 mod cli;

@@ -1,0 +1,97 @@
+//! Online backup (`jpu-share backup FILE`): a consistent copy of the
+//! database while the server runs. SQLite's `VACUUM INTO` reads one
+//! snapshot (a read transaction: writers of the running server go on,
+//! WAL mode) into a new, compact file. The copy holds every account,
+//! token hash and job script, so it is written 0600 into a 0700 folder
+//! next to `FILE` and only then linked to its name: nobody else can open
+//! it at any point, and an existing file is never overwritten.
+//!
+//! Restore: stop the server, replace its database file with the copy
+//! (and remove the old `-wal` and `-shm` files), start it. Jobs that ran
+//! when the copy was made are re-adopted from their attempt records, or
+//! reconciled as ended, like after any restart.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions, Connection};
+
+use crate::config::DatabaseSettings;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    #[error("{0} already exists: choose a new file (a backup never overwrites one)")]
+    Exists(PathBuf),
+    #[error("bad database.url `{url}`: {source}")]
+    BadUrl { url: String, source: sqlx::Error },
+    #[error("cannot open the database (is database.url the server's?): {0}")]
+    Open(#[source] sqlx::Error),
+    #[error("cannot copy the database: {0}")]
+    Copy(#[source] sqlx::Error),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+/// What a backup wrote.
+#[derive(Debug)]
+pub struct Backup {
+    pub bytes: u64,
+    pub jobs: i64,
+}
+
+/// Copies the database `settings` names into `file` (which must not exist).
+pub async fn backup(settings: &DatabaseSettings, file: &Path) -> Result<Backup, BackupError> {
+    if file.symlink_metadata().is_ok() {
+        return Err(BackupError::Exists(file.to_path_buf()));
+    }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BackupError::Io { path, source }
+    };
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let options = SqliteConnectOptions::from_str(&settings.url)
+        .map_err(|source| BackupError::BadUrl { url: settings.url.clone(), source })?
+        .create_if_missing(false)
+        .busy_timeout(Duration::from_millis(settings.busy_timeout_ms.max(5_000)));
+    let mut conn = options.connect().await.map_err(BackupError::Open)?;
+
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let folder = parent.join(format!(".jpu-backup-{}-{nonce}", std::process::id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&folder).map_err(io(&folder))?;
+    let result = async {
+        let copy = folder.join("copy.db");
+        sqlx::query("VACUUM INTO ?")
+            .bind(copy.to_string_lossy().into_owned())
+            .execute(&mut conn)
+            .await
+            .map_err(BackupError::Copy)?;
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o600)).map_err(io(&copy))?;
+        let jobs = count_jobs(&copy).await?;
+        // a link fails rather than replace a file made meanwhile
+        std::fs::hard_link(&copy, file).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => BackupError::Exists(file.to_path_buf()),
+            _ => BackupError::Io { path: file.to_path_buf(), source: e },
+        })?;
+        let bytes = std::fs::metadata(file).map_err(io(file))?.len();
+        Ok(Backup { bytes, jobs })
+    }
+    .await;
+    let _ = conn.close().await;
+    let _ = std::fs::remove_dir_all(&folder);
+    result
+}
+
+/// The copy opens as a database and has its jobs table.
+async fn count_jobs(copy: &Path) -> Result<i64, BackupError> {
+    let mut conn =
+        SqliteConnectOptions::new().filename(copy).read_only(true).connect().await.map_err(BackupError::Open)?;
+    let jobs = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&mut conn).await.map_err(BackupError::Copy)?;
+    let _ = conn.close().await;
+    Ok(jobs)
+}
