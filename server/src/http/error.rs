@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::services::ServiceError;
+use ::app::model::error::ErrorCode;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -56,24 +57,29 @@ struct ErrorInner<'a> {
 pub struct InternalDetail(pub String);
 
 impl ApiError {
-    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+    /// Its api.md code. The code's status comes from the one table the
+    /// console uses too ([`ErrorCode::status`]), so the two cannot differ.
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "BAD_REQUEST"),
-            ApiError::Unauthenticated | ApiError::InvalidCredentials(_) => {
-                (StatusCode::UNAUTHORIZED, "UNAUTHENTICATED")
-            }
-            ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "FORBIDDEN"),
-            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
-            ApiError::Conflict(_) => (StatusCode::CONFLICT, "CONFLICT"),
-            ApiError::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION"),
-            ApiError::NoFitPlacement(_) => (StatusCode::UNPROCESSABLE_ENTITY, "NO_FIT_PLACEMENT"),
-            ApiError::QueueLimit(_) => (StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT"),
-            ApiError::TooManyAttempts(_) => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_ATTEMPTS"),
-            ApiError::AuthorizationPending(_) => (StatusCode::PRECONDITION_REQUIRED, "AUTHORIZATION_PENDING"),
-            ApiError::ServiceMaintenance(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_MAINTENANCE"),
-            ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
-            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+            ApiError::BadRequest(_) => ErrorCode::BadRequest,
+            ApiError::Unauthenticated | ApiError::InvalidCredentials(_) => ErrorCode::Unauthenticated,
+            ApiError::Forbidden(_) => ErrorCode::Forbidden,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::Validation(_) => ErrorCode::Validation,
+            ApiError::NoFitPlacement(_) => ErrorCode::NoFitPlacement,
+            ApiError::QueueLimit(_) => ErrorCode::QueueLimit,
+            ApiError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
+            ApiError::AuthorizationPending(_) => ErrorCode::AuthorizationPending,
+            ApiError::ServiceMaintenance(_) => ErrorCode::ServiceMaintenance,
+            ApiError::PayloadTooLarge => ErrorCode::PayloadTooLarge,
+            ApiError::Internal(_) => ErrorCode::Internal,
         }
+    }
+
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        let code = self.code();
+        (StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), code.as_str())
     }
 }
 
@@ -126,6 +132,38 @@ impl From<ServiceError> for ApiError {
             ServiceError::TooManyAttempts(secs) => ApiError::TooManyAttempts(secs),
             ServiceError::AuthorizationPending(_) => ApiError::AuthorizationPending(message),
             ServiceError::Internal(detail) => ApiError::Internal(detail),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// api.md's codes and statuses, for every variant: the API and the
+    /// console read the status from the same table.
+    #[test]
+    fn every_variant_answers_its_api_md_code_and_status() {
+        let s = String::new;
+        for (error, status, code) in [
+            (ApiError::BadRequest(s()), 400, "BAD_REQUEST"),
+            (ApiError::Unauthenticated, 401, "UNAUTHENTICATED"),
+            (ApiError::InvalidCredentials(s()), 401, "UNAUTHENTICATED"),
+            (ApiError::Forbidden(s()), 403, "FORBIDDEN"),
+            (ApiError::NotFound(s()), 404, "NOT_FOUND"),
+            (ApiError::Conflict(s()), 409, "CONFLICT"),
+            (ApiError::Validation(s()), 422, "VALIDATION"),
+            (ApiError::NoFitPlacement(s()), 422, "NO_FIT_PLACEMENT"),
+            (ApiError::QueueLimit(s()), 429, "QUEUE_LIMIT"),
+            (ApiError::TooManyAttempts(3), 429, "TOO_MANY_ATTEMPTS"),
+            (ApiError::AuthorizationPending(s()), 428, "AUTHORIZATION_PENDING"),
+            (ApiError::ServiceMaintenance(s()), 503, "SERVICE_MAINTENANCE"),
+            (ApiError::PayloadTooLarge, 413, "PAYLOAD_TOO_LARGE"),
+            (ApiError::Internal(s()), 500, "INTERNAL"),
+        ] {
+            let (got_status, got_code) = error.status_and_code();
+            assert_eq!((got_status.as_u16(), got_code), (status, code), "{error:?}");
+            assert_eq!(error.code().status(), status, "the console's table agrees: {error:?}");
         }
     }
 }

@@ -85,6 +85,9 @@ impl Policy {
     }
 }
 
+/// How a replay runs; the default is the CLI's (5 s passes, lazy charge,
+/// no user limit, no backfill, limits of twice the runtime, the server's
+/// forecast margin).
 #[derive(Debug, Clone)]
 pub struct Options {
     pub cycle_ms: i64,
@@ -100,6 +103,19 @@ pub struct Options {
     pub time_limit: TimeLimitModel,
     /// The forecast's margin when it is measured (the server's by default).
     pub forecast_margin: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            cycle_ms: 5_000,
+            events_only: false,
+            user_limit: None,
+            backfill: None,
+            time_limit: TimeLimitModel::Times(2.0),
+            forecast_margin: crate::policy::forecast::ESTIMATE_MARGIN,
+        }
+    }
 }
 
 /// What happened to one trace job.
@@ -591,14 +607,7 @@ mod tests {
 
     fn starts(spec: &str, trace: &[TraceJob], policy: Policy) -> Vec<Option<i64>> {
         let (tiers, places) = cluster::parse(spec).unwrap();
-        let opts = Options {
-            cycle_ms: 5_000,
-            events_only: false,
-            user_limit: None,
-            backfill: None,
-            time_limit: TimeLimitModel::Times(2.0),
-            forecast_margin: forecast::ESTIMATE_MARGIN,
-        };
+        let opts = Options::default();
         let r = replay(trace, &tiers, &places, policy, opts, |_| {});
         r.outcomes.iter().map(|o| o.start_ms.map(|ms| ms / 1000)).collect()
     }
@@ -637,14 +646,7 @@ mod tests {
         let (tiers, places) = cluster::parse("1x2:v100").unwrap();
         let trace = [job(1, 0, 1000, 1, "a"), job(2, 500, 100, 2, "b")];
         let policy = BackfillPolicy { enabled: true, min_idle_ms: 60_000, gpus_per_instance: 1 };
-        let opts = Options {
-            cycle_ms: 5_000,
-            events_only: false,
-            user_limit: None,
-            backfill: Some(policy),
-            time_limit: TimeLimitModel::Times(2.0),
-            forecast_margin: forecast::ESTIMATE_MARGIN,
-        };
+        let opts = Options { backfill: Some(policy), ..Options::default() };
         let r = replay(&trace, &tiers, &places, Policy::Jpu { live_charge: false }, opts, |_| {});
         // research is never delayed by backfill: the 2-GPU job reserves GPU 1
         // at 500 (its instance keeps serving) and starts when job 1 ends
@@ -681,14 +683,7 @@ mod tests {
     }
 
     fn opts_plain() -> Options {
-        Options {
-            cycle_ms: 5_000,
-            events_only: false,
-            user_limit: None,
-            backfill: None,
-            time_limit: TimeLimitModel::Times(2.0),
-            forecast_margin: forecast::ESTIMATE_MARGIN,
-        }
+        Options::default()
     }
 
     /// One GPU busy for two hours; a job behind it waits. With limits
