@@ -114,7 +114,8 @@ pub async fn list_nodes(conn: &mut SqliteConnection) -> Result<Vec<NodeView>, sq
 /// Makes the nodes table follow the executor's inventory (Slurm): new
 /// nodes are added with their GPUs (GPU types that are not a tier are
 /// skipped, with a warning), nodes it reports down or does not report are
-/// DOWN, and nodes it reports up are UP unless an admin drains them.
+/// DOWN, and nodes it reports up are UP unless an admin drains them; each
+/// node's address follows Slurm's `NodeAddr`.
 /// Existing nodes keep their GPU rows (running attempts refer to them).
 pub async fn sync_inventory(
     conn: &mut SqliteConnection,
@@ -164,8 +165,7 @@ pub async fn sync_inventory(
                 }
             }
         }
-    }
-    for node in inventory {
+        // where the site reaches it (a session's app); written only when it changed
         let addr = node.addr.as_deref();
         sqlx::query!("UPDATE nodes SET addr = ?1 WHERE name = ?2 AND addr IS NOT ?1", addr, node.name)
             .execute(&mut *conn)

@@ -190,13 +190,8 @@ pub fn render(title: &str, reports: &[PolicyReport], timings: &[Timing]) -> Stri
             t.forecast_wall_s.map_or("–".to_string(), |s| format!("{s:.1}")),
         );
     }
-    format!(
-        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{t}</title><style>
-body{{font-family:system-ui,sans-serif;max-width:1000px;margin:1rem auto;padding:0 1rem;color:#1d2330}}
-table{{border-collapse:collapse;margin:0.5rem 0 1.5rem}}td,th{{border-bottom:1px solid #ddd;padding:0.25rem 0.5rem;text-align:right}}
-td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;background:#fafbfc}}.legend{{font-size:0.9rem}}.wide{{overflow-x:auto}}
-.cdfs{{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:0.5rem}}figure{{margin:0}}figcaption{{font-size:0.85rem;text-align:center}}
-</style></head><body><h1>{t}</h1>
+    let body = format!(
+        "
 <h2>Summary</h2><div class=wide><table><tr><th>policy</th><th>utilisation (submission window)</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th><th>mean bounded slowdown</th><th>Jain (labs, slowdown)</th><th>distance to max-min fair share</th><th>reservation GPU-h</th><th>idle while waiting GPU-h: reserved / fragmentation / nothing fit</th><th>backfill GPU-h</th><th>rejected (no fit)</th></tr>{rows}</table></div>
 <h2>Utilisation over the submission window</h2>{legend}{util}
 <h2>Wait CDF by job size</h2>{legend}{cdfs}
@@ -204,8 +199,7 @@ td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;back
 <h2>Mean wait per lab</h2>{legend}{labs}
 {forecasts}
 <h2>Decision time (wall clock, this run)</h2><table><tr><th>policy</th><th>passes</th><th>pass p50 µs</th><th>pass p99 µs</th><th>replay wall s</th><th>forecast-measuring replay wall s</th></tr>{passes}</table>
-</body></html>",
-        t = esc(title),
+",
         rows = rows,
         legend = legend(reports),
         util = utilisation_chart(reports),
@@ -214,6 +208,20 @@ td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;back
         passes = passes,
         forecasts = forecasts,
         labs = lab_chart(reports),
+    );
+    page(title, &body)
+}
+
+/// A self-contained page: the reports' shared style, the title, `body`.
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{t}</title><style>
+body{{font-family:system-ui,sans-serif;max-width:1000px;margin:1rem auto;padding:0 1rem;color:#1d2330}}
+table{{border-collapse:collapse;margin:0.5rem 0 1.5rem}}td,th{{border-bottom:1px solid #ddd;padding:0.25rem 0.5rem;text-align:right}}
+td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;background:#fafbfc}}.legend{{font-size:0.9rem}}.wide{{overflow-x:auto}}
+.cdfs{{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:0.5rem}}figure{{margin:0}}figcaption{{font-size:0.85rem;text-align:center}}
+</style></head><body><h1>{t}</h1>{body}</body></html>",
+        t = esc(title),
     )
 }
 
@@ -261,15 +269,7 @@ pub fn render_sweep(title: &str, points: &[super::sweep::Point]) -> String {
         }
         body.push_str("</div>");
     }
-    format!(
-        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{t}</title><style>
-body{{font-family:system-ui,sans-serif;max-width:1000px;margin:1rem auto;padding:0 1rem;color:#1d2330}}
-table{{border-collapse:collapse;margin:0.5rem 0 1.5rem}}td,th{{border-bottom:1px solid #ddd;padding:0.25rem 0.5rem;text-align:right}}
-td:first-child,th:first-child{{text-align:left}}svg{{width:100%;height:auto;background:#fafbfc}}.legend{{font-size:0.9rem}}.wide{{overflow-x:auto}}
-.cdfs{{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:0.5rem}}figure{{margin:0}}figcaption{{font-size:0.85rem;text-align:center}}
-</style></head><body><h1>{t}</h1><p>Each point's full report is in its own folder beside this page.</p>{body}</body></html>",
-        t = esc(title),
-    )
+    page(title, &format!("<p>Each point's full report is in its own folder beside this page.</p>{body}"))
 }
 
 /// One figure against the offered load, a line per policy.

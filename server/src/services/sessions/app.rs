@@ -194,4 +194,19 @@ mod tests {
             assert_eq!(parse_announced(bad), None, "{bad}");
         }
     }
+
+    /// The job writes its runtime folder: a link there (to a file the job
+    /// cannot read itself) is never followed by the server, root.
+    #[test]
+    fn a_linked_runtime_file_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("roots-only.json");
+        std::fs::write(&elsewhere, r#"{"port": 40123, "token": "0123456789abcdef0123"}"#).unwrap();
+        let runtime = dir.path().join(RUNTIME_DIR);
+        std::fs::create_dir(&runtime).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, runtime.join("jpserver-7.json")).unwrap();
+        assert!(read_announced(&runtime).is_err(), "a link was read");
+        std::fs::copy(&elsewhere, runtime.join("jpserver-8.json")).unwrap();
+        assert_eq!(read_announced(&runtime).unwrap(), (40123, "0123456789abcdef0123".into()));
+    }
 }
