@@ -133,7 +133,7 @@ fn bench_forecast(c: &mut Criterion) {
         depth,
         max_events: events,
         wanted: None,
-        runtime_share: &Default::default(),
+        history: &Default::default(),
         margin: forecast::ESTIMATE_MARGIN,
         array_of: &Default::default(),
     };

@@ -471,22 +471,23 @@ async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: 
 /// Research jobs holding GPUs, each with when its time limit ends it at
 /// the latest (a cancel ends it now): what the forecast runs forward, and
 /// the planned policy's busy GPUs.
-/// Ends the forecast's runtime predictor learns from: (user, run time /
-/// time limit) of recent attempts that ran their course (done, failed or
-/// out of time; not cancelled, lost or out of memory), most recent first.
-pub async fn recent_runtime_shares(conn: &mut SqliteConnection) -> Result<Vec<(i64, f64)>, sqlx::Error> {
+/// Ends the forecast's runtime predictor learns from: (user, run time,
+/// time limit) in ms of recent attempts that ran their course (done,
+/// failed or out of time; not cancelled, lost or out of memory), most
+/// recent first.
+pub async fn recent_runtimes(conn: &mut SqliteConnection) -> Result<Vec<(i64, i64, i64)>, sqlx::Error> {
     let rows = sqlx::query!(
-        r#"SELECT j.user_id AS "user!",
-                  CAST(a.ended_at - a.started_at AS REAL) / (j.time_limit_minutes * 60000.0) AS "share!: f64"
+        r#"SELECT j.user_id AS "user!", a.ended_at - a.started_at AS "run_ms!: i64",
+                  j.time_limit_minutes * 60000 AS "limit_ms!: i64"
            FROM job_attempts a JOIN jobs j ON j.id = a.job_id
            WHERE a.phase = 'ENDED' AND a.ended_at IS NOT NULL AND j.time_limit_minutes > 0
              AND a.reason IN ('COMPLETED', 'NONZERO_EXIT', 'TIME_LIMIT')
            ORDER BY a.ended_at DESC, a.id DESC
-           LIMIT 5000"#
+           LIMIT 20000"#
     )
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|r| (r.user, r.share)).collect())
+    Ok(rows.into_iter().map(|r| (r.user, r.run_ms, r.limit_ms)).collect())
 }
 
 pub async fn running_jobs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<RunningJob>, sqlx::Error> {

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use app::model::{JobState, MaintenancePhase};
 
 use super::model::*;
-use super::predict::predicted_end;
+use super::predict::RuntimeHistory;
 use super::world::{PlacementDef, Running, World, WorldJob, DEFAULT_TIME_LIMIT_MS};
 
 /// The loop forecasts every this many cycles (30 s at the default 5 s
@@ -53,9 +53,9 @@ pub struct ForecastInput<'a> {
     /// The simulator asks for one job's estimate thousands of times; the
     /// rest of the queue's future is not needed for it.
     pub wanted: Option<&'a [JobId]>,
-    /// Per user, the share of its limit a job is predicted to use
-    /// ([`super::predict`]); users absent run to their limits.
-    pub runtime_share: &'a HashMap<UserId, f64>,
+    /// How long users' jobs ran ([`super::predict`]); users without
+    /// history run to their limits.
+    pub history: &'a RuntimeHistory,
     /// Estimates are later than the forecast's starts by this share of
     /// how far ahead they are ([`ESTIMATE_MARGIN`] in production; 0 gives
     /// the forecast's own times).
@@ -79,11 +79,11 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
         Some(wanted) => wanted.iter().copied().filter(|id| world.jobs.contains_key(id)).collect(),
         None => world.jobs.values().filter(|j| !j.state.is_terminal() && j.running.is_none()).map(|j| j.id).collect(),
     };
-    let share = |user: UserId| input.runtime_share.get(&user).copied();
+    let history = input.history;
     let mut ends: BTreeMap<JobId, Millis> = input
         .running
         .iter()
-        .map(|r| (r.id, predicted_end(share(r.user), r.started_ms, r.ends_ms - r.started_ms, snap.now_ms)))
+        .map(|r| (r.id, history.predicted_end(r.user, r.started_ms, r.ends_ms - r.started_ms, snap.now_ms)))
         .collect();
     let mut starts: HashMap<JobId, Millis> = HashMap::new();
     for _ in 0..input.max_events {
@@ -93,7 +93,7 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
             pending.remove(&d.job);
             let (limit, user) =
                 world.jobs.get(&d.job).map_or((DEFAULT_TIME_LIMIT_MS, 0), |j| (j.time_limit_ms, j.user));
-            ends.insert(d.job, predicted_end(share(user), world.now, limit.max(1), world.now));
+            ends.insert(d.job, history.predicted_end(user, world.now, limit.max(1), world.now));
         }
         if pending.is_empty() {
             break;
@@ -223,7 +223,7 @@ mod tests {
         running: &'a [RunningJob],
         depth: usize,
         max_events: usize,
-        shares: &'a HashMap<UserId, f64>,
+        history: &'a RuntimeHistory,
     ) -> ForecastInput<'a> {
         ForecastInput {
             snapshot,
@@ -231,7 +231,7 @@ mod tests {
             depth,
             max_events,
             wanted: None,
-            runtime_share: shares,
+            history,
             margin: 0.0,
             array_of: no_arrays(),
         }
@@ -282,12 +282,13 @@ mod tests {
     fn a_small_scenario_is_forecast_exactly() {
         let snap = snapshot(vec![queued(3, 1, 1, 60), queued(4, 2, 2, 20), queued(5, 1, 3, 5)]);
         let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
-        let starts = forecast(&input(&snap, &busy, 100, 100, &HashMap::new()));
+        let starts = forecast(&input(&snap, &busy, 100, 100, &RuntimeHistory::default()));
         assert_eq!(starts.get(&3), Some(&(10 * MIN)));
         assert_eq!(starts.get(&4), Some(&(70 * MIN)));
         assert_eq!(starts.get(&5), Some(&(90 * MIN)));
         // shown later by a tenth of how far ahead each start is
-        let shown = forecast(&ForecastInput { margin: 0.1, ..input(&snap, &busy, 100, 100, &HashMap::new()) });
+        let shown =
+            forecast(&ForecastInput { margin: 0.1, ..input(&snap, &busy, 100, 100, &RuntimeHistory::default()) });
         assert_eq!([shown[&3], shown[&4], shown[&5]], [11 * MIN, 77 * MIN, 99 * MIN]);
     }
 
@@ -298,8 +299,9 @@ mod tests {
     fn predicted_runtimes_bring_the_estimates_forward() {
         let snap = snapshot(vec![queued(3, 1, 1, 60), queued(4, 2, 2, 20), queued(5, 1, 3, 5)]);
         let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
-        let shares = HashMap::from([(1, 0.5), (4, 0.5)]);
-        let starts = forecast(&input(&snap, &busy, 100, 100, &shares));
+        // users 1 and 4 ran half of a limit like this job's before
+        let history = RuntimeHistory::from_recent([(1, 5 * MIN, 10 * MIN), (4, 10 * MIN, 20 * MIN)]);
+        let starts = forecast(&input(&snap, &busy, 100, 100, &history));
         assert_eq!(starts.get(&3), Some(&(5 * MIN)), "job 1 predicted to end at 5");
         // D reserves GPU 1 at 30 and takes GPU 0 when C ends at 65;
         // D's user uses half its 20 min: E starts at 75
@@ -309,7 +311,7 @@ mod tests {
 
     #[test]
     fn the_forecast_is_bounded_and_empty_in_maintenance() {
-        let none = HashMap::new();
+        let none = RuntimeHistory::default();
         let snap = snapshot(vec![queued(3, 1, 1, 60), queued(4, 2, 2, 60), queued(5, 1, 3, 60)]);
         let busy = [running(1, 0, 10 * MIN), running(2, 1, 30 * MIN)];
         // only the head of the queue is carried forward

@@ -12,7 +12,7 @@ use crate::clock::now_ms;
 use crate::db;
 pub use crate::policy::forecast::FORECAST_EVERY;
 use crate::policy::forecast::{forecast, ForecastInput, ESTIMATE_MARGIN, FORECAST_DEPTH, FORECAST_EVENTS};
-use crate::policy::predict::runtime_shares;
+use crate::policy::predict::RuntimeHistory;
 
 /// Clears the in-flight flag however the forecast ends.
 struct Done(std::sync::Arc<std::sync::atomic::AtomicBool>);
@@ -34,12 +34,12 @@ impl Scheduler {
             let mut read = self.db.begin().await?;
             let snapshot = db::scheduling::load_snapshot(&mut read, now, self.mode).await?;
             let running = db::scheduling::running_jobs(&mut read, now).await?;
-            let history = db::scheduling::recent_runtime_shares(&mut read).await?;
+            let history = db::scheduling::recent_runtimes(&mut read).await?;
             let array_of = db::gates::elements_holding(&mut read).await?;
             read.rollback().await?;
-            Ok::<_, sqlx::Error>((snapshot, running, runtime_shares(history), array_of))
+            Ok::<_, sqlx::Error>((snapshot, running, RuntimeHistory::from_recent(history), array_of))
         };
-        let (snapshot, running, runtime_share, array_of) = match read.await {
+        let (snapshot, running, history, array_of) = match read.await {
             Ok(inputs) => inputs,
             Err(e) => {
                 self.forecasting.store(false, Ordering::Release);
@@ -56,7 +56,7 @@ impl Scheduler {
                 depth: FORECAST_DEPTH,
                 max_events: FORECAST_EVENTS,
                 wanted: None,
-                runtime_share: &runtime_share,
+                history: &history,
                 margin: ESTIMATE_MARGIN,
                 array_of: &array_of,
             };

@@ -218,9 +218,9 @@ struct JpuCluster {
     backfill: Option<BackfillState>,
     time_limit: TimeLimitModel,
     forecast_margin: f64,
-    /// Per user, run time / limit of its last ends, most recent first (the
-    /// forecast's predictor learns from them as the server's does).
-    recent_shares: HashMap<i64, VecDeque<f64>>,
+    /// Per user, (run time, limit) of its last ends, most recent first
+    /// (the forecast's predictor learns from them as the server's does).
+    recent_ends: HashMap<i64, VecDeque<(i64, i64)>>,
 }
 
 /// The loop's backfill bookkeeping (`scheduler::backfill`), in memory.
@@ -302,11 +302,14 @@ impl Cluster for JpuCluster {
 
     fn end(&mut self, id: i64, now: i64) {
         self.world.now = now;
-        if let Some((user, share)) = self.world.jobs.get(&id).and_then(|j| {
-            j.running.as_ref().map(|r| (j.user, (now - r.started_ms) as f64 / j.time_limit_ms.max(1) as f64))
-        }) {
-            let recent = self.recent_shares.entry(user).or_default();
-            recent.push_front(share);
+        if let Some((user, ended)) = self
+            .world
+            .jobs
+            .get(&id)
+            .and_then(|j| j.running.as_ref().map(|r| (j.user, (now - r.started_ms, j.time_limit_ms))))
+        {
+            let recent = self.recent_ends.entry(user).or_default();
+            recent.push_front(ended);
             recent.truncate(predict::PREDICT_FROM_LAST);
         }
         self.world.end(id, JobState::Completed);
@@ -350,15 +353,15 @@ impl Cluster for JpuCluster {
         let mut snapshot = self.world.snapshot();
         snapshot.now_ms = at;
         let running = forecast::running_of(&self.world);
-        let history = self.recent_shares.iter().flat_map(|(&user, recent)| recent.iter().map(move |&s| (user, s)));
-        let runtime_share = predict::runtime_shares(history);
+        let ends = self.recent_ends.iter().flat_map(|(&user, recent)| recent.iter().map(move |&(r, l)| (user, r, l)));
+        let history = predict::RuntimeHistory::from_recent(ends);
         let input = forecast::ForecastInput {
             snapshot: &snapshot,
             running: &running,
             depth: forecast::FORECAST_DEPTH,
             max_events: forecast::FORECAST_EVENTS,
             wanted: Some(wanted),
-            runtime_share: &runtime_share,
+            history: &history,
             margin: self.forecast_margin,
             array_of: &HashMap::new(),
         };
@@ -467,7 +470,7 @@ fn run(
                 backfill,
                 time_limit: opts.time_limit,
                 forecast_margin: opts.forecast_margin,
-                recent_shares: HashMap::new(),
+                recent_ends: HashMap::new(),
             })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),
