@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { startServer, startBrowser, signIn, api, until, ADMIN_PASSWORD, DEMO_PASSWORD, SCREENSHOTS } from '../harness.mjs';
 
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-const PAGES = ['/', '/queue', '/jobs', '/submit', '/usage', '/account'];
+const PAGES = ['/', '/queue', '/jobs', '/submit', '/usage', '/policy', '/account'];
 const ADMIN_PAGES = ['/admin', '/admin/cluster', '/admin/people', '/admin/backfill'];
 
 let server, browser, demo, admin, jobId;
@@ -113,8 +113,14 @@ test('no serious or critical accessibility violation on any page, as an admin', 
     for (const v of await axe(admin)) found.push(`${path}: ${v}`);
   }
   const anonymous = await (await browser.newContext({ bypassCSP: true })).newPage();
-  await visit(anonymous, '/login');
-  for (const v of await axe(anonymous)) found.push(`/login: ${v}`);
+  for (const path of ['/login', '/policy']) {
+    await visit(anonymous, path);
+    for (const v of await axe(anonymous)) found.push(`${path} (signed out): ${v}`);
+  }
+  await anonymous.setViewportSize({ width: 375, height: 800 });
+  await visit(anonymous, '/policy');
+  for (const v of await axe(anonymous)) found.push(`/policy (signed out, 375 px): ${v}`);
+  for (const o of await overflowing(anonymous)) found.push(`/policy (signed out, 375 px): ${o}`);
   assert.deepEqual(found, []);
 });
 
@@ -136,6 +142,19 @@ test('at 375 px no page scrolls sideways, and the queue says why each job waits 
   assert.ok(box && box.x >= 0 && box.x + box.width <= 375, `the reason is in view: ${JSON.stringify(box)}`);
   assert.ok((await reason.textContent()).length > 0);
   for (const page of [demo, admin]) await page.setViewportSize({ width: 1440, height: 900 });
+});
+
+test('a waiting job\'s reason links to the Policy page section that explains it', async () => {
+  await visit(demo, '/queue');
+  const link = demo.getByTestId('global-queue').locator('td.reason a').first();
+  await link.waitFor();
+  const href = await link.getAttribute('href');
+  assert.match(href, /^\/policy#[a-z-]+$/);
+  await link.click();
+  await demo.waitForURL((url) => url.pathname === '/policy' && url.hash === href.slice('/policy'.length));
+  const heading = demo.locator(href.slice('/policy'.length));
+  assert.equal(await heading.evaluate((el) => el.tagName), 'H2');
+  assert.ok(await heading.isVisible());
 });
 
 test('times are in the reader\'s zone with a relative form, the exact UTC time in the title', async () => {

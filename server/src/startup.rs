@@ -125,6 +125,7 @@ impl Application {
             submits: Default::default(),
             forecast: Default::default(),
             sessions: Default::default(),
+            isolation: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);
@@ -150,6 +151,9 @@ impl Application {
                 write_limits(&state.settings),
             ))),
         };
+        if let Some(executor) = &executor {
+            state.isolation.set(executor.isolation());
+        }
         let backfill = state.backfill.get();
         if backfill.enabled && backfill.command.trim().is_empty() {
             tracing::warn!("backfill.enabled is set but backfill.command is empty: no LLM backfill will run");
@@ -174,6 +178,7 @@ impl Application {
     /// configured one (it should wake `state().wake` when attempts end);
     /// `None` runs no loop (jobs are accepted and stay queued).
     pub fn set_executor(&mut self, executor: Option<Arc<dyn Executor>>) {
+        self.state.isolation.set(executor.as_ref().map(|e| e.isolation()).unwrap_or_default());
         self.executor = executor;
     }
 

@@ -71,6 +71,9 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Answer<()>;
     async fn tokens(&self, who: &SignedIn) -> Answer<Vec<TokenView>>;
     async fn create_token(&self, who: &SignedIn, name: String, expires_in_days: Option<i64>) -> Answer<PersonalToken>;
+    /// The Policy page's facts; anyone may ask (the viewer's own limits
+    /// when signed in).
+    async fn policy(&self, who: Option<&SignedIn>) -> Answer<crate::model::policy::PolicyView>;
     /// For the sign-in page; anyone may ask.
     fn sign_in_options(&self) -> crate::model::views::SignInOptions;
     async fn revoke_token(&self, who: &SignedIn, id: i64) -> Answer<()>;

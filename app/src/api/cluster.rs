@@ -17,6 +17,14 @@ pub async fn maintenance_status() -> Result<MaintenanceView, ConsoleError> {
     backend()?.maintenance().await.map_err(answer)
 }
 
+/// The Policy page's facts (anyone, as the university publishes them).
+#[server]
+pub async fn policy_facts() -> Result<crate::model::policy::PolicyView, ConsoleError> {
+    use crate::api::backend::*;
+    let who = current_caller().await?;
+    backend()?.policy(who.as_ref()).await.map_err(answer)
+}
+
 #[server]
 pub async fn dashboard() -> Result<DashboardView, ConsoleError> {
     use crate::api::backend::*;
@@ -24,12 +32,15 @@ pub async fn dashboard() -> Result<DashboardView, ConsoleError> {
     backend.dashboard(&who).await.map_err(answer)
 }
 
-/// Why the cluster cannot be reached right now (signed-in users only).
+/// Why the cluster cannot be reached right now (signed-in users only;
+/// nothing for anyone else, whose pages are public ones).
 #[server]
 pub async fn cluster_problem() -> Result<Option<String>, ConsoleError> {
     use crate::api::backend::*;
-    let (backend, _) = signed_in().await?;
-    Ok(backend.executor_problem().await)
+    if current_caller().await?.is_none() {
+        return Ok(None);
+    }
+    Ok(backend()?.executor_problem().await)
 }
 
 /// A month's usage report (`YYYY-MM`; None = this month) by `by`.

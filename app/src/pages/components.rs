@@ -40,6 +40,7 @@ fn Nav(viewer: Viewer) -> impl IntoView {
             <a href="/jobs">"Jobs"</a>
             <a href="/submit">"Submit"</a>
             <a href="/usage">"Lab usage"</a>
+            <a href="/policy">"Policy"</a>
             <a href="/account">"Account"</a>
             {admin.then(|| view! { <a href="/admin">"Admin"</a> })}
         </nav>
@@ -64,7 +65,15 @@ pub fn Layout(children: Children) -> impl IntoView {
             <a class="brand" href="/">"JPU-Share"</a>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
-                    viewer.await.ok().flatten().map(|v| view! { <Nav viewer=v/> })
+                    match viewer.await.ok().flatten() {
+                        Some(v) => view! { <Nav viewer=v/> }.into_any(),
+                        None => view! {
+                            <nav class="nav" aria-label="Main">
+                                <a href="/policy">"Policy"</a>
+                                <a href="/login">"Sign in"</a>
+                            </nav>
+                        }.into_any(),
+                    }
                 })}
             </Suspense>
         </header>
@@ -194,5 +203,16 @@ pub fn ReadyWorkspaceOptions() -> impl IntoView {
                 }).collect_view()
             })}
         </Suspense>
+    }
+}
+
+/// A pending or end reason in words, linked to the Policy page's section
+/// that explains it (plain text for a reason it does not know).
+#[component]
+pub fn ReasonText(#[prop(into)] reason: String, #[prop(optional)] words: Option<String>) -> impl IntoView {
+    let words = words.unwrap_or_else(|| crate::model::views::reason_in_words(&reason));
+    match crate::model::policy::reason_link(&reason) {
+        Some(href) => view! { <a class="reason-link" href=href title="How this works">{words}</a> }.into_any(),
+        None => view! { <span>{words}</span> }.into_any(),
     }
 }

@@ -1,6 +1,6 @@
 //! The console's pages, in folders by area: jobs (queue, list, one job,
-//! submit), admin (maintenance, cluster, people, backfill), account and
-//! usage; `home` holds sign-in and the dashboard, `components` what pages
+//! submit), admin (maintenance, cluster, people, backfill), account,
+//! usage and `policy` (the Policy page, readable signed out); `home` holds sign-in and the dashboard, `components` what pages
 //! share. This file is the HTML shell and the router.
 
 pub mod account;
@@ -9,6 +9,7 @@ pub mod components;
 mod home;
 pub mod jobs;
 pub mod notifications;
+pub mod policy;
 pub mod usage;
 
 use account::AccountPage;
@@ -22,6 +23,7 @@ use leptos_router::{
     components::{Route, Router, Routes},
     ParamSegment, StaticSegment,
 };
+use policy::PolicyPage;
 use usage::UsagePageView;
 
 /// The document around the app, rendered on the server.
@@ -59,6 +61,7 @@ pub fn App() -> impl IntoView {
                 <Route path=(StaticSegment("jobs"), ParamSegment("id")) view=JobPage/>
                 <Route path=StaticSegment("submit") view=SubmitPage/>
                 <Route path=StaticSegment("usage") view=UsagePageView/>
+                <Route path=StaticSegment("policy") view=PolicyPage/>
                 <Route path=StaticSegment("account") view=AccountPage/>
                 <Route path=StaticSegment("admin") view=AdminPage/>
                 <Route path=(StaticSegment("admin"), StaticSegment("cluster")) view=AdminClusterPage/>

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::client::{self, exit, CliError, Client, Stored};
-use super::render::{job_rows, print, table, text};
+use super::render::{job_rows, print, reason_notes, table, text};
 use super::SubmitArgs;
 
 pub async fn login(json: bool, server: String, username: String) -> Result<(), CliError> {
@@ -110,10 +110,12 @@ pub async fn queue(json: bool) -> Result<(), CliError> {
                 .unwrap_or_default()
         };
         let headers = ["RANK", "ID", "NAME", "LAB", "USER", "GPUS", "WHY IT WAITS", "EXPECTED START (ESTIMATE)"];
+        let all = q["jobs"].as_array().into_iter().chain(q["user_queue"].as_array()).flatten();
         format!(
-            "{}\n\nyour personal queue:\n{}",
+            "{}\n\nyour personal queue:\n{}{}",
             table(&headers, &rows(&q["jobs"])),
-            table(&headers, &rows(&q["user_queue"]))
+            table(&headers, &rows(&q["user_queue"])),
+            reason_notes(&client.server, all.map(|e| &e["pending_reason"]))
         )
     });
     Ok(())
@@ -131,7 +133,8 @@ pub async fn jobs(json: bool, state: Option<String>, array: Option<i64>, limit: 
     let page = client.get(&path).await?;
     print(json, &page, |p| {
         let jobs = p["jobs"].as_array().cloned().unwrap_or_default();
-        table(&["ID", "NAME", "USER", "STATE", "GPUS", "WHERE", "WHY IT WAITS"], &job_rows(&jobs))
+        let notes = reason_notes(&client.server, jobs.iter().map(|j| &j["pending_reason"]));
+        table(&["ID", "NAME", "USER", "STATE", "GPUS", "WHERE", "WHY IT WAITS"], &job_rows(&jobs)) + &notes
     });
     Ok(())
 }
@@ -178,6 +181,9 @@ pub async fn show(json: bool, id: i64) -> Result<(), CliError> {
             })
             .unwrap_or_default();
         out.push_str(&table(&["#", "TIER", "NODE", "STARTED", "ENDED", "EXIT", "REASON"], &attempts));
+        let attempt_reasons = j["attempts"].as_array().into_iter().flatten().map(|a| &a["reason"]);
+        let reasons = [&j["pending_reason"], &j["end_reason"]].into_iter().chain(attempt_reasons);
+        out.push_str(&reason_notes(&client.server, reasons));
         out
     });
     Ok(())

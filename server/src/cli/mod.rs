@@ -62,6 +62,8 @@ enum Command {
     /// Submit a bash script.
     Submit(SubmitArgs),
     /// The global queue in this cycle's order, and your personal queue.
+    /// Why each job waits is explained on the site's Policy page
+    /// (`/policy`); the table's footnote links each reason's section.
     Queue,
     /// Your lab's jobs, newest first.
     Jobs {

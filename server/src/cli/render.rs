@@ -68,9 +68,46 @@ pub fn job_rows(jobs: &[Value]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A footnote saying where the Policy page explains each reason in a
+/// table (`pending_reason`, `end_reason`, …); empty when none is known.
+pub fn reason_notes<'a>(server: &str, reasons: impl IntoIterator<Item = &'a Value>) -> String {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for reason in reasons.into_iter().filter_map(Value::as_str) {
+        let code = reason.split([' ', '(']).next().unwrap_or(reason).to_string();
+        if let Some(link) = app::model::policy::reason_link(reason) {
+            if !seen.iter().any(|(c, _)| *c == code) {
+                seen.push((code, format!("{server}{link}")));
+            }
+        }
+    }
+    if seen.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = seen.into_iter().map(|(code, url)| format!("  {code}: {url}")).collect();
+    format!("\n\nwhy, explained on the Policy page:\n{}", lines.join("\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reasons_point_to_the_policy_page_once_each() {
+        let reasons = [
+            serde_json::json!("NO_IDLE_GPU"),
+            serde_json::json!("RESERVING (1/2 GPUs on n/t)"),
+            serde_json::json!("RESERVING (0/2 GPUs on m/t)"),
+            serde_json::json!(null),
+            serde_json::json!("SOMETHING_NEW"),
+        ];
+        let notes = reason_notes("https://gpu.example.edu", &reasons);
+        assert_eq!(
+            notes,
+            "\n\nwhy, explained on the Policy page:\n  NO_IDLE_GPU: https://gpu.example.edu/policy#scheduling\n  \
+             RESERVING: https://gpu.example.edu/policy#multi-gpu"
+        );
+        assert_eq!(reason_notes("https://x", &[serde_json::json!("SOMETHING_NEW")]), "");
+    }
 
     #[test]
     fn columns_line_up() {

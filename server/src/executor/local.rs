@@ -381,6 +381,21 @@ impl LocalExecutor {
 
 #[async_trait::async_trait]
 impl Executor for LocalExecutor {
+    fn isolation(&self) -> app::model::policy::IsolationFacts {
+        let s = &self.shared;
+        app::model::policy::IsolationFacts {
+            executor: "local".into(),
+            own_uid: s.as_root,
+            limits: if s.as_root { s.containment.describe() } else { String::new() },
+            loopback_only: s.net_namespace,
+            private_scratch: s.private_scratch,
+            no_user_namespaces: s.as_root && !s.allow_user_namespaces,
+            container: s.apptainer.clone(),
+            max_log_bytes: s.limits.max_log_bytes,
+            max_output_bytes: s.limits.max_output_bytes,
+        }
+    }
+
     async fn start(&self, req: StartRequest) -> Result<(), ExecutorError> {
         let key = (req.job, req.attempt);
         if self.lock().watching.contains(&key) {

@@ -123,6 +123,10 @@ pub trait Executor: Send + Sync + 'static {
     async fn recover(&self, attempts: Vec<StartRequest>) -> Result<Vec<(JobId, u32, Observed)>, ExecutorError> {
         Ok(attempts.into_iter().map(|a| (a.job, a.attempt, Observed::NotStarted)).collect())
     }
+    /// What it enforces on every job, for the Policy page (policy §8).
+    fn isolation(&self) -> app::model::policy::IsolationFacts {
+        app::model::policy::IsolationFacts::default()
+    }
     /// The nodes and GPUs the executor knows of, when it is the source of
     /// truth for them (Slurm); `None` = the configured nodes are.
     async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {

@@ -293,6 +293,23 @@ impl SlurmExecutor {
 
 #[async_trait::async_trait]
 impl Executor for SlurmExecutor {
+    /// What Slurm holds (`--uid`, `task/cgroup`); the nodes' own network
+    /// and scratch are the cluster's to configure.
+    fn isolation(&self) -> app::model::policy::IsolationFacts {
+        let s = &self.shared;
+        app::model::policy::IsolationFacts {
+            executor: "slurm".into(),
+            own_uid: true,
+            limits: "Slurm's cgroups (--cpus-per-task, --mem)".into(),
+            loopback_only: false,
+            private_scratch: false,
+            no_user_namespaces: false,
+            container: s.apptainer.clone(),
+            max_log_bytes: s.limits.max_log_bytes,
+            max_output_bytes: s.limits.max_output_bytes,
+        }
+    }
+
     async fn start(&self, req: StartRequest) -> Result<(), ExecutorError> {
         let key = (req.job, req.attempt);
         if self.lock().watching.contains_key(&key) {

@@ -198,6 +198,9 @@ fn is_console_page(path: &str) -> bool {
     path != "/v1" && !OPEN_PREFIXES.iter().any(|p| path.starts_with(p))
 }
 
+/// Console pages anyone may read: the university publishes its policy.
+const PUBLIC_PAGES: &[&str] = &["/policy"];
+
 /// Console pages need a signed-in user: anonymous page loads go to /login,
 /// and a signed-in user opening /login goes to the dashboard. Pages are
 /// only read: any other method on one is 405 at once (rendering the app
@@ -209,7 +212,7 @@ pub async fn console_gate(req: Request, next: Next) -> Response {
     if req.method() == Method::GET {
         let signed_in = req.extensions().get::<Caller>().is_some();
         let path = req.uri().path();
-        if !signed_in && is_console_page(path) {
+        if !signed_in && is_console_page(path) && !PUBLIC_PAGES.contains(&path) {
             return Redirect::to("/login").into_response();
         }
         if signed_in && path == "/login" {

@@ -9,6 +9,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// A new user's concurrency limit (policy §3: "default 2, admin can change
+/// it per user"); every way a user is created starts from it.
+pub const DEFAULT_CONCURRENCY: i64 = 2;
+
 use super::model::*;
 
 /// Whether a dependency is met, pending, or can never be met.

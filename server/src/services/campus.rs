@@ -167,7 +167,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
                 lab_id,
                 role,
                 unix_uid: None,
-                max_concurrent: 2,
+                max_concurrent: crate::policy::personal::DEFAULT_CONCURRENCY,
                 local: false,
             };
             let id = db::accounts::insert_user(&mut tx, new, now).await?;

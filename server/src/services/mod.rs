@@ -12,6 +12,7 @@ pub mod device;
 pub mod error;
 pub mod jobs;
 pub mod notifications;
+pub mod policy_page;
 pub mod reports;
 pub mod sessions;
 pub mod views;
@@ -55,6 +56,8 @@ pub struct Services {
     pub admissions: Arc<campus::Admissions>,
     /// Traffic through the sessions' proxy not yet written down.
     pub sessions: Arc<sessions::Activity>,
+    /// What the executor in use enforces on jobs (the Policy page).
+    pub isolation: policy_page::IsolationCell,
 }
 
 impl Services {

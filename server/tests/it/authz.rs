@@ -2,6 +2,7 @@
 //! a colleague in the owner's lab, a researcher of another lab and an
 //! admin. A 409 or 422 for a role means it got past authorization.
 
+use leptos::server_fn::ServerFn;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -36,6 +37,9 @@ async fn every_endpoint_answers_each_role_as_documented() {
     let admins = [401, 403, 403, 403, 200];
     let rows: Vec<(Method, String, Option<Value>, [u16; 5])> = vec![
         (Method::GET, "/v1/maintenance/status".into(), None, everyone),
+        // the Policy page and its server function: published to anyone
+        (Method::GET, "/policy".into(), None, everyone),
+        (Method::POST, app::api::PolicyFacts::PATH.into(), None, everyone),
         (Method::GET, "/v1/me".into(), None, signed_in),
         (Method::GET, "/v1/jobs".into(), None, signed_in),
         (Method::GET, j(""), None, [401, 200, 200, 404, 200]),

@@ -68,6 +68,8 @@ async fn a_researcher_drives_a_job_from_the_command_line() {
 
     let show = jpu(cfg, &["show", &id.to_string()], None).await;
     assert!(show.stdout.contains("COMPLETED") && show.stdout.contains("attempts:"), "{}", show.stdout);
+    // the end reason points to where the site explains it
+    assert!(show.stdout.contains(&format!("COMPLETED: {}/policy#reasons", app.base)), "{}", show.stdout);
     let jobs = jpu(cfg, &["jobs", "--state", "COMPLETED"], None).await;
     assert!(jobs.stdout.starts_with("ID") && jobs.stdout.contains("train.sh"), "{}", jobs.stdout);
     let again = jpu(cfg, &["cancel", &id.to_string()], None).await;

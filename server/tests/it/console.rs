@@ -116,3 +116,61 @@ async fn console_errors_keep_their_api_code() {
     let error: serde_json::Value = over.json().await.unwrap();
     assert_eq!(error["code"], "QUEUE_LIMIT", "{error}");
 }
+
+/// The Policy page is published to anyone and every figure on it follows
+/// the deployment: an admin's tier change, the cancel grace and the policy
+/// in force, the maintenance phase.
+#[tokio::test]
+async fn the_policy_page_is_public_and_follows_the_running_configuration() {
+    let app = TestApp::spawn().await;
+    let page = app.page("/policy").await;
+    assert_eq!(page.status(), StatusCode::OK, "readable signed out");
+    let html = page.text().await.unwrap();
+    for expected in [
+        "RTX 4090",
+        "Every 5 seconds",
+        "Usage halves every 7 days",
+        "at most 2 jobs at once",
+        "at most 100 unfinished jobs",
+        "CUDA out of memory",
+        "RTX 3080 Ti (12 GB) → RTX 4090 (24 GB)",
+        "seed policy",
+        "Now: normal operation.",
+        r#"href="/login""#,
+    ] {
+        assert!(html.contains(expected), "policy page lacks {expected:?}");
+    }
+    // the worked example is computed from the best tier's TFLOPS (82.6)
+    assert!(html.contains("= 297,360 TFLOP·s") && html.contains("297,360 + 49,560 = 346,920"), "{html}");
+
+    let admin = app.admin_token().await;
+    let patch = app.patch(&admin, "/v1/admin/tiers/rtx4090", serde_json::json!({"tflops": 100.0})).await;
+    assert_eq!(patch.status(), StatusCode::OK);
+    let start = app
+        .post(Some(&admin), "/v1/admin/maintenance", serde_json::json!({"action": "start", "message": "disk"}))
+        .await;
+    assert!(start.status().is_success(), "{}", start.status());
+    let html = app.page("/policy").await.text().await.unwrap();
+    assert!(html.contains("= 360,000 TFLOP·s") && html.contains("360,000 + 60,000 = 420,000"), "tier change not shown");
+    assert!(!html.contains("Now: normal operation.") && html.contains("Now: "), "maintenance not shown");
+
+    // signed in, the page says the viewer's own limit
+    app.sql("UPDATE users SET max_concurrent = 5 WHERE username = 'demo'").await;
+    assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let html = app.page("/policy").await.text().await.unwrap();
+    assert!(html.contains("Yours is 5."), "own limit not shown");
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(dir.path());
+    settings.cancel.grace_seconds = 45;
+    settings.scheduler.policy = jpu_share::config::PolicyName::Planned;
+    settings.scheduler.max_wait_hours = 12;
+    settings.backfill.enabled = true;
+    settings.backfill.min_idle_seconds = 90;
+    let other = TestApp::spawn_with(dir, settings).await;
+    let html = other.page("/policy").await.text().await.unwrap();
+    for expected in ["waits 45 seconds", "planned policy", "over 12 hours", "idle for 90 seconds"] {
+        assert!(html.contains(expected), "policy page lacks {expected:?}");
+    }
+    assert!(!html.contains("seed policy"));
+}

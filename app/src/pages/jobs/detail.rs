@@ -3,8 +3,8 @@
 
 use super::session::session_panel;
 use crate::api::{job_detail, job_log, job_log_tail, CancelJob};
-use crate::model::views::{reason_in_words, JobDetail};
-use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout, Time};
+use crate::model::views::JobDetail;
+use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout, ReasonText, Time};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -120,9 +120,9 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
         <dl class="facts" data-testid="facts">
             <div><dt>"State"</dt><dd>
                 <span class="state" data-testid="state" data-state=job.state.as_str()>{job.state.as_str()}</span>
-                {end_reason.map(|r| view! { " — " <strong data-testid="end-reason">{r}</strong> })}
+                {end_reason.map(|r| view! { " — " <strong data-testid="end-reason"><ReasonText reason=r.clone() words=r/></strong> })}
                 {job.exit_code.map(|c| format!(" (exit code {c})"))}
-                {job.pending_reason.clone().map(|r| view! { " — " <span class="reason">{reason_in_words(&r)}</span> })}
+                {job.pending_reason.clone().map(|r| view! { " — " <span class="reason"><ReasonText reason=r/></span> })}
             </dd></div>
             <div><dt>"Owner"</dt><dd>{format!("{} ({})", job.user, job.lab)}</dd></div>
             <div><dt>"GPUs"</dt><dd>{place}</dd></div>

@@ -2,8 +2,8 @@
 //! refreshing itself every few seconds.
 
 use crate::api::queue_view;
-use crate::model::views::{reason_in_words, QueueEntry};
-use crate::pages::components::{use_ticker, ErrorText, Layout, Time};
+use crate::model::views::QueueEntry;
+use crate::pages::components::{use_ticker, ErrorText, Layout, ReasonText, Time};
 use leptos::prelude::*;
 
 #[component]
@@ -84,7 +84,7 @@ fn QueueTable(
                             <td data-label="GPUs">{e.num_gpus}</td>
                             <td data-label="Lab usage">{format!("{:.0}", e.lab_usage_tflop_s)}</td>
                             <td data-label="Waiting since"><Time at=e.queue_entered_at.clone()/></td>
-                            <td data-label="Why it waits" class="reason">{e.pending_reason.as_deref().map(reason_in_words).unwrap_or_default()}</td>
+                            <td data-label="Why it waits" class="reason">{e.pending_reason.clone().map(|r| view! { <ReasonText reason=r/> })}</td>
                             <td data-label="Expected start" class="estimate">{e.estimated_start.clone().map(|at| view! { "about " <Time at=at/> " (estimate)" })}</td>
                             <td data-label="Reservation">{reservation}</td>
                         </tr>

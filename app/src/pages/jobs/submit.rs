@@ -63,19 +63,23 @@ fn SubmitPageBody() -> impl IntoView {
             <input id="script_file" type="file" accept=".sh,.bash,.py,text/*" on:change=move |ev| load_script_file(ev, script)/>
             {move || field_error("command")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="num_gpus">"GPUs"</label>
-            <input id="num_gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
+            <input id="num_gpus" name="num_gpus" type="number" min="1" max="8" value="1" required aria-describedby="gpus-help"/>
+            <p id="gpus-help" class="muted">"All on one node, at most the tier's per-job maximum. " <a href="/policy#multi-gpu">"How multi-GPU jobs wait"</a></p>
             {move || field_error("num_gpus")().map(|e| view! { <p class="error field-error" role="alert" data-testid="num-gpus-error">{e}</p> })}
             <label for="time_limit_minutes">"Time limit (minutes, empty = default)"</label>
-            <input id="time_limit_minutes" name="time_limit_minutes" type="number" min="1"/>
+            <input id="time_limit_minutes" name="time_limit_minutes" type="number" min="1" aria-describedby="limit-help"/>
+            <p id="limit-help" class="muted">"The job is stopped there (SIGTERM, then SIGKILL after a grace). " <a href="/policy#cancel">"Limits"</a></p>
             {move || field_error("time_limit_minutes")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="min_vram_gb">"Minimum GPU memory (GB, empty = any tier)"</label>
-            <input id="min_vram_gb" name="min_vram_gb" type="number" min="0" max="4096"/>
+            <input id="min_vram_gb" name="min_vram_gb" type="number" min="0" max="4096" aria-describedby="vram-help"/>
+            <p id="vram-help" class="muted">"After a GPU out-of-memory error the job is retried on a larger tier by itself. " <a href="/policy#oom">"Out of GPU memory"</a></p>
             {move || field_error("min_vram_gb")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="workspace">"Workspace (container image)"</label>
-            <select id="workspace" name="workspace">
+            <select id="workspace" name="workspace" aria-describedby="ws-help">
                 <option value="">"none (run on the node)"</option>
                 <ReadyWorkspaceOptions/>
             </select>
+            <p id="ws-help" class="muted">"Jobs have no network: install packages into a workspace. " <a href="/policy#isolation">"Isolation"</a></p>
             {move || field_error("workspace")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="after">"Run after (e.g. ok:12,any:13 — jobs of your lab; empty = at once)"</label>
             <input id="after" name="after" placeholder="ok:12" aria-describedby="after-help"/>
@@ -85,7 +89,8 @@ fn SubmitPageBody() -> impl IntoView {
             <input id="array" name="array" placeholder="0-15%4" maxlength="200"/>
             {move || field_error("array")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <label for="env">"Environment (KEY=value per line)"</label>
-            <textarea id="env" name="env" rows="3"></textarea>
+            <textarea id="env" name="env" rows="3" aria-describedby="env-help"></textarea>
+            <p id="env-help" class="muted">"JOB_OUTPUT_DIR, JOB_ATTEMPT and CUDA_VISIBLE_DEVICES are set for you."</p>
             {move || field_error("env")().map(|e| view! { <p class="error field-error" role="alert">{e}</p> })}
             <button type="submit" disabled=move || submit.pending().get()>"Submit"</button>
         </ActionForm>

@@ -227,6 +227,11 @@ impl ConsoleBackend for AppState {
         Ok(account::create_token(self, caller(who)?, &name, expires_in_days).await?)
     }
 
+    async fn policy(&self, who: Option<&SignedIn>) -> Result<app::model::policy::PolicyView, ConsoleError> {
+        let viewer = who.map(caller).transpose()?;
+        Ok(crate::services::policy_page::facts(self, viewer).await?)
+    }
+
     fn sign_in_options(&self) -> app::model::views::SignInOptions {
         account::sign_in_options(self)
     }

@@ -59,7 +59,7 @@ pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Re
             lab_id: operators,
             role: Role::Admin,
             unix_uid: None,
-            max_concurrent: 2,
+            max_concurrent: crate::policy::personal::DEFAULT_CONCURRENCY,
             // the break-glass account: a password works even when
             // sign-in goes through the university
             local: true,
@@ -116,7 +116,7 @@ pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Re
                 lab_id: demo_lab,
                 role: Role::Researcher,
                 unix_uid: None,
-                max_concurrent: 2,
+                max_concurrent: crate::policy::personal::DEFAULT_CONCURRENCY,
                 local: false,
             },
             now_ms,

@@ -129,7 +129,7 @@ pub async fn create_user(
         return Err(ServiceError::field("password", format!("must be {MIN_PASSWORD} to 1024 characters")));
     }
     check_uid(body.unix_uid)?;
-    let max_concurrent = body.max_concurrent.unwrap_or(2);
+    let max_concurrent = body.max_concurrent.unwrap_or(crate::policy::personal::DEFAULT_CONCURRENCY);
     check_max_concurrent(max_concurrent)?;
     let hash = crate::auth::password::hash_password(body.password.clone())
         .await
