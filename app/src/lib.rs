@@ -7,10 +7,13 @@
 //! - [`api`]: the console's server functions, by area; each is thin over
 //!   [`api::backend`] (ssr only), the trait the server implements so server
 //!   functions reach its services without this crate depending on it.
+//! - [`i18n`]: the console's languages (Korean, English): Fluent messages
+//!   rendered on the server, the request's language as context.
 //! - [`pages`]: the console UI in folders by area, server-rendered; the
 //!   interactive parts of pages are `#[island]`s the browser hydrates.
 
 pub mod api;
+pub mod i18n;
 pub mod model;
 pub mod pages;
 

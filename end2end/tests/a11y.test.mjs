@@ -177,6 +177,42 @@ test('times are in the reader\'s zone with a relative form, the exact UTC time i
   assert.match(facts, /demo \(demo-lab\)/);
 });
 
+test('in Korean (the browser\'s language), every page at 1440 and 375 px: lang="ko", Korean words, no serious violation, no sideways scroll', async () => {
+  const ctx = await browser.newContext({ bypassCSP: true, locale: 'ko-KR', viewport: { width: 1440, height: 900 } });
+  const ko = await ctx.newPage();
+  const found = [];
+  await visit(ko, '/policy');
+  assert.equal(await ko.getAttribute('html', 'lang'), 'ko', 'signed out, from Accept-Language');
+  assert.match(await ko.locator('h1').textContent(), /GPU 공유 방식/);
+  await signIn(ko, server.base, 'demo', DEMO_PASSWORD);
+  for (const width of [1440, 375]) {
+    await ko.setViewportSize({ width, height: width === 375 ? 800 : 900 });
+    for (const path of [...PAGES, `/jobs/${jobId}`]) {
+      await visit(ko, path);
+      if ((await ko.getAttribute('html', 'lang')) !== 'ko') found.push(`${path}: html lang is not ko`);
+      for (const v of await axe(ko)) found.push(`${path} (${width} px): ${v}`);
+      if (width === 375) for (const o of await overflowing(ko)) found.push(`${path} (375 px): ${o}`);
+      await ko.screenshot({ path: join(SCREENSHOTS, `page-${shot(path).replace(/\d+$/, 'id')}-ko-${width}.png`), fullPage: true });
+    }
+  }
+  // the header's switch goes to English and back to the same page, and
+  // is kept with the account
+  await ko.setViewportSize({ width: 1440, height: 900 });
+  await visit(ko, '/policy');
+  assert.match(await ko.getByRole('navigation', { name: '주 메뉴' }).textContent(), /대기열/);
+  await ko.getByTestId('lang-switch').getByRole('link', { name: 'English' }).click();
+  await ko.waitForURL((url) => url.pathname === '/policy');
+  assert.equal(await ko.getAttribute('html', 'lang'), 'en');
+  assert.match(await ko.locator('h1').textContent(), /How GPUs are shared/);
+  // kept with the account: the Korean browser still gets English (the
+  // account is left on English for the tests after this one)
+  await visit(ko, '/queue');
+  assert.equal(await ko.getAttribute('html', 'lang'), 'en');
+  assert.equal(await ko.getByTestId('lang-switch').getByRole('link', { name: '한국어' }).getAttribute('lang'), 'ko');
+  await ctx.close();
+  assert.deepEqual(found, []);
+});
+
 test('every page at 1440 px, for the record', async () => {
   for (const [page, paths] of [[demo, [...PAGES, `/jobs/${jobId}`]], [admin, ADMIN_PAGES]]) {
     for (const path of paths) {

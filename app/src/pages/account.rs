@@ -97,7 +97,7 @@ fn AccountPageBody() -> impl IntoView {
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted" data-testid="tokens">"No live tokens."</p> }.into_any(),
                         Ok(list) => view! {
-                            <div class="scroll">
+                            <div class="scroll" tabindex="0">
                             <table class="table" data-testid="tokens">
                                 <thead><tr><th>"Name"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th></th></tr></thead>
                                 <tbody>

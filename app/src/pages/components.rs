@@ -3,6 +3,7 @@
 //! job forms offer.
 
 use crate::api::{cluster_problem, maintenance_status, my_workspaces, whoami};
+use crate::i18n::{locale, t, Locale};
 use crate::model::error::ConsoleError;
 use crate::model::{MaintenancePhase, MaintenanceView, Viewer};
 use leptos::prelude::*;
@@ -13,10 +14,10 @@ use leptos::prelude::*;
 pub fn MaintenanceBanner(status: MaintenanceView) -> impl IntoView {
     (status.phase != MaintenancePhase::Normal).then(|| {
         let what = match status.phase {
-            MaintenancePhase::Draining => "Maintenance: draining — new jobs are not accepted; running jobs finish.",
-            MaintenancePhase::BackfillRecovery => "Maintenance: reclaiming LLM backfill before operators start.",
-            MaintenancePhase::Active => "Maintenance in progress — jobs are not dispatched.",
-            MaintenancePhase::Normal => "",
+            MaintenancePhase::Draining => t("banner-draining"),
+            MaintenancePhase::BackfillRecovery => t("banner-recovery"),
+            MaintenancePhase::Active => t("banner-active"),
+            MaintenancePhase::Normal => String::new(),
         };
         view! {
             <div class="banner" role="status" data-phase=status.phase.as_str()>
@@ -24,7 +25,7 @@ pub fn MaintenanceBanner(status: MaintenanceView) -> impl IntoView {
                 " "
                 <span>{what}</span>
                 {status.message.map(|m| view! { " " <em class="banner-message">{m}</em> })}
-                <span class="banner-since">" since " <Time at=status.since.clone()/></span>
+                <span class="banner-since">" " {t("banner-since")} " " <Time at=status.since.clone()/></span>
             </div>
         }
     })
@@ -34,21 +35,21 @@ pub fn MaintenanceBanner(status: MaintenanceView) -> impl IntoView {
 fn Nav(viewer: Viewer) -> impl IntoView {
     let admin = viewer.is_admin();
     view! {
-        <nav class="nav" aria-label="Main">
-            <a href="/">"Dashboard"</a>
-            <a href="/queue">"Queue"</a>
-            <a href="/jobs">"Jobs"</a>
-            <a href="/submit">"Submit"</a>
-            <a href="/usage">"Lab usage"</a>
-            <a href="/policy">"Policy"</a>
-            <a href="/account">"Account"</a>
-            {admin.then(|| view! { <a href="/admin">"Admin"</a> })}
+        <nav class="nav" aria-label=t("nav-main")>
+            <a href="/">{t("nav-dashboard")}</a>
+            <a href="/queue">{t("nav-queue")}</a>
+            <a href="/jobs">{t("nav-jobs")}</a>
+            <a href="/submit">{t("nav-submit")}</a>
+            <a href="/usage">{t("nav-usage")}</a>
+            <a href="/policy">{t("nav-policy")}</a>
+            <a href="/account">{t("nav-account")}</a>
+            {admin.then(|| view! { <a href="/admin">{t("nav-admin")}</a> })}
         </nav>
         <div class="who">
             <span class="who-name" data-testid="who">{viewer.username.clone()}</span>
             <span class="who-lab">" (" {viewer.lab.clone()} ", " {viewer.role.as_str()} ")"</span>
             <form method="post" action="/logout" class="logout">
-                <button type="submit">"Sign out"</button>
+                <button type="submit">{t("nav-sign-out")}</button>
             </form>
         </div>
     }
@@ -68,14 +69,15 @@ pub fn Layout(children: Children) -> impl IntoView {
                     match viewer.await.ok().flatten() {
                         Some(v) => view! { <Nav viewer=v/> }.into_any(),
                         None => view! {
-                            <nav class="nav" aria-label="Main">
-                                <a href="/policy">"Policy"</a>
-                                <a href="/login">"Sign in"</a>
+                            <nav class="nav" aria-label=t("nav-main")>
+                                <a href="/policy">{t("nav-policy")}</a>
+                                <a href="/login">{t("nav-sign-in")}</a>
                             </nav>
                         }.into_any(),
                     }
                 })}
             </Suspense>
+            <LanguageSwitch/>
         </header>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
@@ -86,8 +88,8 @@ pub fn Layout(children: Children) -> impl IntoView {
             {move || Suspend::new(async move {
                 cluster.await.ok().flatten().map(|problem| view! {
                     <div class="banner" role="status" data-testid="cluster-down">
-                        <strong>"Cluster unreachable"</strong>
-                        " New jobs stay queued until it answers again. "
+                        <strong>{t("cluster-down-title")}</strong>
+                        " " {t("cluster-down-text")} " "
                         <span class="banner-since">{problem}</span>
                     </div>
                 })
@@ -214,5 +216,28 @@ pub fn ReasonText(#[prop(into)] reason: String, #[prop(optional)] words: Option<
     match crate::model::policy::reason_link(&reason) {
         Some(href) => view! { <a class="reason-link" href=href title="How this works">{words}</a> }.into_any(),
         None => view! { <span>{words}</span> }.into_any(),
+    }
+}
+
+/// The other languages, as links that switch and come back here
+/// (`/lang/{tag}?back=…`; the server keeps the choice). Each link is
+/// written in its own language, with `lang` and `hreflang` set so screen
+/// readers read it right.
+#[component]
+fn LanguageSwitch() -> impl IntoView {
+    let here = leptos_router::hooks::use_location();
+    let back = move || {
+        let path = here.pathname.get_untracked();
+        let query = here.search.get_untracked();
+        let full = if query.is_empty() { path } else { format!("{path}?{query}") };
+        percent_encoding::utf8_percent_encode(&full, percent_encoding::NON_ALPHANUMERIC).to_string()
+    };
+    let current = locale();
+    view! {
+        <nav class="lang" aria-label=t("lang-switch") data-testid="lang-switch">
+            {Locale::ALL.into_iter().filter(|l| *l != current).map(|l| view! {
+                <a href=format!("/lang/{}?back={}", l.tag(), back()) lang=l.tag() hreflang=l.tag()>{l.own_name()}</a>
+            }).collect_view()}
+        </nav>
     }
 }

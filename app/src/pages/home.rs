@@ -86,6 +86,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
     view! {
         <section aria-labelledby="tiers-h">
             <h2 id="tiers-h">"GPU tiers"</h2>
+            <div class="scroll" tabindex="0">
             <table class="table" data-testid="tiers">
                 <thead>
                     <tr><th>"Tier"</th><th>"Name"</th><th>"VRAM"</th><th>"TFLOPS"</th><th>"Max GPUs / job"</th><th>"Active"</th></tr>
@@ -103,6 +104,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
+            </div>
         </section>
         <section aria-labelledby="nodes-h">
             <h2 id="nodes-h">"Nodes"</h2>
@@ -137,6 +139,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
         <section aria-labelledby="labs-h">
             <h2 id="labs-h">"Labs' standing"</h2>
             <p class="muted">"Lower recent usage goes first in the queue (usage halves every week)."</p>
+            <div class="scroll" tabindex="0">
             <table class="table" data-testid="labs">
                 <thead><tr><th>"Lab"</th><th>"Usage (TFLOP·s, decayed)"</th><th>"GPUs running"</th><th>"Jobs waiting"</th></tr></thead>
                 <tbody>
@@ -145,6 +148,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
+            </div>
         </section>
     }
 }

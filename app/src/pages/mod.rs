@@ -30,7 +30,7 @@ use usage::UsagePageView;
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=crate::i18n::locale().tag()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -53,7 +53,7 @@ pub fn App() -> impl IntoView {
         <Stylesheet id="jpu" href="/pkg/jpu-share.css"/>
         <Title text="JPU-Share"/>
         <Router>
-            <Routes fallback=|| view! { <Layout><p>"No such page."</p></Layout> }>
+            <Routes fallback=|| view! { <Layout><p>{crate::i18n::t("not-found")}</p></Layout> }>
                 <Route path=StaticSegment("") view=DashboardPage/>
                 <Route path=StaticSegment("login") view=LoginPage/>
                 <Route path=StaticSegment("queue") view=QueuePage/>

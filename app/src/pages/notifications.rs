@@ -38,7 +38,7 @@ pub fn NotificationsPanel() -> impl IntoView {
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
                         Ok(d) if d.deliveries.is_empty() => view! { <p class="muted" data-testid="deliveries">"None yet."</p> }.into_any(),
                         Ok(d) => view! {
-                            <div class="scroll">
+                            <div class="scroll" tabindex="0">
                             <table class="table" data-testid="deliveries">
                                 <thead><tr><th>"Job"</th><th>"Event"</th><th>"To"</th><th>"State"</th><th>"Tries"</th><th>"Problem"</th></tr></thead>
                                 <tbody>

@@ -26,6 +26,8 @@ pub struct UserRecord {
     pub sign_in: SignIn,
     /// May use a password even when `auth.passwords` is off.
     pub local: bool,
+    /// The console language they chose (`en`, `ko`); None = the browser's.
+    pub locale: Option<String>,
 }
 
 impl UserRecord {
@@ -112,6 +114,7 @@ struct UserRow {
     session_epoch: i64,
     auth: String,
     local: bool,
+    locale: Option<String>,
 }
 
 impl TryFrom<UserRow> for UserRecord {
@@ -133,6 +136,7 @@ impl TryFrom<UserRow> for UserRecord {
             session_epoch: r.session_epoch,
             sign_in: r.auth.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
             local: r.local,
+            locale: r.locale,
         })
     }
 }
@@ -141,7 +145,7 @@ pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Re
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
         username
     )
@@ -156,7 +160,7 @@ pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, 
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
            FROM users u JOIN labs l ON l.id = u.lab_id ORDER BY l.name, u.username"#
     )
     .fetch_all(&mut *conn)
@@ -175,7 +179,7 @@ pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<U
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool"
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
         id
     )
@@ -223,7 +227,7 @@ pub async fn user_by_live_token(
 ) -> Result<Option<LiveToken>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT t.id AS "token_id!", t.last_used_at, u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
-                  u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent, u.session_epoch, u.auth, u.local AS "local!: bool"
+                  u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent, u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
            FROM api_tokens t JOIN users u ON u.id = t.user_id JOIN labs l ON l.id = u.lab_id
            WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
         token_hash,
@@ -250,6 +254,7 @@ pub async fn user_by_live_token(
         session_epoch: r.session_epoch,
         auth: r.auth,
         local: r.local,
+        locale: r.locale,
     };
     Ok(Some(LiveToken { id: r.token_id, last_used_ms: r.last_used_at, user: UserRecord::try_from(user)? }))
 }
@@ -445,5 +450,11 @@ pub async fn set_sign_in(
 ) -> Result<(), sqlx::Error> {
     let how = how.as_str();
     sqlx::query!("UPDATE users SET auth = ? WHERE id = ?", how, user_id).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// Keeps the console language a person chose.
+pub async fn set_locale(conn: &mut SqliteConnection, user_id: i64, locale: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE users SET locale = ? WHERE id = ?", locale, user_id).execute(&mut *conn).await?;
     Ok(())
 }

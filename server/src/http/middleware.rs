@@ -194,7 +194,7 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
 /// sessions' proxy, which answers every method and gates on its own).
 fn is_console_page(path: &str) -> bool {
     const OPEN_PREFIXES: &[&str] =
-        &["/v1/", "/api/", "/pkg/", "/healthz", "/metrics", "/login", "/logout", "/favicon", "/auth/", "/s/"];
+        &["/v1/", "/api/", "/pkg/", "/healthz", "/metrics", "/login", "/logout", "/favicon", "/auth/", "/s/", "/lang/"];
     path != "/v1" && !OPEN_PREFIXES.iter().any(|p| path.starts_with(p))
 }
 

@@ -126,3 +126,11 @@ pub async fn revoke_token(state: &Services, caller: &Caller, id: i64) -> Result<
         Err(ServiceError::NotFound("no such token".into()))
     }
 }
+
+/// Keeps a signed-in person's console language (`en` or `ko`).
+pub async fn set_locale(state: &Services, caller: &Caller, locale: app::i18n::Locale) -> Result<(), ServiceError> {
+    let mut tx = db::write_tx(&state.db).await?;
+    db::accounts::set_locale(&mut tx, caller.user.id, locale.tag()).await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -174,3 +174,70 @@ async fn the_policy_page_is_public_and_follows_the_running_configuration() {
     }
     assert!(!html.contains("seed policy"));
 }
+
+/// The console speaks Korean or English: the browser's language first,
+/// a switch that is kept (cookie; for a signed-in person, their account,
+/// so another browser follows), never a redirect off the site.
+#[tokio::test]
+async fn the_console_speaks_the_readers_language_and_keeps_their_choice() {
+    let app = TestApp::spawn().await;
+    let anonymous = client();
+    let get = |lang: &'static str, cookie: Option<&'static str>| {
+        let mut req = anonymous.get(app.url("/policy")).header("accept-language", lang);
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        async move { req.send().await.unwrap().text().await.unwrap() }
+    };
+    let ko = get("ko-KR,ko;q=0.9,en;q=0.8", None).await;
+    assert!(ko.contains(r#"<html lang="ko""#), "html lang");
+    assert!(
+        ko.contains("GPU 공유 방식") && ko.contains("공정성 정책 (Fair-share)") && ko.contains("5초마다"),
+        "Korean page"
+    );
+    assert!(ko.contains("297,360 + 49,560 = 346,920 TFLOP·s"), "the live figures in Korean too");
+    assert!(!ko.contains("How GPUs are shared"));
+    let en = get("en-US,en;q=0.9", None).await;
+    assert!(en.contains(r#"<html lang="en""#) && en.contains("How GPUs are shared"));
+    assert!(get("ko", Some("jpu_lang=en")).await.contains("How GPUs are shared"), "the cookie beats the browser");
+
+    // the switch keeps the choice and goes back where it came from
+    let switch = anonymous.get(app.url("/lang/ko?back=%2Fpolicy%23oom")).send().await.unwrap();
+    assert_eq!(switch.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&switch), "/policy#oom");
+    let cookie = switch.headers().get("set-cookie").unwrap().to_str().unwrap();
+    assert!(cookie.starts_with("jpu_lang=ko;") && cookie.contains("Max-Age="), "{cookie}");
+    for evil in ["//evil.example", "https://evil.example", "/%5Cevil.example"] {
+        let resp = anonymous.get(app.url(&format!("/lang/ko?back={evil}"))).send().await.unwrap();
+        assert_eq!(location(&resp), "/", "{evil}");
+    }
+    assert_eq!(anonymous.get(app.url("/lang/fr")).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+
+    // signed in, the choice is kept with the account: a browser without
+    // the cookie, asking for English, still gets Korean
+    assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(app.page("/lang/ko?back=%2F").await.status(), StatusCode::SEE_OTHER);
+    let stored =
+        app.sql_number("SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'demo' AND locale = 'ko'").await;
+    assert_eq!(stored, 1.0);
+    let other = client();
+    let login = other
+        .post(app.url("/login"))
+        .header("origin", &app.base)
+        .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    let session = login.headers().get("set-cookie").unwrap().to_str().unwrap().split(';').next().unwrap().to_string();
+    let html = other
+        .get(app.url("/"))
+        .header("cookie", &session)
+        .header("accept-language", "en")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains(r#"<html lang="ko""#) && html.contains("대시보드"), "the account's choice");
+}

@@ -34,7 +34,7 @@ fn AdminBackfillPageBody() -> impl IntoView {
                         <strong>{if b.enabled { "On" } else { "Off" }}</strong>
                         {format!(" — {} instance(s) running, {:.2} GPU-hours served", b.instances.len(), b.served_gpu_hours)}
                     </p>
-                    <div class="scroll">
+                    <div class="scroll" tabindex="0">
                     <table class="table" data-testid="instances">
                         <thead><tr><th>"Node"</th><th>"Tier"</th><th>"GPUs"</th><th>"Endpoint"</th><th>"Since"</th></tr></thead>
                         <tbody>

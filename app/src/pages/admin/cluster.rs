@@ -59,7 +59,7 @@ fn tiers_table(tiers: Vec<TierView>, tier_active: ServerAction<AdminSetTierActiv
     view! {
         <section aria-labelledby="tiers-h">
             <h2 id="tiers-h">"Tiers"</h2>
-            <div class="scroll">
+            <div class="scroll" tabindex="0">
             <table class="table" data-testid="tiers">
                 <thead><tr><th>"Tier"</th><th>"VRAM GB"</th><th>"TFLOPS"</th><th>"Order"</th><th>"Max GPUs"</th><th>"State"</th><th></th></tr></thead>
                 <tbody>
@@ -98,7 +98,7 @@ fn nodes_section(nodes: Vec<NodeView>, tier_options: Vec<String>, actions: NodeA
     view! {
         <section aria-labelledby="nodes-h">
             <h2 id="nodes-h">"Nodes"</h2>
-            <div class="scroll">
+            <div class="scroll" tabindex="0">
             <table class="table" data-testid="nodes">
                 <thead><tr><th>"Node"</th><th>"State"</th><th>"GPUs"</th><th></th></tr></thead>
                 <tbody>

@@ -77,7 +77,7 @@ fn AdminPageBody() -> impl IntoView {
                             </section>
                             <section aria-labelledby="audit-h">
                                 <h2 id="audit-h">"Audit log"</h2>
-                                <div class="scroll">
+                                <div class="scroll" tabindex="0">
                                 <table class="table" data-testid="audit">
                                     <thead><tr><th>"When"</th><th>"Who"</th><th>"Action"</th><th>"Target"</th><th>"Detail"</th></tr></thead>
                                     <tbody>

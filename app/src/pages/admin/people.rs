@@ -29,7 +29,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
             view! {
                 <section aria-labelledby="users-h">
                     <h2 id="users-h">"Users"</h2>
-                    <div class="scroll">
+                    <div class="scroll" tabindex="0">
                     <table class="table" data-testid="users">
                         <thead><tr><th>"User"</th><th>"Lab"</th><th>"Role"</th><th>"Unix uid"</th><th>"Concurrent jobs"</th></tr></thead>
                         <tbody>

@@ -159,7 +159,7 @@ fn JobSummary(detail: JobDetail) -> impl IntoView {
             }).collect_view()}
         </ol>
         <h2>"Attempts"</h2>
-        <div class="scroll">
+        <div class="scroll" tabindex="0">
         <table class="table" data-testid="attempts">
             <thead><tr><th>"#"</th><th>"Tier"</th><th>"Node"</th><th>"Started"</th><th>"Ended"</th><th>"Exit"</th><th>"Reason"</th><th>"Usage (TFLOP·s)"</th><th>"of which reserved"</th></tr></thead>
             <tbody>

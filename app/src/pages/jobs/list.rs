@@ -115,7 +115,7 @@ fn JobTable(jobs: Vec<JobView>, arrays: Vec<ArraySummary>, grouped: bool) -> imp
         })
         .collect_view();
     view! {
-        <div class="scroll">
+        <div class="scroll" tabindex="0">
         <table class="table" data-testid="jobs">
             <thead><tr><th>"Job"</th><th>"User"</th><th>"State"</th><th>"GPUs"</th><th>"Where"</th><th>"Submitted"</th><th>"Ended"</th></tr></thead>
             <tbody>{rows}</tbody>

@@ -56,7 +56,7 @@ fn QueueTable(
     });
     view! {
         {more}
-        <div class="scroll">
+        <div class="scroll" tabindex="0">
         <table class="table cards" data-testid=testid>
             <thead>
                 <tr><th>"Rank"</th><th>"Job"</th><th>"Lab"</th><th>"User"</th><th>"GPUs"</th>

@@ -112,7 +112,7 @@ pub fn Chart(series: LabUsageSeries) -> impl IntoView {
         </figure>
         <details class="chart-table">
             <summary>"The numbers, day by day"</summary>
-            <div class="scroll">
+            <div class="scroll" tabindex="0">
             <table class="table" data-testid="usage-table">
                 <thead><tr><th>"Day"</th><th>"TFLOP·s"</th><th>"GPU-hours"</th><th>"By tier"</th></tr></thead>
                 <tbody>

@@ -58,7 +58,7 @@ fn Usage(page: UsagePage) -> impl IntoView {
     view! {
         <p data-testid="share">{summary}</p>
         <p class="muted">"Usage counts GPU time weighted by the GPU's speed (GPU-seconds × the tier's TFLOPS) and halves every week, so old usage fades. The lab that used least goes first in the queue."</p>
-        <div class="scroll">
+        <div class="scroll" tabindex="0">
         <table class="table" data-testid="labs">
             <thead><tr><th>"Lab"</th><th>"Usage now (TFLOP·s)"</th><th>"Share"</th><th>"GPUs running"</th><th>"Jobs waiting"</th><th></th></tr></thead>
             <tbody>

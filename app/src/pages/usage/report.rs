@@ -34,7 +34,7 @@ pub fn Report(report: UsageReport) -> impl IntoView {
             view! { <p class="muted" data-testid="report">"No usage in this month."</p> }.into_any()
         } else {
             view! {
-                <div class="scroll">
+                <div class="scroll" tabindex="0">
                 <table class="table" data-testid="report">
                     <thead><tr><th>{report.by.clone()}</th><th>"Jobs"</th><th>"GPU-hours"</th><th>"TFLOP·s"</th></tr></thead>
                     <tbody>

@@ -2,7 +2,7 @@
 //! work without JavaScript), the Leptos routes with the shared state as
 //! context, and the [`backend`] the server functions call ([`admin`]
 //! parses the admin pages' forms); sign-in through the university in
-//! [`oidc`].
+//! [`oidc`]; the pages' language in [`lang`].
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -22,6 +22,7 @@ use app::api::backend::Backend;
 
 pub mod admin;
 pub mod backend;
+mod lang;
 mod oidc;
 use app::{shell, App};
 
@@ -41,8 +42,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
     let context = move || {
         provide_context(backend.clone());
         // the nonce the Content-Security-Policy header names
-        let nonce = use_context::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<crate::http::middleware::CspNonce>().cloned());
+        let parts = use_context::<axum::http::request::Parts>();
+        // the page's language, chosen once for the whole request
+        provide_context(parts.as_ref().map(lang::request_locale).unwrap_or_default());
+        let nonce = parts.and_then(|parts| parts.extensions.get::<crate::http::middleware::CspNonce>().cloned());
         if let Some(nonce) = nonce {
             provide_context(leptos::nonce::Nonce::from_value(nonce.0));
         }
@@ -51,6 +54,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .nest_service("/pkg", bundle)
         .route("/login", post(login))
         .route("/logout", post(logout))
+        .route("/lang/{tag}", axum::routing::get(lang::switch))
         .route("/auth/oidc/login", axum::routing::get(oidc::login))
         .route("/auth/oidc/callback", axum::routing::get(oidc::callback))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || {

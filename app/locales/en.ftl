@@ -1,0 +1,161 @@
+# The console in English. Every key here must be in ko.ftl too (a test
+# holds them to each other). Terms of the platform stay as they are:
+# fair-share, placement, backfill, tier.
+
+## Header, navigation, banners
+
+nav-main = Main
+nav-dashboard = Dashboard
+nav-queue = Queue
+nav-jobs = Jobs
+nav-submit = Submit
+nav-usage = Lab usage
+nav-policy = Policy
+nav-account = Account
+nav-admin = Admin
+nav-sign-in = Sign in
+nav-sign-out = Sign out
+lang-switch = Language
+banner-draining = Maintenance: draining — new jobs are not accepted; running jobs finish.
+banner-recovery = Maintenance: reclaiming LLM backfill before operators start.
+banner-active = Maintenance in progress — jobs are not dispatched.
+banner-since = since
+cluster-down-title = Cluster unreachable
+cluster-down-text = New jobs stay queued until it answers again.
+not-found = No such page.
+loading = Loading…
+
+## Units
+
+unit-second = { $n ->
+    [one] 1 second
+   *[other] { $n } seconds
+}
+unit-minute = { $n ->
+    [one] 1 minute
+   *[other] { $n } minutes
+}
+unit-hour = { $n ->
+    [one] 1 hour
+   *[other] { $n } hours
+}
+unit-day = { $n ->
+    [one] 1 day
+   *[other] { $n } days
+}
+
+## The Policy page
+
+policy-title = How GPUs are shared
+policy-sections = Sections
+sec-overview = Overview
+sec-tiers = GPU tiers
+sec-scheduling = Scheduling
+sec-fair-share = Fair-share
+sec-queue = Queues
+sec-oom = Out of GPU memory
+sec-multi-gpu = Multi-GPU jobs
+sec-backfill = LLM backfill
+sec-isolation = Isolation
+sec-cancel = Cancel and time limits
+sec-maintenance = Maintenance
+sec-sessions = Notebooks
+sec-reasons = Why a job waits or ended
+
+overview-size = This cluster has { $gpus } GPUs in { $placements } placements.
+overview-rule = GPUs are shared between labs by how much each lab used lately: the lab that used least goes first.
+overview-oom = A job never has to be resubmitted after running out of GPU memory: it is retried on a larger GPU.
+overview-rank1 = The first job in the queue never gives way to a job behind it; a multi-GPU job gathers its GPUs.
+overview-backfill = Idle GPUs serve an LLM inference service until research needs them.
+overview-isolation = Every job runs isolated, as its owner, with its own limits.
+
+tiers-intro = GPUs come in tiers: a GPU model with its memory (VRAM) and speed. A job gets the best tier that is free and fits it; the order below is that preference.
+tiers-col-order = Order
+tiers-col-tier = Tier
+tiers-col-vram = VRAM
+tiers-col-tflops = TFLOPS
+tiers-col-max = Max GPUs per job
+tiers-col-limit = Longest time limit
+tiers-col-active = Active
+tiers-active-yes = yes
+tiers-active-no = no (takes no new jobs)
+placements-title = Placements
+placements-intro = A placement is the GPUs of one tier on one node; a job runs inside one placement.
+placement-unusable = (not taking jobs now)
+
+policy-cycle = Every { $every } (and at once when a job is submitted or ends) the scheduler looks at every waiting job in fair-share order and starts each one that fits on free GPUs, best tier first.
+scheduling-waits = A job waits with “no idle GPUs fit it yet” when no placement has enough free GPUs of a tier that allows its size and VRAM, and with “waiting for higher-ranked jobs” when GPUs are free but the jobs ahead of it come first.
+scheduling-default-limit = A job without a time limit gets { $limit }.
+
+fair-order = The queue is ordered by each lab's usage: the lab that used least goes first; within a lab, the job that waited longest.
+fair-formula = usage = GPUs held × seconds held × the tier's TFLOPS
+fair-formula-note = (TFLOP·s). Held time counts: a multi-GPU job gathering its GPUs is charged for the ones it holds.
+fair-example = For example, on { $tier } ({ $tflops } TFLOPS): one GPU for an hour is 1 × 3,600 × { $tflops } = { $hour } TFLOP·s. A two-GPU job that held one GPU for 10 minutes while it waited for the second, then ran 30 minutes on both, is charged { $run } + { $held } = { $total } TFLOP·s.
+fair-half-life = Usage halves every { $half }: usage now = usage × 0.5 ^ (time since / { $half }). A lab that used a lot lately waits more; a lab that did not regains its place.
+
+queue-concurrency = Each person runs or waits in the global queue with at most { $n } jobs at once (admins can change it per person).
+queue-yours = Yours is { $n }.
+queue-personal = More jobs wait in your personal queue (“over the owner's concurrent-job limit”) and move to the global queue, oldest first, as yours end. Jobs waiting for other jobs (dependencies) or held by an array's limit wait there too.
+queue-limit = You may have at most { $n } unfinished jobs; more is refused (QUEUE_LIMIT).
+
+oom-rule = When a job fails and the last { $kib } KiB of its output show a GPU out-of-memory error, it is retried on a tier with more VRAM, without resubmitting: same place in the queue, same slot. At most { $attempts } attempts; with no larger tier it ends OOM_NO_LARGER_TIER.
+oom-path = Escalation:
+oom-patterns = What counts as a GPU out-of-memory error (any of these, case-insensitive; admins keep the list):
+oom-after = Every attempt uses GPU time and is charged. JOB_ATTEMPT tells the job which attempt it is, so it can resume from its checkpoints in JOB_OUTPUT_DIR. Running out of host memory (RAM) is HOST_OOM and is not retried.
+
+multi-rules = A multi-GPU job runs inside one placement, at most the tier's “max GPUs per job”. A job that no placement could ever fit is refused when submitted (NO_FIT_PLACEMENT).
+multi-rank1 = The first job of the queue never gives way. If it needs more GPUs than are free, it reserves the free ones and gathers the rest as they free up (“waiting for N more GPUs”); it jumps to another placement if one frees enough at once. It is charged for what it holds, when it ends, so holding never pushes its own lab back; if another lab's usage puts it behind, it lets go and is charged for what it held.
+multi-planned = This cluster runs the planned policy: the first { $depth } jobs of the order get a planned start on the placement that frees first, and GPUs are held for them only shortly before; jobs behind may run on GPUs the plan does not need yet. A job waiting over { $hours } hours goes ahead of fair-share while such jobs use at most { $percent } % of the GPUs.
+multi-seed = This cluster runs the seed policy: only the first job of the queue reserves GPUs.
+
+backfill-on = On: a GPU idle for { $idle } serves the LLM service; research takes it back at once when it needs it.
+backfill-off = Off on this cluster: idle GPUs stay idle.
+backfill-first = Research always comes first; the service never delays a job.
+
+iso-slurm = Jobs run on the Slurm cluster.
+iso-local = Jobs run as processes on this server's machine.
+iso-none = No executor runs jobs right now.
+iso-uid-yes = Each job runs as its owner's own Unix user: no job can read another person's files or processes.
+iso-uid-no = Jobs do NOT run as their owners' own users here.
+iso-limits-none = No CPU, memory or process limits are enforced here.
+iso-limits = Limits: { $limits } — CPUs and memory in proportion to the job's GPUs.
+iso-net-loopback = Network: only loopback inside the job (multi-GPU rendezvous on 127.0.0.1 works); no outside network. Install packages when building a workspace.
+iso-net-node = Network: the node's own network, as the cluster configures it.
+iso-net-none = Network: NOT isolated here.
+iso-scratch-yes = /tmp, /var/tmp and /dev/shm are the job's own and vanish with it.
+iso-scratch-no = Scratch folders (/tmp, /dev/shm) are the node's.
+iso-userns = Jobs may not create user namespaces.
+iso-container = Jobs with a workspace run in its container image ({ $container }).
+iso-disk = A job's log may reach { $log } and its output folder { $output }; past that it is stopped (LOG_LIMIT, OUTPUT_LIMIT).
+iso-output = Your output is in JOB_OUTPUT_DIR, a folder only you can read.
+
+cancel-grace = Cancelling (or reaching the time limit) sends SIGTERM to the job, waits { $grace } for it to save a checkpoint, then stops it with SIGKILL.
+
+maint-intro = For work on shared storage or Slurm, admins put the cluster in maintenance, shown in a banner on every page:
+maint-draining = DRAINING — new jobs are refused; running jobs finish; you may still cancel.
+maint-recovery = BACKFILL_RECOVERY — the LLM service is taken back.
+maint-active = ACTIVE — operators work; nothing starts.
+maint-normal = NORMAL — waiting jobs start again in fair-share order.
+maint-now-normal = Now: normal operation.
+maint-now = Now: { $phase }, since
+
+sessions-text = A notebook (apps: { $apps }) is a job like any other: it waits in the same queue, is charged the same and is isolated the same. It ends after { $idle } minutes without activity (IDLE); each person may have { $n } at once.
+sessions-none = none on this cluster
+
+reason-user-concurrency-limit = over the owner's concurrent-job limit (personal queue)
+reason-dependency = waiting for the jobs it depends on to end
+reason-waiting-for-higher-rank = waiting for higher-ranked jobs
+reason-no-idle-gpu = no idle GPUs fit it yet
+reason-maintenance = maintenance: nothing is dispatched
+reason-gathering = a multi-GPU job gathering its GPUs, or planned to start at a given time
+end-completed = the job exited with code 0
+end-nonzero-exit = the job exited with another code
+end-time-limit = it reached its time limit
+end-cancelled = its owner or an admin cancelled it
+end-oom-no-larger-tier = it ran out of GPU memory and no tier has more
+end-host-oom = it ran out of host memory (RAM)
+end-log-limit = its log grew past the limit
+end-output-limit = its output folder grew past the limit
+end-executor-lost = its node or process was lost
+end-dependency-never-satisfied = a job it depended on ended the wrong way
+end-idle = a notebook without activity

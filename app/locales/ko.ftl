@@ -1,0 +1,149 @@
+# 한국어 콘솔. en.ftl의 모든 키가 여기에도 있어야 합니다(테스트가 확인).
+# 플랫폼 용어는 정책 페이지처럼 그대로 둡니다: fair-share, placement,
+# 백필(backfill), 티어.
+
+## 머리글, 메뉴, 배너
+
+nav-main = 주 메뉴
+nav-dashboard = 대시보드
+nav-queue = 대기열
+nav-jobs = 작업
+nav-submit = 작업 제출
+nav-usage = 연구실 사용량
+nav-policy = 운영 정책
+nav-account = 계정
+nav-admin = 관리
+nav-sign-in = 로그인
+nav-sign-out = 로그아웃
+lang-switch = 언어
+banner-draining = 점검 모드: DRAINING — 새 작업을 받지 않으며, 실행 중인 작업은 끝까지 실행됩니다.
+banner-recovery = 점검 모드: 운영 작업 전에 LLM 백필을 회수하는 중입니다.
+banner-active = 점검 중 — 작업이 배정되지 않습니다.
+banner-since = 시작:
+cluster-down-title = 클러스터에 연결할 수 없음
+cluster-down-text = 다시 연결될 때까지 새 작업은 대기열에 남아 있습니다.
+not-found = 없는 페이지입니다.
+loading = 불러오는 중…
+
+## 단위
+
+unit-second = { $n }초
+unit-minute = { $n }분
+unit-hour = { $n }시간
+unit-day = { $n }일
+
+## 운영 정책 페이지
+
+policy-title = GPU 공유 방식
+policy-sections = 목차
+sec-overview = 개요
+sec-tiers = GPU 티어
+sec-scheduling = 배정 정책
+sec-fair-share = 공정성 정책 (Fair-share)
+sec-queue = 대기열
+sec-oom = GPU 메모리 부족 (OOM)
+sec-multi-gpu = 멀티 GPU 작업
+sec-backfill = LLM 백필
+sec-isolation = 격리와 보안
+sec-cancel = 작업 취소와 시간 제한
+sec-maintenance = 점검 모드
+sec-sessions = 노트북
+sec-reasons = 작업이 대기하거나 끝난 이유
+
+overview-size = 이 클러스터에는 GPU { $gpus }장이 placement { $placements }개에 있습니다.
+overview-rule = GPU는 연구실별 최근 사용량에 따라 공정하게 나눕니다. 사용량이 가장 적은 연구실의 작업이 먼저 배정됩니다.
+overview-oom = GPU 메모리가 부족해 실패한 작업은 다시 제출할 필요가 없습니다. 더 큰 GPU에서 자동으로 재시도합니다.
+overview-rank1 = 대기열 1순위 작업은 뒤에 있는 작업에 차례를 양보하지 않습니다. 멀티 GPU 작업은 필요한 GPU를 모아 가며 기다립니다.
+overview-backfill = 유휴 GPU는 연구 작업이 필요로 할 때까지 LLM 추론 서비스를 처리합니다.
+overview-isolation = 모든 작업은 소유자 본인의 권한으로, 자신만의 자원 한도 안에서 격리되어 실행됩니다.
+
+tiers-intro = GPU는 티어 단위로 관리됩니다. 티어는 GPU 모델과 그 메모리(VRAM), 연산 성능으로 정해집니다. 작업은 비어 있고 조건에 맞는 티어 중 가장 좋은 티어에 배정되며, 아래 순서가 그 우선순위입니다.
+tiers-col-order = 순위
+tiers-col-tier = 티어
+tiers-col-vram = VRAM
+tiers-col-tflops = TFLOPS
+tiers-col-max = 작업당 최대 GPU
+tiers-col-limit = 최대 시간 제한
+tiers-col-active = 활성
+tiers-active-yes = 예
+tiers-active-no = 아니요 (새 작업을 받지 않음)
+placements-title = Placement
+placements-intro = placement는 한 노드에 있는 같은 티어의 GPU 묶음입니다. 작업 하나는 placement 하나 안에서 실행됩니다.
+placement-unusable = (지금은 작업을 받지 않음)
+
+policy-cycle = 스케줄러는 { $every }마다(그리고 작업이 제출되거나 끝나는 즉시) 대기 중인 모든 작업을 fair-share 순서로 살펴보고, 빈 GPU에 들어갈 수 있는 작업을 좋은 티어부터 배정합니다.
+scheduling-waits = 작업의 크기와 VRAM 조건을 만족하는 빈 GPU가 충분한 placement가 없으면 “맞는 유휴 GPU 없음”으로, GPU는 비어 있지만 앞 순위 작업이 먼저이면 “상위 순위 작업 대기”로 표시됩니다.
+scheduling-default-limit = 시간 제한을 정하지 않은 작업의 기본 시간 제한: { $limit }.
+
+fair-order = 대기열은 연구실 사용량 순서로 정렬됩니다. 사용량이 가장 적은 연구실이 먼저이고, 같은 연구실 안에서는 가장 오래 기다린 작업이 먼저입니다.
+fair-formula = 사용량 = 점유 GPU 수 × 점유 시간(초) × 티어 TFLOPS
+fair-formula-note = (단위: TFLOP·s). 점유 시간이 기준입니다. GPU를 모으며 기다리는 멀티 GPU 작업도 이미 점유한 GPU만큼 가산됩니다.
+fair-example = 예를 들어 { $tier }({ $tflops } TFLOPS) 1장을 1시간 쓰면 1 × 3,600 × { $tflops } = { $hour } TFLOP·s입니다. 2장이 필요한 작업이 두 번째 GPU를 기다리며 1장을 10분 선점한 뒤 2장으로 30분 실행했다면 { $run } + { $held } = { $total } TFLOP·s가 가산됩니다.
+fair-half-life = 사용량은 { $half }마다 절반으로 줄어듭니다: 현재 사용량 = 누적 사용량 × 0.5 ^ (경과 시간 / { $half }). 최근 많이 쓴 연구실은 더 기다리고, 오래 쓰지 않은 연구실은 자연스럽게 우선순위를 회복합니다.
+
+queue-concurrency = 한 사람당 동시에 실행하거나 글로벌 대기열에서 기다릴 수 있는 작업은 최대 { $n }개입니다(관리자가 사람별로 바꿀 수 있습니다).
+queue-yours = 내 한도는 { $n }개입니다.
+queue-personal = 그보다 많은 작업은 개인 대기열에서 기다리다가(“동시 실행 한도 초과”), 내 작업이 끝날 때마다 오래된 것부터 글로벌 대기열로 승격됩니다. 다른 작업을 기다리는 작업(의존성)과 배열 작업의 동시 실행 한도에 걸린 작업도 여기서 기다립니다.
+queue-limit = 끝나지 않은 작업은 최대 { $n }개까지 가질 수 있으며, 그 이상은 거부됩니다(QUEUE_LIMIT).
+
+oom-rule = 작업이 실패하고 출력의 마지막 { $kib } KiB에 GPU 메모리 부족 오류가 있으면, 다시 제출할 필요 없이 VRAM이 더 큰 티어에서 재시도합니다. 대기열의 자리와 실행 슬롯은 그대로 유지됩니다. 최대 { $attempts }번 시도하며, 더 큰 티어가 없으면 OOM_NO_LARGER_TIER로 끝납니다.
+oom-path = 에스컬레이션 순서:
+oom-patterns = GPU 메모리 부족으로 판정하는 문구(대소문자 구분 없음, 관리자가 관리합니다):
+oom-after = 모든 시도는 GPU 시간을 썼으므로 사용량에 가산됩니다. JOB_ATTEMPT 환경변수로 몇 번째 시도인지 알 수 있으니, JOB_OUTPUT_DIR의 체크포인트에서 학습을 재개하세요. 호스트 메모리(RAM) 부족은 HOST_OOM이며 재시도하지 않습니다.
+
+multi-rules = 멀티 GPU 작업은 placement 하나 안에서, 티어의 “작업당 최대 GPU” 이내로 실행됩니다. 어떤 placement에도 들어갈 수 없는 작업은 제출할 때 거부됩니다(NO_FIT_PLACEMENT).
+multi-rank1 = 대기열 1순위 작업은 절대 양보하지 않습니다. 빈 GPU가 부족하면 빈 GPU를 예약(reservation)해 두고 나머지가 빌 때마다 모읍니다(“GPU N장 더 기다리는 중”). 다른 placement에서 한꺼번에 충분히 비면 그쪽으로 옮겨 갑니다. 예약한 GPU의 사용량은 작업이 끝날 때 한꺼번에 가산되므로, 예약 때문에 자기 연구실의 순위가 밀리지는 않습니다. 다른 연구실의 사용량 변화로 1순위에서 밀리면 예약을 내려놓고, 그때까지 점유한 만큼 가산됩니다.
+multi-planned = 이 클러스터는 planned 정책으로 운영됩니다. fair-share 순서의 앞쪽 { $depth }개 작업은 가장 먼저 비는 placement에 시작 시각이 계획되고, GPU는 시작 직전에만 확보됩니다. 계획에 아직 필요 없는 GPU에서는 뒤의 작업이 실행될 수 있습니다. { $hours }시간 넘게 기다린 작업은, 그런 작업들이 GPU의 { $percent } % 이내를 쓰는 동안 fair-share보다 앞서 배정됩니다.
+multi-seed = 이 클러스터는 seed 정책으로 운영됩니다. 대기열 1순위 작업만 GPU를 예약합니다.
+
+backfill-on = 켜짐: { $idle } 동안 유휴 상태인 GPU에서 LLM 서비스가 실행되며, 연구 작업이 필요로 하면 즉시 회수됩니다.
+backfill-off = 이 클러스터에서는 꺼져 있습니다: 유휴 GPU는 그대로 비어 있습니다.
+backfill-first = 연구 작업이 항상 우선이며, LLM 서비스 때문에 작업이 늦어지는 일은 없습니다.
+
+iso-slurm = 작업은 Slurm 클러스터에서 실행됩니다.
+iso-local = 작업은 이 서버 머신의 프로세스로 실행됩니다.
+iso-none = 지금은 작업을 실행하는 실행기가 없습니다.
+iso-uid-yes = 모든 작업은 소유자 본인의 Unix 사용자로 실행되므로, 다른 사람의 파일이나 프로세스에 접근할 수 없습니다.
+iso-uid-no = 이 서버에서는 작업이 소유자 본인의 사용자로 실행되지 않습니다.
+iso-limits-none = 이 서버에서는 CPU, 메모리, 프로세스 수 제한이 적용되지 않습니다.
+iso-limits = 자원 한도: { $limits } — CPU와 메모리는 작업의 GPU 수에 비례합니다.
+iso-net-loopback = 네트워크: 작업 안에서는 루프백만 쓸 수 있습니다(127.0.0.1에서의 멀티 GPU 랑데부는 동작). 외부 네트워크는 차단되므로 필요한 패키지는 워크스페이스를 빌드할 때 설치하세요.
+iso-net-node = 네트워크: 클러스터가 설정한 노드의 네트워크를 씁니다.
+iso-net-none = 네트워크: 이 서버에서는 격리되지 않습니다.
+iso-scratch-yes = /tmp, /var/tmp, /dev/shm은 작업 전용이며 작업이 끝나면 사라집니다.
+iso-scratch-no = 임시 폴더(/tmp, /dev/shm)는 노드의 것을 함께 씁니다.
+iso-userns = 작업은 사용자 네임스페이스를 만들 수 없습니다.
+iso-container = 워크스페이스를 지정한 작업은 그 컨테이너 이미지 안에서 실행됩니다({ $container }).
+iso-disk = 작업 로그는 { $log }, 출력 폴더는 { $output }까지 쓸 수 있으며, 넘으면 작업이 중지됩니다(LOG_LIMIT, OUTPUT_LIMIT).
+iso-output = 출력은 본인만 읽을 수 있는 폴더 JOB_OUTPUT_DIR에 저장됩니다.
+
+cancel-grace = 작업을 취소하거나 시간 제한에 도달하면 SIGTERM을 보내고, 체크포인트를 저장할 수 있도록 { $grace } 기다린 뒤 SIGKILL로 종료합니다.
+
+maint-intro = 공유 스토리지 교체나 Slurm 점검이 필요하면 관리자가 클러스터를 점검 모드로 전환하며, 모든 페이지 상단에 배너가 표시됩니다:
+maint-draining = DRAINING — 새 작업 제출이 거부되고, 실행 중인 작업은 끝까지 실행됩니다. 취소는 할 수 있습니다.
+maint-recovery = BACKFILL_RECOVERY — LLM 서비스를 회수합니다.
+maint-active = ACTIVE — 운영 작업이 진행되며, 아무 작업도 시작되지 않습니다.
+maint-normal = NORMAL — 기다리던 작업이 fair-share 순서대로 다시 시작됩니다.
+maint-now-normal = 현재: 정상 운영 중입니다.
+maint-now = 현재: { $phase }, 시작 시각
+
+sessions-text = 노트북(앱: { $apps })도 다른 작업과 똑같습니다. 같은 대기열에서 기다리고, 같은 방식으로 사용량이 가산되며, 똑같이 격리됩니다. { $idle }분 동안 활동이 없으면 종료되며(IDLE), 한 사람당 동시에 { $n }개까지 쓸 수 있습니다.
+sessions-none = 이 클러스터에는 없음
+
+reason-user-concurrency-limit = 소유자의 동시 실행 한도 초과 (개인 대기열)
+reason-dependency = 의존하는 작업이 끝나기를 기다리는 중
+reason-waiting-for-higher-rank = 상위 순위 작업 대기
+reason-no-idle-gpu = 맞는 유휴 GPU 없음
+reason-maintenance = 점검 중: 작업이 배정되지 않음
+reason-gathering = 멀티 GPU 작업이 GPU를 모으는 중이거나, 정해진 시각에 시작하도록 계획됨
+end-completed = 작업이 종료 코드 0으로 끝남
+end-nonzero-exit = 작업이 0이 아닌 종료 코드로 끝남
+end-time-limit = 시간 제한에 도달함
+end-cancelled = 소유자나 관리자가 취소함
+end-oom-no-larger-tier = GPU 메모리가 부족했고 더 큰 티어가 없음
+end-host-oom = 호스트 메모리(RAM)가 부족함
+end-log-limit = 로그가 한도를 넘음
+end-output-limit = 출력 폴더가 한도를 넘음
+end-executor-lost = 노드나 프로세스를 잃음
+end-dependency-never-satisfied = 의존하던 작업이 조건과 다르게 끝남
+end-idle = 활동이 없는 노트북
