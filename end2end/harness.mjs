@@ -92,9 +92,10 @@ export async function startSignedIn(extraEnv = {}) {
 
 export async function signIn(page, base, username, password) {
   await page.goto(`${base}/login`);
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  // by the fields' ids: the page may be in Korean
+  await page.locator('#username').fill(username);
+  await page.locator('#password').fill(password);
+  await page.locator('form[action="/login"] button[type=submit]').click();
   await page.waitForURL(`${base}/`);
 }
 

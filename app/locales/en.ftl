@@ -159,3 +159,34 @@ end-output-limit = its output folder grew past the limit
 end-executor-lost = its node or process was lost
 end-dependency-never-satisfied = a job it depended on ended the wrong way
 end-idle = a notebook without activity
+
+## Sign-in and the dashboard
+
+login-tagline = GPU sharing for research labs
+login-username = Username
+login-password = Password
+login-local = Local account (administrators)
+login-throttled = Too many failed attempts. Wait a moment and try again.
+login-disabled = This account is disabled. Ask an admin.
+login-busy = The server is busy checking sign-ins. Try again in a second.
+login-passwords-off = Passwords here are only for local accounts. Sign in with “{ $button }” instead.
+login-wrong = Wrong username or password.
+dash-title = Cluster
+dash-name = Name
+dash-no = no
+dash-nodes = Nodes
+dash-legend = Legend
+dash-use-research = research job
+dash-use-backfill = LLM backfill
+dash-use-reserved = reserved for the next job
+dash-use-idle = idle
+dash-mine = My running and waiting jobs
+dash-none = None.
+dash-submit = Submit a job
+dash-notebook = notebook session
+dash-labs = Labs' standing
+dash-labs-note = Lower recent usage goes first in the queue (usage halves every week).
+dash-lab = Lab
+dash-usage = Usage (TFLOP·s, decayed)
+dash-running = GPUs running
+dash-waiting = Jobs waiting

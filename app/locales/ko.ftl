@@ -147,3 +147,34 @@ end-output-limit = 출력 폴더가 한도를 넘음
 end-executor-lost = 노드나 프로세스를 잃음
 end-dependency-never-satisfied = 의존하던 작업이 조건과 다르게 끝남
 end-idle = 활동이 없는 노트북
+
+## 로그인과 대시보드
+
+login-tagline = 연구실을 위한 GPU 공유 플랫폼
+login-username = 사용자 이름
+login-password = 비밀번호
+login-local = 로컬 계정 (관리자)
+login-throttled = 로그인 실패가 너무 많습니다. 잠시 뒤에 다시 시도하세요.
+login-disabled = 비활성화된 계정입니다. 관리자에게 문의하세요.
+login-busy = 서버가 로그인을 확인하느라 바쁩니다. 잠시 뒤에 다시 시도하세요.
+login-passwords-off = 이 사이트의 비밀번호는 로컬 계정 전용입니다. “{ $button }”(으)로 로그인하세요.
+login-wrong = 사용자 이름 또는 비밀번호가 틀렸습니다.
+dash-title = 클러스터
+dash-name = 이름
+dash-no = 아니요
+dash-nodes = 노드
+dash-legend = 범례
+dash-use-research = 연구 작업
+dash-use-backfill = LLM 백필
+dash-use-reserved = 다음 작업을 위해 예약됨
+dash-use-idle = 유휴
+dash-mine = 실행 중이거나 대기 중인 내 작업
+dash-none = 없습니다.
+dash-submit = 작업 제출하기
+dash-notebook = 노트북 세션
+dash-labs = 연구실별 현황
+dash-labs-note = 최근 사용량이 적은 연구실이 대기열에서 먼저입니다(사용량은 매주 절반으로 줄어듭니다).
+dash-lab = 연구실
+dash-usage = 사용량 (TFLOP·s, 감쇠 반영)
+dash-running = 실행 중인 GPU
+dash-waiting = 대기 중인 작업

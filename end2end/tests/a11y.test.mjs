@@ -184,7 +184,12 @@ test('in Korean (the browser\'s language), every page at 1440 and 375 px: lang="
   await visit(ko, '/policy');
   assert.equal(await ko.getAttribute('html', 'lang'), 'ko', 'signed out, from Accept-Language');
   assert.match(await ko.locator('h1').textContent(), /GPU 공유 방식/);
+  for (const v of await axe(ko)) found.push(`/policy (signed out): ${v}`);
+  await visit(ko, '/login');
+  assert.equal(await ko.getByLabel('비밀번호').getAttribute('type'), 'password', 'the sign-in form in Korean');
+  for (const v of await axe(ko)) found.push(`/login: ${v}`);
   await signIn(ko, server.base, 'demo', DEMO_PASSWORD);
+  assert.match(await ko.locator('h1').textContent(), /클러스터/);
   for (const width of [1440, 375]) {
     await ko.setViewportSize({ width, height: width === 375 ? 800 : 900 });
     for (const path of [...PAGES, `/jobs/${jobId}`]) {

@@ -2,6 +2,7 @@
 //! every lab's standing and the viewer's unfinished jobs.
 
 use crate::api::dashboard;
+use crate::i18n::{t, t_with};
 use crate::model::views::DashboardView;
 use crate::model::NodeView;
 use crate::pages::components::Layout;
@@ -18,21 +19,19 @@ pub fn LoginPage() -> impl IntoView {
     let button = move || options.get().and_then(Result::ok).map(|o| o.button).unwrap_or_default();
     let error = move || {
         query.with(|q| match q.get("error").as_deref() {
-            Some("throttled") => Some("Too many failed attempts. Wait a moment and try again.".to_string()),
-            Some("disabled") => Some("This account is disabled. Ask an admin.".into()),
-            Some("busy") => Some("The server is busy checking sign-ins. Try again in a second.".into()),
-            Some("passwords_off") => {
-                Some(format!("Passwords here are only for local accounts. Sign in with “{}” instead.", button()))
-            }
-            Some(_) => Some("Wrong username or password.".into()),
+            Some("throttled") => Some(t("login-throttled")),
+            Some("disabled") => Some(t("login-disabled")),
+            Some("busy") => Some(t("login-busy")),
+            Some("passwords_off") => Some(t_with("login-passwords-off", &[("button", button().into())])),
+            Some(_) => Some(t("login-wrong")),
             None => None,
         })
     };
     view! {
-        <Title text="Sign in — JPU-Share"/>
+        <Title text=format!("{} — JPU-Share", t("nav-sign-in"))/>
         <main class="login">
             <h1>"JPU-Share"</h1>
-            <p class="muted">"GPU sharing for research labs"</p>
+            <p class="muted">{t("login-tagline")}</p>
             <Suspense fallback=|| ()>
                 {move || error().map(|e| view! { <p class="error card" role="alert">{e}</p> })}
                 {move || options.get().and_then(Result::ok).map(|o| {
@@ -41,11 +40,11 @@ pub fn LoginPage() -> impl IntoView {
                     });
                     let form = view! {
                         <form method="post" action="/login" class="card">
-                            <label for="username">"Username"</label>
+                            <label for="username">{t("login-username")}</label>
                             <input id="username" name="username" autocomplete="username" required/>
-                            <label for="password">"Password"</label>
+                            <label for="password">{t("login-password")}</label>
                             <input id="password" name="password" type="password" autocomplete="current-password" required/>
-                            <button type="submit">"Sign in"</button>
+                            <button type="submit">{t("nav-sign-in")}</button>
                         </form>
                     };
                     // with passwords for local accounts only, the form
@@ -53,11 +52,12 @@ pub fn LoginPage() -> impl IntoView {
                     let form = if o.passwords_for_everyone {
                         form.into_any()
                     } else {
-                        view! { <details><summary>"Local account (administrators)"</summary>{form}</details> }.into_any()
+                        view! { <details><summary>{t("login-local")}</summary>{form}</details> }.into_any()
                     };
                     view! { {university} {form} }
                 })}
             </Suspense>
+            <p class="login-links"><a href="/policy">{t("policy-title")}</a></p>
         </main>
     }
 }
@@ -67,8 +67,8 @@ pub fn DashboardPage() -> impl IntoView {
     let data = Resource::new(|| (), |_| dashboard());
     view! {
         <Layout>
-            <h1>"Cluster"</h1>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            <h1>{t("dash-title")}</h1>
+            <Suspense fallback=|| view! { <p>{t("loading")}</p> }>
                 {move || Suspend::new(async move {
                     match data.await {
                         Ok(d) => view! { <ClusterOverview data=d/> }.into_any(),
@@ -83,13 +83,14 @@ pub fn DashboardPage() -> impl IntoView {
 #[component]
 fn ClusterOverview(data: DashboardView) -> impl IntoView {
     let tiers = data.tiers.clone();
+    let (yes, no) = (t("tiers-active-yes"), t("dash-no"));
     view! {
         <section aria-labelledby="tiers-h">
-            <h2 id="tiers-h">"GPU tiers"</h2>
+            <h2 id="tiers-h">{t("sec-tiers")}</h2>
             <div class="scroll" tabindex="0">
             <table class="table" data-testid="tiers">
                 <thead>
-                    <tr><th>"Tier"</th><th>"Name"</th><th>"VRAM"</th><th>"TFLOPS"</th><th>"Max GPUs / job"</th><th>"Active"</th></tr>
+                    <tr><th>{t("tiers-col-tier")}</th><th>{t("dash-name")}</th><th>"VRAM"</th><th>"TFLOPS"</th><th>{t("tiers-col-max")}</th><th>{t("tiers-col-active")}</th></tr>
                 </thead>
                 <tbody>
                     {tiers.into_iter().map(|t| view! {
@@ -99,7 +100,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
                             <td>{format!("{} GB", t.vram_gb)}</td>
                             <td>{format!("{:.1}", t.tflops)}</td>
                             <td>{t.max_gpus}</td>
-                            <td>{if t.active { "yes" } else { "no" }}</td>
+                            <td>{if t.active { yes.clone() } else { no.clone() }}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -107,27 +108,27 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
             </div>
         </section>
         <section aria-labelledby="nodes-h">
-            <h2 id="nodes-h">"Nodes"</h2>
-            <ul class="legend" aria-label="Legend">
-                <li class="gpu gpu-research">"research job"</li>
-                <li class="gpu gpu-backfill">"LLM backfill"</li>
-                <li class="gpu gpu-reserved">"reserved for the next job"</li>
-                <li class="gpu gpu-idle">"idle"</li>
+            <h2 id="nodes-h">{t("dash-nodes")}</h2>
+            <ul class="legend" aria-label=t("dash-legend")>
+                <li class="gpu gpu-research">{t("dash-use-research")}</li>
+                <li class="gpu gpu-backfill">{t("dash-use-backfill")}</li>
+                <li class="gpu gpu-reserved">{t("dash-use-reserved")}</li>
+                <li class="gpu gpu-idle">{t("dash-use-idle")}</li>
             </ul>
             <div class="nodes" data-testid="nodes">
                 {data.nodes.into_iter().map(|n| view! { <NodeCard node=n/> }).collect_view()}
             </div>
         </section>
         <section aria-labelledby="mine-h">
-            <h2 id="mine-h">"My running and waiting jobs"</h2>
+            <h2 id="mine-h">{t("dash-mine")}</h2>
             {if data.my_jobs.is_empty() {
-                view! { <p class="muted">"None. " <a href="/submit">"Submit a job"</a></p> }.into_any()
+                view! { <p class="muted">{t("dash-none")} " " <a href="/submit">{t("dash-submit")}</a></p> }.into_any()
             } else {
                 view! {
                     <ul data-testid="my-jobs">
                         {data.my_jobs.into_iter().map(|j| view! {
                             <li><a href=format!("/jobs/{}", j.id)>{format!("#{} {}", j.id, j.name)}</a>
-                                {(j.kind == crate::model::JobKind::Session).then(|| view! { <span class="badge">"notebook session"</span> })}
+                                {(j.kind == crate::model::JobKind::Session).then(|| view! { <span class="badge">{t("dash-notebook")}</span> })}
                                 " — " {j.state.as_str()}
                                 {j.pending_reason.map(|r| format!(" ({})", crate::model::views::reason_in_words(&r)))}</li>
                         }).collect_view()}
@@ -137,11 +138,11 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
         </section>
         <StartNotebook/>
         <section aria-labelledby="labs-h">
-            <h2 id="labs-h">"Labs' standing"</h2>
-            <p class="muted">"Lower recent usage goes first in the queue (usage halves every week)."</p>
+            <h2 id="labs-h">{t("dash-labs")}</h2>
+            <p class="muted">{t("dash-labs-note")} " " <a href="/policy#fair-share">{t("sec-fair-share")}</a></p>
             <div class="scroll" tabindex="0">
             <table class="table" data-testid="labs">
-                <thead><tr><th>"Lab"</th><th>"Usage (TFLOP·s, decayed)"</th><th>"GPUs running"</th><th>"Jobs waiting"</th></tr></thead>
+                <thead><tr><th>{t("dash-lab")}</th><th>{t("dash-usage")}</th><th>{t("dash-running")}</th><th>{t("dash-waiting")}</th></tr></thead>
                 <tbody>
                     {data.labs.into_iter().map(|l| view! {
                         <tr><td>{l.name}</td><td>{format!("{:.0}", l.usage_tflop_s)}</td><td>{l.running_gpus}</td><td>{l.queued_jobs}</td></tr>
@@ -161,7 +162,7 @@ fn NodeCard(node: NodeView) -> impl IntoView {
             <ul class="gpus">
                 {node.gpus.into_iter().map(|g| view! {
                     <li class=format!("gpu gpu-{}", g.used_by.as_str()) data-use=g.used_by.as_str()>
-                        {format!("GPU {} · {} · {}", g.index, g.tier, g.used_by.as_str())}
+                        {format!("GPU {} · {} · {}", g.index, g.tier, crate::i18n::t(&format!("dash-use-{}", g.used_by.as_str())))}
                     </li>
                 }).collect_view()}
             </ul>

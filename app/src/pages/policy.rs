@@ -428,6 +428,8 @@ mod tests {
         let mut keys: Vec<String> = SECTIONS.iter().map(|id| format!("sec-{id}")).collect();
         keys.extend(["order", "tier", "vram", "tflops", "max", "limit", "active"].map(|c| format!("tiers-col-{c}")));
         keys.extend(["unit-day", "unit-hour", "unit-minute", "unit-second"].map(String::from));
+        // the dashboard's GPU uses (`dash-use-{use}`)
+        keys.extend(["idle", "research", "backfill", "reserved"].map(|u| format!("dash-use-{u}")));
         for (prefix, codes) in [
             (
                 "reason",
