@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use app::model::{JobState, MaintenancePhase};
 
 use super::model::*;
-use super::predict::RuntimeHistory;
+use super::predict::{RuntimeHistory, FUTURE_QUANTILE, RUNNING_QUANTILE};
 use super::world::{PlacementDef, Running, World, WorldJob, DEFAULT_TIME_LIMIT_MS};
 
 /// The loop forecasts every this many cycles (30 s at the default 5 s
@@ -83,7 +83,9 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
     let mut ends: BTreeMap<JobId, Millis> = input
         .running
         .iter()
-        .map(|r| (r.id, history.predicted_end(r.user, r.started_ms, r.ends_ms - r.started_ms, snap.now_ms)))
+        .map(|r| {
+            (r.id, history.predicted_end(r.user, r.started_ms, r.ends_ms - r.started_ms, snap.now_ms, RUNNING_QUANTILE))
+        })
         .collect();
     let mut starts: HashMap<JobId, Millis> = HashMap::new();
     for _ in 0..input.max_events {
@@ -93,7 +95,7 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
             pending.remove(&d.job);
             let (limit, user) =
                 world.jobs.get(&d.job).map_or((DEFAULT_TIME_LIMIT_MS, 0), |j| (j.time_limit_ms, j.user));
-            ends.insert(d.job, history.predicted_end(user, world.now, limit.max(1), world.now));
+            ends.insert(d.job, history.predicted_end(user, world.now, limit.max(1), world.now, FUTURE_QUANTILE));
         }
         if pending.is_empty() {
             break;

@@ -8,9 +8,12 @@
 //! still possible: longer than the job has already run. Among them it
 //! prefers the user's ends with the same time limit (a user who types the
 //! same limit is mostly running the same kind of job again); with none,
-//! it scales the user's shares of their limits to this job's limit. It
-//! takes the upper quartile ([`PREDICT_QUANTILE`]) of those candidates:
-//! an estimate that turns out early is what lets a researcher down. A job
+//! it scales the user's shares of their limits to this job's limit. Of
+//! those candidates it takes the median for a job already running
+//! ([`RUNNING_QUANTILE`]: its own elapsed time has narrowed them) and the
+//! upper quartile for a job the forecast starts itself
+//! ([`FUTURE_QUANTILE`]: errors compound down a chain of such starts, and
+//! an estimate that turns out early is what lets a researcher down). A job
 //! that has outrun every candidate runs to its limit.
 //!
 //! Why this and not a share of the last two ends (Tsafrir, Etsion and
@@ -19,8 +22,13 @@
 //! at random moments of its run as the forecast sees it, the last two
 //! shares erred by a median of 496 s (p75 1,740 s) with 29 % of ends
 //! predicted early; the conditional upper quartile of the last 200 errs by
-//! 314 s (p75 1,021 s) with 23 % early. With `--time-limit x2` both are
-//! exact after a user's first end. Only the forecast uses it: the plan
+//! 314 s (p75 1,021 s) with 23 % early, the conditional median by 190 s
+//! (p75 751 s) with 40 % early. In the forecast (`jpu-share sim --forecast`,
+//! 64×8, margin 0.1) the upper quartile everywhere left the median error
+//! an hour before the start at 1,128 s; the median everywhere brought it
+//! to 682 s but 45 % of jobs started later than their estimate at
+//! submission (README, "The start-time forecast"). With `--time-limit x2`
+//! all are exact after a user's first end. Only the forecast uses it: the plan
 //! keeps planning with time limits, the only ends that are guaranteed.
 
 use std::collections::HashMap;
@@ -30,8 +38,11 @@ use super::model::{Millis, UserId};
 /// Ends per user the predictor remembers.
 pub const PREDICT_FROM_LAST: usize = 200;
 
-/// Which of the candidate runs is predicted: the upper quartile.
-pub const PREDICT_QUANTILE: f64 = 0.75;
+/// Which of the candidate runs is predicted for a job already running.
+pub const RUNNING_QUANTILE: f64 = 0.5;
+
+/// …and for a job the forecast starts in virtual time.
+pub const FUTURE_QUANTILE: f64 = 0.75;
 
 /// One user's remembered ends, sorted for lookups in O(log n).
 #[derive(Debug, Clone, Default)]
@@ -73,12 +84,21 @@ impl RuntimeHistory {
     }
 
     /// When a job of `user` started at `started_ms` with time limit
-    /// `limit_ms` is predicted to end, as seen at `now_ms`: never before
-    /// now, never after its limit (unless that is already past).
-    pub fn predicted_end(&self, user: UserId, started_ms: Millis, limit_ms: Millis, now_ms: Millis) -> Millis {
+    /// `limit_ms` is predicted to end, as seen at `now_ms`: the
+    /// `quantile` of its candidate runs ([`RUNNING_QUANTILE`],
+    /// [`FUTURE_QUANTILE`]); never before now, never after its limit
+    /// (unless that is already past).
+    pub fn predicted_end(
+        &self,
+        user: UserId,
+        started_ms: Millis,
+        limit_ms: Millis,
+        now_ms: Millis,
+        quantile: f64,
+    ) -> Millis {
         let limit_end = started_ms + limit_ms;
         let elapsed = (now_ms - started_ms).max(0);
-        let run = self.users.get(&user).and_then(|ends| ends.predicted_run(limit_ms, elapsed));
+        let run = self.users.get(&user).and_then(|ends| ends.predicted_run(limit_ms, elapsed, quantile));
         match run {
             Some(run) => (started_ms + run.max(1)).min(limit_end).max(now_ms),
             None => limit_end.max(now_ms),
@@ -87,25 +107,25 @@ impl RuntimeHistory {
 }
 
 impl UserEnds {
-    /// The upper quartile of the runs still possible after `elapsed`: of
-    /// this limit's ends, else of the shares scaled to it.
-    fn predicted_run(&self, limit_ms: Millis, elapsed: Millis) -> Option<Millis> {
+    /// The `quantile` of the runs still possible after `elapsed`: of this
+    /// limit's ends, else of the shares scaled to it.
+    fn predicted_run(&self, limit_ms: Millis, elapsed: Millis, quantile: f64) -> Option<Millis> {
         let same = {
             let lo = self.by_limit.partition_point(|&(l, r)| (l, r) <= (limit_ms, elapsed));
             let hi = self.by_limit.partition_point(|&(l, _)| l <= limit_ms);
             &self.by_limit[lo..hi]
         };
         if !same.is_empty() {
-            return Some(upper_quartile(same).1);
+            return Some(at_quantile(same, quantile).1);
         }
         let from = self.shares.partition_point(|&s| s * limit_ms as f64 <= elapsed as f64);
         let shares = &self.shares[from..];
-        (!shares.is_empty()).then(|| (upper_quartile(shares) * limit_ms as f64).ceil() as Millis)
+        (!shares.is_empty()).then(|| (at_quantile(shares, quantile) * limit_ms as f64).ceil() as Millis)
     }
 }
 
-fn upper_quartile<T: Copy>(sorted: &[T]) -> T {
-    let at = ((sorted.len() as f64 * PREDICT_QUANTILE) as usize).min(sorted.len() - 1);
+fn at_quantile<T: Copy>(sorted: &[T], quantile: f64) -> T {
+    let at = ((sorted.len() as f64 * quantile.clamp(0.0, 1.0)) as usize).min(sorted.len() - 1);
     sorted[at]
 }
 
@@ -114,6 +134,7 @@ mod tests {
     use super::*;
 
     const MIN: Millis = 60_000;
+    const Q: f64 = FUTURE_QUANTILE;
 
     #[test]
     fn a_job_is_predicted_from_its_users_ends_with_the_same_limit() {
@@ -122,13 +143,22 @@ mod tests {
         let ends = [10, 20, 30, 40].map(|r| (1, r * MIN, 60 * MIN));
         let history = RuntimeHistory::from_recent(ends.into_iter().chain([(1, 5 * MIN, 600 * MIN)]));
         // upper quartile of 10..40 is 40 (index 3 of 4)
-        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 0), 40 * MIN);
+        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 0, Q), 40 * MIN);
         // past 35 min only 40 is left
-        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 35 * MIN), 40 * MIN);
+        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 35 * MIN, Q), 40 * MIN);
         // past every run of that limit: the limit
-        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 41 * MIN), 60 * MIN);
-        assert_eq!(history.predicted_end(2, 0, 60 * MIN, 0), 60 * MIN, "no history: the limit");
-        assert_eq!(history.predicted_end(2, 0, 60 * MIN, 70 * MIN), 70 * MIN, "never before now");
+        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 41 * MIN, Q), 60 * MIN);
+        assert_eq!(history.predicted_end(2, 0, 60 * MIN, 0, Q), 60 * MIN, "no history: the limit");
+        assert_eq!(history.predicted_end(2, 0, 60 * MIN, 70 * MIN, Q), 70 * MIN, "never before now");
+    }
+
+    #[test]
+    fn a_running_job_is_predicted_at_the_median() {
+        let ends = [10, 20, 30, 40].map(|r| (1, r * MIN, 60 * MIN));
+        let history = RuntimeHistory::from_recent(ends);
+        // of 10..40, index 2 of 4 at the median; past 25, of 30 and 40: 40
+        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 0, RUNNING_QUANTILE), 30 * MIN);
+        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 25 * MIN, RUNNING_QUANTILE), 40 * MIN);
     }
 
     #[test]
@@ -137,11 +167,11 @@ mod tests {
         let history =
             RuntimeHistory::from_recent([(1, 6 * MIN, 60 * MIN), (1, 30 * MIN, 60 * MIN), (1, 90 * MIN, 60 * MIN)]);
         // a 100-min job: upper quartile of 10, 50, 100 is 100
-        assert_eq!(history.predicted_end(1, 0, 100 * MIN, 0), 100 * MIN);
+        assert_eq!(history.predicted_end(1, 0, 100 * MIN, 0, Q), 100 * MIN);
         let history = RuntimeHistory::from_recent([(1, 6 * MIN, 60 * MIN), (1, 30 * MIN, 60 * MIN)]);
         // of 10 and 50, index 1: 50; past 50, nothing left but the limit
-        assert_eq!(history.predicted_end(1, 0, 100 * MIN, 0), 50 * MIN);
-        assert_eq!(history.predicted_end(1, 0, 100 * MIN, 50 * MIN), 100 * MIN);
+        assert_eq!(history.predicted_end(1, 0, 100 * MIN, 0, Q), 50 * MIN);
+        assert_eq!(history.predicted_end(1, 0, 100 * MIN, 50 * MIN, Q), 100 * MIN);
     }
 
     #[test]
@@ -150,8 +180,8 @@ mod tests {
         let recent = (0..PREDICT_FROM_LAST).map(|_| (1, MIN, 60 * MIN));
         let old = (0..10).map(|_| (1, 50 * MIN, 60 * MIN));
         let history = RuntimeHistory::from_recent(recent.chain(old).chain([(1, 5 * MIN, 0)]));
-        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 0), MIN);
+        assert_eq!(history.predicted_end(1, 0, 60 * MIN, 0, Q), MIN);
         let zero = RuntimeHistory::from_recent([(1, 0, 60 * MIN)]);
-        assert_eq!(zero.predicted_end(1, 0, 60 * MIN, 0), 60 * MIN, "no run is shorter than nothing");
+        assert_eq!(zero.predicted_end(1, 0, 60 * MIN, 0, Q), 60 * MIN, "no run is shorter than nothing");
     }
 }
