@@ -190,3 +190,40 @@ dash-lab = Lab
 dash-usage = Usage (TFLOP·s, decayed)
 dash-running = GPUs running
 dash-waiting = Jobs waiting
+
+## Reasons with their details
+
+reason-reserving = waiting for { $more } more { $more ->
+    [one] GPU
+   *[other] GPUs
+} on { $node } ({ $tier }), reserved { $have }/{ $need }
+reason-planned = planned on { $node } ({ $tier }) at { $time } UTC on { $day }
+reason-planned-held = planned on { $node } ({ $tier }) at { $time } UTC on { $day }; { $have } of { $need } GPUs held
+reason-array-limit = its array already runs { $n } elements, the most it allows at once
+reason-no-idle-gpu-vram = needs a GPU with at least { $gb } GB of VRAM; none of those is idle
+
+## The queue page
+
+queue-title = Queue
+queue-intro = This cycle's order: the lab with the least recent usage goes first. Refreshes every 2 s.
+queue-global = Global queue
+queue-mine = My personal queue
+queue-mine-intro = Jobs over your concurrency limit wait here and enter the global queue as yours finish.
+queue-nothing = Nothing is waiting.
+queue-empty = Empty.
+queue-showing = Showing the first { $shown } of { $total } waiting jobs; the whole queue is at /v1/queue.
+queue-col-rank = Rank
+queue-col-job = Job
+queue-col-lab = Lab
+queue-col-user = User
+queue-col-gpus = GPUs
+queue-col-usage = Lab usage (TFLOP·s)
+queue-col-since = Waiting since
+queue-col-why = Why it waits
+queue-col-start = Expected start
+queue-col-reservation = Reservation
+queue-other-lab = (other lab)
+queue-about = about
+queue-estimate = (estimate)
+queue-reserved = reserved GPUs
+queue-on = on

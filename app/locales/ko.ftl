@@ -178,3 +178,37 @@ dash-lab = 연구실
 dash-usage = 사용량 (TFLOP·s, 감쇠 반영)
 dash-running = 실행 중인 GPU
 dash-waiting = 대기 중인 작업
+
+## 세부 정보가 있는 대기 사유
+
+reason-reserving = { $node }({ $tier })에서 GPU { $more }장 더 기다리는 중, { $have }/{ $need }장 예약됨
+reason-planned = { $day } { $time } UTC에 { $node }({ $tier })에서 시작하도록 계획됨
+reason-planned-held = { $day } { $time } UTC에 { $node }({ $tier })에서 시작하도록 계획됨, GPU { $need }장 중 { $have }장 확보
+reason-array-limit = 배열 작업이 이미 한 번에 허용된 최대치인 { $n }개를 실행 중
+reason-no-idle-gpu-vram = VRAM { $gb } GB 이상인 GPU가 필요하지만 유휴 상태인 것이 없음
+
+## 대기열 페이지
+
+queue-title = 대기열
+queue-intro = 이번 주기의 순서입니다. 최근 사용량이 가장 적은 연구실이 먼저입니다. 2초마다 새로 고칩니다.
+queue-global = 글로벌 대기열
+queue-mine = 내 개인 대기열
+queue-mine-intro = 동시 실행 한도를 넘은 작업은 여기서 기다리다가, 내 작업이 끝나면 글로벌 대기열로 들어갑니다.
+queue-nothing = 대기 중인 작업이 없습니다.
+queue-empty = 비어 있습니다.
+queue-showing = 대기 중인 작업 { $total }개 중 앞의 { $shown }개를 보여 줍니다. 전체 대기열은 /v1/queue에 있습니다.
+queue-col-rank = 순위
+queue-col-job = 작업
+queue-col-lab = 연구실
+queue-col-user = 사용자
+queue-col-gpus = GPU
+queue-col-usage = 연구실 사용량 (TFLOP·s)
+queue-col-since = 대기 시작
+queue-col-why = 대기 사유
+queue-col-start = 예상 시작
+queue-col-reservation = 예약
+queue-other-lab = (다른 연구실)
+queue-about = 약
+queue-estimate = (추정)
+queue-reserved = 예약된 GPU
+queue-on = 위치:

@@ -200,6 +200,17 @@ test('in Korean (the browser\'s language), every page at 1440 and 375 px: lang="
       await ko.screenshot({ path: join(SCREENSHOTS, `page-${shot(path).replace(/\d+$/, 'id')}-ko-${width}.png`), fullPage: true });
     }
   }
+  // the queue's island speaks Korean too, also after it refreshed itself
+  // in the browser (its reasons come from the server in the reader's
+  // language)
+  await ko.setViewportSize({ width: 1440, height: 900 });
+  await visit(ko, '/queue');
+  assert.equal(await ko.locator('h1').textContent(), '대기열');
+  const firstReason = ko.getByTestId('global-queue').locator('td.reason').first();
+  await until('a refresh', async () => /[가-힣]/.test((await firstReason.textContent()) ?? ''));
+  await ko.waitForResponse((r) => r.url().includes('/api/queue_view'));
+  await ko.waitForLoadState('networkidle');
+  assert.match(await firstReason.textContent(), /[가-힣]/, 'still Korean after the island refreshed');
   // the header's switch goes to English and back to the same page, and
   // is kept with the account
   await ko.setViewportSize({ width: 1440, height: 900 });

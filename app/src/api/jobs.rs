@@ -5,11 +5,28 @@ use crate::model::error::ConsoleError;
 use crate::model::views::{self, JobPage, LogChunk, WorkspaceView};
 use leptos::prelude::*;
 
+/// The queue page's data: the queue, and each pending reason in it in the
+/// reader's language (the island that shows it carries no messages).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct QueueScreen {
+    pub queue: views::QueueView,
+    pub reasons: std::collections::BTreeMap<String, String>,
+}
+
 #[server]
-pub async fn queue_view() -> Result<views::QueueView, ConsoleError> {
+pub async fn queue_view() -> Result<QueueScreen, ConsoleError> {
     use crate::api::backend::*;
     let (backend, who) = signed_in().await?;
-    backend.queue(&who).await.map_err(answer)
+    let queue = backend.queue(&who).await.map_err(answer)?;
+    let locale = crate::i18n::locale();
+    let reasons = queue
+        .jobs
+        .iter()
+        .chain(&queue.user_queue)
+        .filter_map(|e| e.pending_reason.clone())
+        .map(|r| (r.clone(), crate::i18n::reason_text(locale, &r)))
+        .collect();
+    Ok(QueueScreen { queue, reasons })
 }
 
 #[server]

@@ -309,6 +309,60 @@ pub struct SubmitForm {
     pub array: String,
 }
 
+/// A pending reason as the message that says it in words and its
+/// arguments (`crate::i18n`), e.g. `RESERVING (1/2 GPUs on n/t)` →
+/// `reason-reserving` with more 1, have 1, need 2, node n, tier t; None
+/// for a reason it does not know (shown as its code).
+pub fn reason_message(reason: &str) -> Option<(&'static str, Vec<(&'static str, crate::i18n::Arg)>)> {
+    use crate::i18n::Arg;
+    let inner = |prefix: &str| reason.strip_prefix(prefix).and_then(|r| r.strip_suffix(')'));
+    if let Some(inner) = inner("RESERVING (") {
+        let (counts, place) = inner.split_once(" GPUs on ")?;
+        let (have, need) = counts.split_once('/')?;
+        let (have, need): (u32, u32) = (have.parse().ok()?, need.parse().ok()?);
+        let (node, tier) = place.rsplit_once('/')?;
+        let args = vec![
+            ("more", Arg::from(need.saturating_sub(have))),
+            ("have", have.into()),
+            ("need", need.into()),
+            ("node", node.into()),
+            ("tier", tier.into()),
+        ];
+        return Some(("reason-reserving", args));
+    }
+    if let Some(inner) = inner("PLANNED (") {
+        let (held, rest) = inner.split_once(" GPUs held on ")?;
+        let (have, need) = held.split_once('/')?;
+        let (place, start) = rest.split_once(", start ")?;
+        let (node, tier) = place.rsplit_once('/')?;
+        let (day, time) = start.trim_end_matches('Z').split_once('T')?;
+        let args = vec![
+            ("node", Arg::from(node)),
+            ("tier", tier.into()),
+            ("day", day.into()),
+            ("time", time.into()),
+            ("have", have.into()),
+            ("need", need.into()),
+        ];
+        return Some((if have == "0" { "reason-planned" } else { "reason-planned-held" }, args));
+    }
+    if let Some(inner) = inner("ARRAY_LIMIT (") {
+        return Some(("reason-array-limit", vec![("n", inner.split(' ').next()?.into())]));
+    }
+    if let Some(inner) = inner("NO_IDLE_GPU (needs ≥ ") {
+        return Some(("reason-no-idle-gpu-vram", vec![("gb", inner.trim_end_matches(" GB VRAM").into())]));
+    }
+    let key = match reason {
+        "USER_CONCURRENCY_LIMIT" => "reason-user-concurrency-limit",
+        "DEPENDENCY" => "reason-dependency",
+        "WAITING_FOR_HIGHER_RANK" => "reason-waiting-for-higher-rank",
+        "NO_IDLE_GPU" => "reason-no-idle-gpu",
+        "MAINTENANCE" => "reason-maintenance",
+        _ => return None,
+    };
+    Some((key, Vec::new()))
+}
+
 /// A pending reason (policy §9) in words for the console, e.g.
 /// `RESERVING (1/2 GPUs on node-4090/rtx4090)` → "waiting for 1 more GPU
 /// on node-4090 (rtx4090), reserved 1/2".
