@@ -1,5 +1,5 @@
 // Measures what a signed-in researcher's browser transfers on a first load
-// (empty cache) of a console page: every response's bytes on the wire, as
+// (empty cache) of a console page, in English and in Korean: every response's bytes on the wire, as
 // Chromium's network layer counts them (compressed, headers included),
 // until the page's islands are hydrated and the network is idle. A page
 // that reports an error or warning (a failed hydration, an island the
@@ -23,9 +23,12 @@ try {
   await signIn(page, server.base, 'demo', DEMO_PASSWORD);
   const { body: job } = await api(page, server.base, 'POST', '/v1/jobs', { name: 'first-load', command: 'sleep 60', num_gpus: 1 });
   const session = await signedIn.storageState();
-  for (const path of paths.length ? paths : ['/', '/queue', `/jobs/${job.id}`]) {
+  // each page in both of the console's languages (the browser's
+  // Accept-Language picks it)
+  const pages = (paths.length ? paths : ['/', '/queue', `/jobs/${job.id}`]).flatMap((p) => [[p, 'en-US'], [p, 'ko-KR']]);
+  for (const [path, locale] of pages) {
     // a fresh context: the session cookie, but nothing cached
-    const context = await browser.newContext({ storageState: session });
+    const context = await browser.newContext({ storageState: session, locale });
     const tab = await context.newPage();
     const cdp = await context.newCDPSession(tab);
     await cdp.send('Network.enable');
@@ -41,10 +44,10 @@ try {
     await tab.goto(server.base + path, { waitUntil: 'networkidle' });
     const rows = [...sizes].map(([id, bytes]) => [urls.get(id) ?? id, bytes]);
     const total = rows.reduce((sum, [, bytes]) => sum + bytes, 0);
-    console.log(`${path}: ${(total / 1024).toFixed(1)} KiB transferred`);
+    console.log(`${path} (${locale}): ${(total / 1024).toFixed(1)} KiB transferred`);
     for (const [url, bytes] of rows) console.log(`  ${(bytes / 1024).toFixed(1).padStart(7)} KiB  ${url}`);
     // a number for a page whose islands did not hydrate would mean nothing
-    if (problems.length) throw new Error(`${path} did not load cleanly: ${problems.join('; ')}`);
+    if (problems.length) throw new Error(`${path} (${locale}) did not load cleanly: ${problems.join('; ')}`);
     await context.close();
   }
   await api(page, server.base, 'POST', `/v1/jobs/${job.id}/cancel`);

@@ -10,7 +10,8 @@ use leptos::prelude::*;
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct QueueScreen {
     pub queue: views::QueueView,
-    pub reasons: std::collections::BTreeMap<String, String>,
+    /// (reason, its words); a list, not a map: smaller in the wasm.
+    pub reasons: Vec<(String, String)>,
 }
 
 #[server]
@@ -25,6 +26,8 @@ pub async fn queue_view() -> Result<QueueScreen, ConsoleError> {
         .chain(&queue.user_queue)
         .filter_map(|e| e.pending_reason.clone())
         .map(|r| (r.clone(), crate::i18n::reason_text(locale, &r)))
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_iter()
         .collect();
     Ok(QueueScreen { queue, reasons })
 }

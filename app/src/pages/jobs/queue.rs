@@ -3,8 +3,6 @@
 //! prop and each reason in words from the server function, both in the
 //! reader's language.
 
-use std::collections::BTreeMap;
-
 use crate::api::queue_view;
 use crate::i18n::{words, Words};
 use crate::model::views::QueueEntry;
@@ -88,7 +86,7 @@ fn QueueTable(
     testid: &'static str,
     total: Option<u32>,
     w: Words,
-    reasons: BTreeMap<String, String>,
+    reasons: Vec<(String, String)>,
 ) -> impl IntoView {
     if entries.is_empty() {
         return view! { <p class="muted" data-testid=testid>{empty}</p> }.into_any();
@@ -132,7 +130,7 @@ fn QueueTable(
                         }
                     });
                     let reason = e.pending_reason.clone().map(|r| {
-                        let words = reasons.get(&r).cloned().unwrap_or_else(|| crate::model::views::reason_in_words(&r));
+                        let words = reasons.iter().find(|(k, _)| *k == r).map(|(_, v)| v.clone()).unwrap_or_else(|| crate::model::views::reason_in_words(&r));
                         view! { <ReasonText reason=r words/> }
                     });
                     let start = e.estimated_start.clone().map(|at| view! { {about.clone()} " " <Time at=at/> " " {estimate.clone()} });
