@@ -85,8 +85,7 @@ pub struct PolicyView {
 /// The section of the Policy page that explains a pending or end reason;
 /// `None` for one it does not know (shown without a link).
 pub fn reason_section(reason: &str) -> Option<&'static str> {
-    let code = reason.split([' ', '(']).next().unwrap_or(reason);
-    Some(match code {
+    Some(match reason_code(reason) {
         "USER_CONCURRENCY_LIMIT" | "DEPENDENCY" | "ARRAY_LIMIT" | "DEPENDENCY_NEVER_SATISFIED" => section::QUEUE,
         "WAITING_FOR_HIGHER_RANK" | "NO_IDLE_GPU" => section::SCHEDULING,
         "RESERVING" | "PLANNED" => section::MULTI_GPU,
@@ -98,6 +97,12 @@ pub fn reason_section(reason: &str) -> Option<&'static str> {
         "COMPLETED" | "NONZERO_EXIT" | "EXECUTOR_LOST" | "NODE_FAILURE" => section::REASONS,
         _ => return None,
     })
+}
+
+/// A reason's code without its details: `RESERVING (1/2 GPUs on n/t)` →
+/// `RESERVING`.
+pub fn reason_code(reason: &str) -> &str {
+    reason.split([' ', '(']).next().unwrap_or(reason)
 }
 
 /// The link to a reason's explanation, e.g. `/policy#oom`.

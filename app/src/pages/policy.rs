@@ -378,38 +378,47 @@ fn Sessions(p: PolicyView) -> impl IntoView {
     }
 }
 
+/// The pending reasons the page lists (with RESERVING and PLANNED, which
+/// carry details, in one entry of their own).
+const WAITING_REASONS: [&str; 5] =
+    ["USER_CONCURRENCY_LIMIT", "DEPENDENCY", "WAITING_FOR_HIGHER_RANK", "NO_IDLE_GPU", "MAINTENANCE"];
+
+/// The end reasons the page lists.
+const END_REASONS: [&str; 11] = [
+    "COMPLETED",
+    "NONZERO_EXIT",
+    "TIME_LIMIT",
+    "CANCELLED",
+    "OOM_NO_LARGER_TIER",
+    "HOST_OOM",
+    "LOG_LIMIT",
+    "OUTPUT_LIMIT",
+    "EXECUTOR_LOST",
+    "DEPENDENCY_NEVER_SATISFIED",
+    "IDLE",
+];
+
+/// The message saying a reason in words: `reason-…` or `end-…` named
+/// after its code (`HOST_OOM` → `end-host-oom`).
+fn reason_key(prefix: &str, code: &str) -> String {
+    format!("{prefix}-{}", code.to_ascii_lowercase().replace('_', "-"))
+}
+
 /// Every pending and end reason: its code, linked to its section, and its
-/// words, the message `reason-…` or `end-…` named after the code.
+/// words.
 #[component]
 fn Reasons() -> impl IntoView {
-    let waiting = ["USER_CONCURRENCY_LIMIT", "DEPENDENCY", "WAITING_FOR_HIGHER_RANK", "NO_IDLE_GPU", "MAINTENANCE"];
-    let ended = [
-        "COMPLETED",
-        "NONZERO_EXIT",
-        "TIME_LIMIT",
-        "CANCELLED",
-        "OOM_NO_LARGER_TIER",
-        "HOST_OOM",
-        "LOG_LIMIT",
-        "OUTPUT_LIMIT",
-        "EXECUTOR_LOST",
-        "DEPENDENCY_NEVER_SATISFIED",
-        "IDLE",
-    ];
-    let words = |prefix: &str, code: &str| {
-        tr(locale(), &format!("{prefix}-{}", code.to_ascii_lowercase().replace('_', "-")), &[])
-    };
     let link = |r: &str| crate::model::policy::reason_link(r).unwrap_or_default();
     view! {
         <Section id=section::REASONS>
             <dl class="reasons">
-                {waiting.into_iter().map(|r| view! {
-                    <dt><a href=link(r)><code>{r}</code></a></dt><dd>{words("reason", r)}</dd>
+                {WAITING_REASONS.into_iter().map(|r| view! {
+                    <dt><a href=link(r)><code>{r}</code></a></dt><dd>{tr(locale(), &reason_key("reason", r), &[])}</dd>
                 }).collect_view()}
                 <dt><a href=link("RESERVING")><code>"RESERVING"</code>", "<code>"PLANNED"</code></a></dt>
                 <dd>{t("reason-gathering")}</dd>
-                {ended.into_iter().map(|r| view! {
-                    <dt><a href=link(r)><code>{r}</code></a></dt><dd>{words("end", r)}</dd>
+                {END_REASONS.into_iter().map(|r| view! {
+                    <dt><a href=link(r)><code>{r}</code></a></dt><dd>{tr(locale(), &reason_key("end", r), &[])}</dd>
                 }).collect_view()}
             </dl>
         </Section>
@@ -430,30 +439,8 @@ mod tests {
         keys.extend(["unit-day", "unit-hour", "unit-minute", "unit-second"].map(String::from));
         // the dashboard's GPU uses (`dash-use-{use}`)
         keys.extend(["idle", "research", "backfill", "reserved"].map(|u| format!("dash-use-{u}")));
-        for (prefix, codes) in [
-            (
-                "reason",
-                &["USER_CONCURRENCY_LIMIT", "DEPENDENCY", "WAITING_FOR_HIGHER_RANK", "NO_IDLE_GPU", "MAINTENANCE"][..],
-            ),
-            (
-                "end",
-                &[
-                    "COMPLETED",
-                    "NONZERO_EXIT",
-                    "TIME_LIMIT",
-                    "CANCELLED",
-                    "OOM_NO_LARGER_TIER",
-                    "HOST_OOM",
-                    "LOG_LIMIT",
-                    "OUTPUT_LIMIT",
-                    "EXECUTOR_LOST",
-                    "DEPENDENCY_NEVER_SATISFIED",
-                    "IDLE",
-                ][..],
-            ),
-        ] {
-            keys.extend(codes.iter().map(|c| format!("{prefix}-{}", c.to_ascii_lowercase().replace('_', "-"))));
-        }
+        keys.extend(WAITING_REASONS.iter().map(|c| reason_key("reason", c)));
+        keys.extend(END_REASONS.iter().map(|c| reason_key("end", c)));
         for source in [EN_SOURCE, KO_SOURCE] {
             let ids = message_ids(source);
             let missing: Vec<_> = keys.iter().filter(|k| !ids.contains(k)).collect();

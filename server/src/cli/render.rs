@@ -73,7 +73,7 @@ pub fn job_rows(jobs: &[Value]) -> Vec<Vec<String>> {
 pub fn reason_notes<'a>(server: &str, reasons: impl IntoIterator<Item = &'a Value>) -> String {
     let mut seen: Vec<(String, String)> = Vec::new();
     for reason in reasons.into_iter().filter_map(Value::as_str) {
-        let code = reason.split([' ', '(']).next().unwrap_or(reason).to_string();
+        let code = app::model::policy::reason_code(reason).to_string();
         if let Some(link) = app::model::policy::reason_link(reason) {
             if !seen.iter().any(|(c, _)| *c == code) {
                 seen.push((code, format!("{server}{link}")));

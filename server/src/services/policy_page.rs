@@ -31,8 +31,8 @@ pub async fn facts(state: &Services, viewer: Option<&Caller>) -> ServiceResult<P
     let mut conn = state.db.acquire().await?;
     let tiers = db::cluster::list_tiers(&mut conn).await?;
     let oom_patterns = db::oom_patterns::in_force(&mut conn).await?;
+    let placements = db::views::placements(&mut conn).await?;
     drop(conn);
-    let placements = views::placements(state).await?;
     let maintenance = views::maintenance(state).await?;
     let settings = &state.settings;
     let scheduler = &settings.scheduler;

@@ -221,13 +221,7 @@ async fn the_console_speaks_the_readers_language_and_keeps_their_choice() {
         app.sql_number("SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'demo' AND locale = 'ko'").await;
     assert_eq!(stored, 1.0);
     let other = client();
-    let login = other
-        .post(app.url("/login"))
-        .header("origin", &app.base)
-        .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
-        .send()
-        .await
-        .unwrap();
+    let login = app.console_login_as(&other, "demo", DEMO_PASSWORD).await;
     let session = login.headers().get("set-cookie").unwrap().to_str().unwrap().split(';').next().unwrap().to_string();
     let html = other
         .get(app.url("/"))

@@ -235,13 +235,7 @@ async fn a_password_change_keeps_this_session_and_ends_the_others() {
     let app = TestApp::spawn().await;
     let (here, there) = (crate::helpers::client(), crate::helpers::client());
     for client in [&here, &there] {
-        let resp = client
-            .post(app.url("/login"))
-            .header("origin", &app.base)
-            .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
-            .send()
-            .await
-            .unwrap();
+        let resp = app.console_login_as(client, "demo", DEMO_PASSWORD).await;
         assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     }
     let token = app.demo_token().await;
@@ -294,13 +288,7 @@ async fn cookie_authenticated_changes_and_sign_ins_must_come_from_the_console() 
         .header("origin", "http://evil.example")
         .form(&[("username", "demo"), ("password", DEMO_PASSWORD)]);
     assert_error(forged.send().await.unwrap(), StatusCode::FORBIDDEN, "FORBIDDEN").await;
-    let resp = page
-        .post(app.url("/login"))
-        .header("origin", &app.base)
-        .form(&[("username", "demo"), ("password", DEMO_PASSWORD)])
-        .send()
-        .await
-        .unwrap();
+    let resp = app.console_login_as(&page, "demo", DEMO_PASSWORD).await;
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     let job = json!({"name": "csrf", "command": "true", "num_gpus": 1});
     let submit = |origin: Option<&str>| {

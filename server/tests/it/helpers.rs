@@ -434,7 +434,12 @@ impl TestApp {
     }
 
     pub async fn console_login(&self, username: &str, password: &str) -> Response {
-        self.client
+        self.console_login_as(&self.client, username, password).await
+    }
+
+    /// Signs in through the console's form with another browser.
+    pub async fn console_login_as(&self, browser: &Client, username: &str, password: &str) -> Response {
+        browser
             .post(self.url("/login"))
             .header("origin", &self.base)
             .form(&[("username", username), ("password", password)])

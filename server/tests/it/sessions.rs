@@ -356,13 +356,7 @@ async fn the_console_starts_a_notebook_and_offers_to_open_it() {
 
     // a colleague sees the job, but no button
     let colleague = crate::helpers::client();
-    let login = colleague
-        .post(app.url("/login"))
-        .header("origin", &app.base)
-        .form(&[("username", "lee"), ("password", "lee-password")])
-        .send()
-        .await
-        .unwrap();
+    let login = app.console_login_as(&colleague, "lee", "lee-password").await;
     assert_eq!(login.status(), StatusCode::SEE_OTHER);
     let theirs = colleague.get(app.url(&to)).send().await.unwrap().text().await.unwrap();
     assert!(theirs.contains(r#"data-testid="session""#) && !theirs.contains("open-session"), "{theirs}");
