@@ -117,6 +117,36 @@ async fn run_in_kernel(app: &TestApp, token: &str, id: i64, code: &str) -> Strin
     request.headers_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
     request.headers_mut().insert("origin", app.base.parse().unwrap());
     let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("the kernel's WebSocket opens");
+    // as JupyterLab does: ask the kernel for its info and wait for the
+    // answer before running code (an execute sent before the kernel's
+    // channels were up was lost once under a full test run, and the cell
+    // printed nothing)
+    let info_id = format!("info-{id}");
+    let mut ready = false;
+    for _ in 0..10 {
+        let info = json!({
+            "header": {"msg_id": info_id, "msg_type": "kernel_info_request", "username": "t", "session": "t",
+                       "date": "2026-12-04T00:00:00Z", "version": "5.3"},
+            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [], "content": {}
+        });
+        socket.send(Message::text(info.to_string())).await.unwrap();
+        let replied = tokio::time::timeout(Duration::from_secs(3), async {
+            while let Some(Ok(message)) = socket.next().await {
+                let Message::Text(text) = message else { continue };
+                let m: Value = serde_json::from_str(&text).unwrap_or_default();
+                if m["header"]["msg_type"] == "kernel_info_reply" && m["parent_header"]["msg_id"] == info_id.as_str() {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        if replied == Ok(true) {
+            ready = true;
+            break;
+        }
+    }
+    assert!(ready, "the kernel answered kernel_info_request");
     let msg_id = format!("run-{id}");
     let execute = json!({
         "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "t", "session": "t",
