@@ -10,7 +10,6 @@ use reqwest::{Client, Response, StatusCode};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 pub const ADMIN_PASSWORD: &str = "admin-test-password";
 pub const DEMO_PASSWORD: &str = "demo-test-password";
@@ -20,7 +19,8 @@ pub struct TestApp {
     pub client: Client,
     pub dir: TempDir,
     stop: Option<oneshot::Sender<()>>,
-    server: Option<JoinHandle<std::io::Result<()>>>,
+    /// the server's end, sent by its thread when it has stopped
+    server: Option<oneshot::Receiver<std::io::Result<()>>>,
     pub executor: Option<TimedExecutor>,
     /// Where a local executor runs this server's jobs: whatever of them
     /// still runs when the test ends is killed (jobs outlive their server
@@ -174,19 +174,41 @@ impl TestApp {
             .with_test_writer()
             .try_init();
         let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };
-        let mut app = Application::build(settings, bootstrap).await.expect("server builds");
-        let executor = matches!(exec, Exec::Timed).then(|| TimedExecutor::new(app.state().wake.clone()));
-        if !matches!(exec, Exec::Configured) {
-            app.set_executor(
-                executor.clone().map(|e| std::sync::Arc::new(e) as std::sync::Arc<dyn jpu_share::executor::Executor>),
-            );
-        }
-        let addr = app.local_addr().expect("bound");
-        let jobs_root = matches!(exec, Exec::Configured).then(|| app.state().settings.executor.output_root.clone());
+        // The server gets a runtime of its own, as the binary has (several
+        // worker threads), instead of sharing the test's one thread: a
+        // console page once stopped streaming for a minute under a full
+        // run while it shared that thread with the test awaiting it.
+        let (ready, started) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(app.run_until(async move {
-            let _ = stopped.await;
-        }));
+        let (ended, server) = oneshot::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("server runtime");
+            let result = runtime.block_on(async move {
+                let mut app = Application::build(settings, bootstrap).await.expect("server builds");
+                let executor = matches!(exec, Exec::Timed).then(|| TimedExecutor::new(app.state().wake.clone()));
+                if !matches!(exec, Exec::Configured) {
+                    app.set_executor(
+                        executor
+                            .clone()
+                            .map(|e| std::sync::Arc::new(e) as std::sync::Arc<dyn jpu_share::executor::Executor>),
+                    );
+                }
+                let addr = app.local_addr().expect("bound");
+                let jobs_root =
+                    matches!(exec, Exec::Configured).then(|| app.state().settings.executor.output_root.clone());
+                let _ = ready.send((addr, executor, jobs_root));
+                app.run_until(async move {
+                    let _ = stopped.await;
+                })
+                .await
+            });
+            let _ = ended.send(result);
+        });
+        let (addr, executor, jobs_root) = started.await.expect("server builds");
         TestApp {
             base: format!("http://{addr}"),
             client: client(),
@@ -213,7 +235,7 @@ impl TestApp {
             let _ = stop.send(());
         }
         if let Some(server) = self.server.take() {
-            server.await.expect("server task").expect("server ran");
+            server.await.expect("server thread").expect("server ran");
         }
         let dir = tempfile::tempdir().expect("temp dir");
         std::mem::replace(&mut self.dir, dir)
