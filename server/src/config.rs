@@ -144,12 +144,12 @@ pub struct SchedulerSettings {
 }
 
 /// `scheduler.max_wait_hours`'s default: with the lift bounded (below),
-/// 36 h was the most even across the README's load sweep (12 h and 24 h
-/// each missed more targets at 64×8 and 56×8).
+/// 36 h was the most even across the load sweep of the `policy` guide
+/// (12 h and 24 h each missed more targets at 64×8 and 56×8).
 pub const DEFAULT_MAX_WAIT_HOURS: u32 = 36;
 
-/// `scheduler.max_wait_lift_percent`'s default: on the README's load
-/// sweep, 0–3 % let the 8-GPU p95 pass EASY's at 56×8; with no bound the
+/// `scheduler.max_wait_lift_percent`'s default: on the `policy` guide's
+/// load sweep, 0–3 % let the 8-GPU p95 pass EASY's at 56×8; with no bound the
 /// median wait went from minutes to most of a day.
 pub const DEFAULT_LIFT_PERCENT: u32 = 10;
 

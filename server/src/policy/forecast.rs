@@ -10,6 +10,10 @@
 //! heads of personal queues) are carried forward, for at most
 //! `max_events` end times — jobs further back get no estimate rather than
 //! a slow one.
+//!
+//! The guide below (rendered by `cargo doc`) is the reference: how it
+//! works, the decisions it makes where the policy is silent, the measurements.
+#![doc = include_str!("forecast.md")]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -111,7 +115,7 @@ pub fn forecast(input: &ForecastInput<'_>) -> HashMap<JobId, Millis> {
 /// how far ahead they are. The forecast knows no job that has not arrived
 /// yet, and a newcomer of a lab that used less goes first, so an unpadded
 /// estimate is mostly a little early. Measured on October at 64×8
-/// (`jpu-share sim --forecast`, README): 0.1 left 20.1 % of jobs starting
+/// (`jpu-share sim --forecast`, this module's guide): 0.1 left 20.1 % of jobs starting
 /// later than their estimate at submission, 0.15 left 15.6 %, for a median
 /// error an hour ahead of 333 s and 502 s.
 pub const ESTIMATE_MARGIN: f64 = 0.15;

@@ -1,9 +1,14 @@
-//! The scheduling policy (policy.md) as pure code: a snapshot in, a plan
-//! out. [`cycle::decide`] is the whole of one cycle; [`usage`] is its
+//! The scheduling policy as pure code: a snapshot in, a plan out. The
+//! code cites the policy as "policy §N"; the guide below says what each
+//! section rules and where it lives ("The policy by section"). [`cycle::decide`] is the whole of one cycle; [`usage`] is its
 //! arithmetic. Nothing here does I/O, awaits, or reads a clock — the
 //! server's loop (`crate::scheduler`), the simulator, the benches and the
 //! property tests all call these same functions, and `purity` fails the
 //! build's tests if anything else creeps in.
+//!
+//! The guide below (rendered by `cargo doc`) is the reference: how it
+//! works, the decisions it makes where the policy is silent, the measurements.
+#![doc = include_str!("guide.md")]
 
 pub mod admission;
 pub mod backfill;

@@ -27,7 +27,7 @@
 //! 64×8, margin 0.1) the upper quartile everywhere left the median error
 //! an hour before the start at 1,128 s; the median everywhere brought it
 //! to 682 s but 45 % of jobs started later than their estimate at
-//! submission (README, "The start-time forecast"). With `--time-limit x2`
+//! submission (the forecast's guide, `forecast.md`). With `--time-limit x2`
 //! all are exact after a user's first end. Only the forecast uses it: the plan
 //! keeps planning with time limits, the only ends that are guaranteed.
 

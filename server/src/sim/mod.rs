@@ -4,6 +4,10 @@
 //! `report.html` (self-contained charts) and `timing.json` (wall-clock
 //! decision times) to the output directory; [`sweep`] does that over
 //! several cluster sizes and limit models at once.
+//!
+//! The guide below (rendered by `cargo doc`) is the reference: how it
+//! works, the decisions it makes where the policy is silent, the measurements.
+#![doc = include_str!("guide.md")]
 
 pub mod baselines;
 pub mod cluster;

@@ -90,7 +90,7 @@ pub fn run(base: &SimArgs, clusters: &[String], limits: &[String]) -> Result<Vec
     // the points are independent replays: one per core at a time (a
     // replay is single-threaded), the most loaded (slowest) first, so no
     // long replay is left running alone at the end (measured: 623 s for
-    // the README's sweep in the order given)
+    // the policy guide's sweep in the order given)
     let mut order: Vec<usize> = (0..todo.len()).collect();
     order.sort_by_key(|&k| (todo[k].3, k));
     let next = std::sync::atomic::AtomicUsize::new(0);

@@ -174,3 +174,51 @@ fn the_checks_see_what_they_forbid() {
     assert_eq!(crate_imports("use crate::db::jobs;\nuse crate::{auth, clock::now_ms};"), ["db", "auth", "clock"]);
     assert!(code(&src("server").join("scheduler").join("cycle.rs")).contains(".await"));
 }
+
+/// The modules a `mod.rs` or `lib.rs` declares (`pub mod x;`, `mod x;`),
+/// test modules left out.
+fn declared_modules(file: &Path) -> Vec<String> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod ")))
+        .filter_map(|l| l.strip_suffix(';'))
+        .filter(|m| !m.starts_with("tests") && !m.starts_with("proptests") && !m.ends_with("_tests"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The README's map is the one map of the layout: the crates' top-level
+/// modules, the services and the policy's parts must each be named in it
+/// (as `name`), so a module added without a place on the map fails here.
+fn unnamed_in_map(readme: &str, modules: &[String]) -> Vec<String> {
+    let map = readme.split("\n## Architecture\n").nth(1).unwrap_or_default();
+    let map = map.split("\n## ").next().unwrap_or_default();
+    modules.iter().filter(|m| !map.contains(&format!("`{m}`")) && !map.contains(&format!("`{m}/`"))).cloned().collect()
+}
+
+#[test]
+fn every_module_has_its_place_on_the_readme_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut modules = Vec::new();
+    for file in [
+        src("server").join("lib.rs"),
+        src("app").join("lib.rs"),
+        src("server").join("services").join("mod.rs"),
+        src("server").join("policy").join("mod.rs"),
+        src("server").join("scheduler").join("mod.rs"),
+        src("server").join("http").join("mod.rs"),
+    ] {
+        let found = declared_modules(&file);
+        assert!(!found.is_empty(), "{} declares no module?", file.display());
+        modules.extend(found);
+    }
+    assert_eq!(
+        unnamed_in_map(&readme, &modules),
+        Vec::<String>::new(),
+        "named in the code, missing from the README's map"
+    );
+    // and the check itself sees a missing one
+    assert_eq!(unnamed_in_map(&readme, &["no_such_module".into()]), ["no_such_module"]);
+}
