@@ -111,3 +111,33 @@ pub enum AdminAction {
         gpus_per_instance: String,
     },
 }
+
+/// The range of one of a tier's numbers (policy §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    pub min: i64,
+    pub max: i64,
+}
+
+impl Bound {
+    pub fn contains(self, value: i64) -> bool {
+        (self.min..=self.max).contains(&value)
+    }
+}
+
+/// A tier's bounds, written once: the server's checks, the OpenAPI
+/// document and the admin page's form fields all read them here.
+pub mod tier_bounds {
+    use super::Bound;
+
+    pub const VRAM_GB: Bound = Bound { min: 1, max: 1024 };
+    pub const SORT_ORDER: Bound = Bound { min: -1000, max: 1000 };
+    /// As large as a job may be (`num_gpus` is at most 8 too).
+    pub const MAX_GPUS: Bound = Bound { min: 1, max: 8 };
+    /// A year.
+    pub const MAX_TIME_LIMIT_MINUTES: Bound = Bound { min: 1, max: 525_600 };
+    pub const CPUS_PER_GPU: Bound = Bound { min: 1, max: 256 };
+    pub const MEM_GB_PER_GPU: Bound = Bound { min: 1, max: 4096 };
+    /// TFLOPS are above 0 and at most this.
+    pub const TFLOPS_MAX: f64 = 100_000.0;
+}

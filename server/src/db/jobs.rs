@@ -136,24 +136,18 @@ pub async fn start_request(
     let gpus = parse_gpus(r.gpu_indices.as_deref());
     let output_dir = layout.output_dir(r.id);
     let tier = r.tier.unwrap_or_default();
-    let mut env: Vec<(String, String)> =
-        serde_json::from_str::<std::collections::BTreeMap<String, String>>(&r.env_json)
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
-    env.extend([
-        ("JOB_ID".to_string(), r.id.to_string()),
-        ("JOB_ATTEMPT".to_string(), r.attempt.to_string()),
-        ("JOB_OUTPUT_DIR".to_string(), output_dir.display().to_string()),
-        ("CUDA_VISIBLE_DEVICES".to_string(), super::scheduling::format_gpus(&gpus)),
-        ("JPU_TIER".to_string(), tier.clone()),
-    ]);
-    if let (Some(array), Some(index)) = (r.array_id, r.array_index) {
-        env.extend([
-            ("JOB_ARRAY_ID".to_string(), array.to_string()),
-            ("JOB_ARRAY_INDEX".to_string(), index.to_string()),
-        ]);
-    }
+    let own = serde_json::from_str(&r.env_json).unwrap_or_default();
+    let env = crate::executor::env::attempt_env(
+        own,
+        &crate::executor::env::AttemptFacts {
+            job: r.id,
+            attempt: r.attempt,
+            output_dir: &output_dir,
+            gpus: &gpus,
+            tier: &tier,
+            array: r.array_id.zip(r.array_index),
+        },
+    );
     let n = r.num_gpus as u32;
     Ok(Some(StartRequest {
         job: r.id,

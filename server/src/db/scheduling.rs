@@ -28,7 +28,7 @@ pub fn reservation_view(
 }
 
 pub fn format_gpus(gpus: &[u32]) -> String {
-    gpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    crate::executor::env::gpu_list(gpus)
 }
 
 /// A tier as the decision core sees it.

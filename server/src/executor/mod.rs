@@ -8,6 +8,7 @@ pub mod backfill_local;
 pub mod contain;
 pub mod container;
 pub mod enter;
+pub mod env;
 pub mod layout;
 pub mod limits;
 pub mod local;
@@ -51,8 +52,7 @@ pub struct StartRequest {
     pub gpus: Vec<u32>,
     /// Shell script body, run with bash.
     pub command: String,
-    /// Includes `JOB_ID`, `JOB_ATTEMPT`, `JOB_OUTPUT_DIR`,
-    /// `CUDA_VISIBLE_DEVICES` and `JPU_TIER` (policy §8).
+    /// The job's variables and the platform's ([`env::attempt_env`]).
     pub env: Vec<(String, String)>,
     pub time_limit: Duration,
     pub cpus: u32,

@@ -157,6 +157,7 @@ fn tier_forms(
     update_tier: ServerAction<AdminUpdateTier>,
     create_tier: ServerAction<AdminCreateTier>,
 ) -> impl IntoView {
+    use crate::model::admin::tier_bounds::{MAX_GPUS, SORT_ORDER, TFLOPS_MAX, VRAM_GB};
     view! {
         <section aria-labelledby="tier-forms-h">
             <h2 id="tier-forms-h">"Change tiers"</h2>
@@ -167,13 +168,13 @@ fn tier_forms(
                     {tier_names.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
                 </select>
                 <label for="edit-vram">"VRAM (GB)"</label>
-                <input id="edit-vram" name="vram_gb" type="number" min="1"/>
+                <input id="edit-vram" name="vram_gb" type="number" min=VRAM_GB.min max=VRAM_GB.max/>
                 <label for="edit-tflops">"TFLOPS (FP32)"</label>
-                <input id="edit-tflops" name="tflops" type="number" step="0.1" min="0.1"/>
+                <input id="edit-tflops" name="tflops" type="number" step="0.1" min="0.1" max=TFLOPS_MAX/>
                 <label for="edit-order">"Order (higher = better)"</label>
-                <input id="edit-order" name="sort_order" type="number"/>
+                <input id="edit-order" name="sort_order" type="number" min=SORT_ORDER.min max=SORT_ORDER.max/>
                 <label for="edit-max">"Max GPUs per job"</label>
-                <input id="edit-max" name="max_gpus" type="number" min="1" max="8"/>
+                <input id="edit-max" name="max_gpus" type="number" min=MAX_GPUS.min max=MAX_GPUS.max/>
                 {outcome(update_tier.value())}
                 <button type="submit">"Save tier"</button>
             </ActionForm>
@@ -184,13 +185,13 @@ fn tier_forms(
                 <label for="tier-display">"Display name"</label>
                 <input id="tier-display" name="display_name" maxlength="64" placeholder="A100 80GB"/>
                 <label for="tier-vram">"VRAM (GB)"</label>
-                <input id="tier-vram" name="vram_gb" type="number" min="1" required/>
+                <input id="tier-vram" name="vram_gb" type="number" min=VRAM_GB.min max=VRAM_GB.max required/>
                 <label for="tier-tflops">"TFLOPS (FP32)"</label>
-                <input id="tier-tflops" name="tflops" type="number" step="0.1" min="0.1" required/>
+                <input id="tier-tflops" name="tflops" type="number" step="0.1" min="0.1" max=TFLOPS_MAX required/>
                 <label for="tier-order">"Order (higher = better)"</label>
-                <input id="tier-order" name="sort_order" type="number" required/>
+                <input id="tier-order" name="sort_order" type="number" min=SORT_ORDER.min max=SORT_ORDER.max required/>
                 <label for="tier-max">"Max GPUs per job"</label>
-                <input id="tier-max" name="max_gpus" type="number" min="1" max="8" value="2" required/>
+                <input id="tier-max" name="max_gpus" type="number" min=MAX_GPUS.min max=MAX_GPUS.max value="2" required/>
                 {outcome(create_tier.value())}
                 <button type="submit">"Add tier"</button>
             </ActionForm>

@@ -2,6 +2,7 @@
 //! (policy §1) and nodes with their GPUs. Like every admin action, each is
 //! audited in the transaction that makes it and wakes the scheduler.
 
+use app::model::admin::{tier_bounds, Bound};
 use app::model::{GpuUse, NodeState, NodeView, TierView};
 use serde::Deserialize;
 
@@ -16,11 +17,73 @@ fn field(field: &'static str, message: impl std::fmt::Display) -> ServiceError {
     ServiceError::field(field, message)
 }
 
-fn in_range(name: &'static str, value: i64, lo: i64, hi: i64) -> Result<i64, ServiceError> {
-    if (lo..=hi).contains(&value) {
+fn in_range(name: &'static str, value: i64, bound: Bound) -> Result<i64, ServiceError> {
+    if bound.contains(value) {
         Ok(value)
     } else {
-        Err(field(name, format!("must be between {lo} and {hi}, got {value}")))
+        Err(field(name, format!("must be between {} and {}, got {value}", bound.min, bound.max)))
+    }
+}
+
+/// The OpenAPI schemas of the tier's numbers, from the same bounds the
+/// checks use (utoipa's `minimum`/`maximum` take only literals).
+mod bounds_schema {
+    use app::model::admin::{tier_bounds, Bound};
+    use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
+    use utoipa::openapi::Object;
+
+    fn integer(bound: Bound, nullable: bool) -> Object {
+        let kind = if nullable { SchemaType::from_iter([Type::Integer, Type::Null]) } else { Type::Integer.into() };
+        ObjectBuilder::new()
+            .schema_type(kind)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(bound.min as f64))
+            .maximum(Some(bound.max as f64))
+            .build()
+    }
+
+    fn number(nullable: bool) -> Object {
+        let kind = if nullable { SchemaType::from_iter([Type::Number, Type::Null]) } else { Type::Number.into() };
+        ObjectBuilder::new()
+            .schema_type(kind)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Double)))
+            .exclusive_minimum(Some(0.0))
+            .maximum(Some(tier_bounds::TFLOPS_MAX))
+            .build()
+    }
+
+    pub fn tflops() -> Object {
+        number(false)
+    }
+    pub fn tflops_or_null() -> Object {
+        number(true)
+    }
+    pub fn vram_gb() -> Object {
+        integer(tier_bounds::VRAM_GB, false)
+    }
+    pub fn vram_gb_or_null() -> Object {
+        integer(tier_bounds::VRAM_GB, true)
+    }
+    pub fn sort_order() -> Object {
+        integer(tier_bounds::SORT_ORDER, false)
+    }
+    pub fn sort_order_or_null() -> Object {
+        integer(tier_bounds::SORT_ORDER, true)
+    }
+    pub fn max_gpus() -> Object {
+        integer(tier_bounds::MAX_GPUS, false)
+    }
+    pub fn max_gpus_or_null() -> Object {
+        integer(tier_bounds::MAX_GPUS, true)
+    }
+    pub fn max_time_limit_minutes_or_null() -> Object {
+        integer(tier_bounds::MAX_TIME_LIMIT_MINUTES, true)
+    }
+    pub fn cpus_per_gpu_or_null() -> Object {
+        integer(tier_bounds::CPUS_PER_GPU, true)
+    }
+    pub fn mem_gb_per_gpu_or_null() -> Object {
+        integer(tier_bounds::MEM_GB_PER_GPU, true)
     }
 }
 
@@ -39,21 +102,21 @@ pub struct NewTierBody {
     pub name: String,
     #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
     pub display_name: Option<String>,
-    #[schema(minimum = 1, maximum = 1024)]
+    #[schema(schema_with = bounds_schema::vram_gb)]
     pub vram_gb: i64,
-    #[schema(exclusive_minimum = 0, maximum = 100000)]
+    #[schema(schema_with = bounds_schema::tflops)]
     pub tflops: f64,
-    #[schema(minimum = -1000, maximum = 1000)]
+    #[schema(schema_with = bounds_schema::sort_order)]
     pub sort_order: i64,
-    #[schema(minimum = 1, maximum = 8)]
+    #[schema(schema_with = bounds_schema::max_gpus)]
     pub max_gpus: i64,
-    #[schema(minimum = 1, maximum = 525600)]
+    #[schema(schema_with = bounds_schema::max_time_limit_minutes_or_null)]
     pub max_time_limit_minutes: Option<i64>,
     #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
     pub slurm_partition: Option<String>,
-    #[schema(minimum = 1, maximum = 256)]
+    #[schema(schema_with = bounds_schema::cpus_per_gpu_or_null)]
     pub cpus_per_gpu: Option<i64>,
-    #[schema(minimum = 1, maximum = 4096)]
+    #[schema(schema_with = bounds_schema::mem_gb_per_gpu_or_null)]
     pub mem_gb_per_gpu: Option<i64>,
 }
 
@@ -64,21 +127,21 @@ pub struct NewTierBody {
 pub struct TierPatch {
     #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$")]
     pub display_name: Option<String>,
-    #[schema(minimum = 1, maximum = 1024)]
+    #[schema(schema_with = bounds_schema::vram_gb_or_null)]
     pub vram_gb: Option<i64>,
-    #[schema(exclusive_minimum = 0, maximum = 100000)]
+    #[schema(schema_with = bounds_schema::tflops_or_null)]
     pub tflops: Option<f64>,
-    #[schema(minimum = -1000, maximum = 1000)]
+    #[schema(schema_with = bounds_schema::sort_order_or_null)]
     pub sort_order: Option<i64>,
-    #[schema(minimum = 1, maximum = 8)]
+    #[schema(schema_with = bounds_schema::max_gpus_or_null)]
     pub max_gpus: Option<i64>,
-    #[schema(minimum = 1, maximum = 525600)]
+    #[schema(schema_with = bounds_schema::max_time_limit_minutes_or_null)]
     pub max_time_limit_minutes: Option<i64>,
     #[schema(pattern = r"^[A-Za-z0-9._-]{1,64}$")]
     pub slurm_partition: Option<String>,
-    #[schema(minimum = 1, maximum = 256)]
+    #[schema(schema_with = bounds_schema::cpus_per_gpu_or_null)]
     pub cpus_per_gpu: Option<i64>,
-    #[schema(minimum = 1, maximum = 4096)]
+    #[schema(schema_with = bounds_schema::mem_gb_per_gpu_or_null)]
     pub mem_gb_per_gpu: Option<i64>,
     pub active: Option<bool>,
 }
@@ -89,32 +152,32 @@ fn patched(mut tier: TierView, patch: &TierPatch) -> Result<TierView, ServiceErr
         tier.display_name = label("display_name", v)?;
     }
     if let Some(v) = patch.vram_gb {
-        tier.vram_gb = in_range("vram_gb", v, 1, 1024)?;
+        tier.vram_gb = in_range("vram_gb", v, tier_bounds::VRAM_GB)?;
     }
     if let Some(v) = patch.tflops {
-        if !(v.is_finite() && v > 0.0 && v <= 100_000.0) {
-            return Err(field("tflops", format!("must be above 0 and at most 100000, got {v}")));
+        if !(v.is_finite() && v > 0.0 && v <= tier_bounds::TFLOPS_MAX) {
+            return Err(field("tflops", format!("must be above 0 and at most {}, got {v}", tier_bounds::TFLOPS_MAX)));
         }
         tier.tflops = v;
     }
     if let Some(v) = patch.sort_order {
-        tier.sort_order = in_range("sort_order", v, -1000, 1000)?;
+        tier.sort_order = in_range("sort_order", v, tier_bounds::SORT_ORDER)?;
     }
     if let Some(v) = patch.max_gpus {
-        tier.max_gpus = in_range("max_gpus", v, 1, 8)?;
+        tier.max_gpus = in_range("max_gpus", v, tier_bounds::MAX_GPUS)?;
     }
     if let Some(v) = patch.max_time_limit_minutes {
-        tier.max_time_limit_minutes = in_range("max_time_limit_minutes", v, 1, 525_600)?;
+        tier.max_time_limit_minutes = in_range("max_time_limit_minutes", v, tier_bounds::MAX_TIME_LIMIT_MINUTES)?;
     }
     if let Some(v) = &patch.slurm_partition {
         check_name("slurm_partition", v)?;
         tier.slurm_partition = v.clone();
     }
     if let Some(v) = patch.cpus_per_gpu {
-        tier.cpus_per_gpu = in_range("cpus_per_gpu", v, 1, 256)?;
+        tier.cpus_per_gpu = in_range("cpus_per_gpu", v, tier_bounds::CPUS_PER_GPU)?;
     }
     if let Some(v) = patch.mem_gb_per_gpu {
-        tier.mem_gb_per_gpu = in_range("mem_gb_per_gpu", v, 1, 4096)?;
+        tier.mem_gb_per_gpu = in_range("mem_gb_per_gpu", v, tier_bounds::MEM_GB_PER_GPU)?;
     }
     if let Some(v) = patch.active {
         tier.active = v;
@@ -256,7 +319,7 @@ pub async fn create_node(state: &Services, admin: &Caller, body: NewNodeBody) ->
     }
     let total: i64 = body.gpus.iter().map(|g| g.count.max(0)).sum();
     for g in &body.gpus {
-        in_range("gpus.count", g.count, 1, MAX_GPUS_PER_NODE)?;
+        in_range("gpus.count", g.count, Bound { min: 1, max: MAX_GPUS_PER_NODE })?;
     }
     if total > MAX_GPUS_PER_NODE {
         return Err(field("gpus", format!("at most {MAX_GPUS_PER_NODE} GPUs per node, got {total}")));

@@ -95,8 +95,7 @@ impl Command {
 
 pub const MAX_ENV_VARS: usize = 64;
 /// Names the platform sets itself; a job may not override them.
-const RESERVED_ENV: &[&str] =
-    &["JOB_ID", "JOB_ATTEMPT", "JOB_OUTPUT_DIR", "CUDA_VISIBLE_DEVICES", "JPU_TIER", "JOB_ARRAY_ID", "JOB_ARRAY_INDEX"];
+use crate::executor::env::RESERVED as RESERVED_ENV;
 
 /// At most 64 variables with names like `[A-Za-z_][A-Za-z0-9_]*`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
