@@ -4,12 +4,12 @@
 //! server implements [`ConsoleBackend`] on its state and hands it to Leptos
 //! as context. Its middleware resolves who is calling once per request and
 //! leaves a [`SignedIn`] in the request: the viewer pages may see, and the
-//! server's own record of the caller, opaque here. Server functions stay
+//! server's own record of the caller ([`Caller`], typed). Server functions stay
 //! thin: [`signed_in`], one backend call, [`answer`] the error.
 
-use std::any::Any;
 use std::sync::Arc;
 
+use crate::api::principal::Caller;
 use crate::model::admin::{AdminAction, AdminClusterView};
 use crate::model::error::ConsoleError;
 use crate::model::views::{
@@ -19,11 +19,11 @@ use crate::model::views::{
 use crate::model::{JobView, MaintenanceView, Viewer};
 
 /// Who is calling: what the console shows of them, and the server's
-/// record of them (the backend downcasts it; nothing here reads it).
+/// record of them (only the backend reads it).
 #[derive(Clone)]
 pub struct SignedIn {
     pub viewer: Viewer,
-    pub principal: Arc<dyn Any + Send + Sync>,
+    pub principal: Arc<Caller>,
 }
 
 type Answer<T> = Result<T, ConsoleError>;

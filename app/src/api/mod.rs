@@ -8,6 +8,8 @@ pub mod admin;
 pub mod backend;
 pub mod cluster;
 pub mod jobs;
+#[cfg(feature = "ssr")]
+pub mod principal;
 
 pub use account::*;
 pub use admin::*;

@@ -16,13 +16,9 @@ use crate::db::accounts::{self, UserRecord};
 pub use password::PasswordError;
 pub use throttle::LoginThrottle;
 
-/// The authenticated principal of a request.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub user: UserRecord,
-    /// The API token used, if the request came with one (not a session).
-    pub token_id: Option<i64>,
-}
+/// The authenticated principal of a request (defined beside the console's
+/// backend trait, so the console hands it to the backend typed).
+pub use app::api::principal::Caller;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {

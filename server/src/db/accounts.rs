@@ -1,48 +1,11 @@
 //! Labs, users and API tokens.
 
-use app::model::{Role, SignIn, Viewer};
+use app::model::Role;
 use sqlx::SqliteConnection;
 
-/// A user as the auth layer needs them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UserRecord {
-    pub id: i64,
-    pub username: String,
-    pub password_hash: String,
-    pub lab_id: i64,
-    pub lab: String,
-    pub role: Role,
-    pub unix_uid: Option<i64>,
-    /// The primary gid jobs run with (the directory's); None = the uid's.
-    pub unix_gid: Option<i64>,
-    /// Supplementary groups jobs run with (the directory's), comma-separated.
-    pub unix_groups: Option<String>,
-    /// The uid the local executor handed out when none is configured.
-    pub allocated_uid: Option<i64>,
-    pub max_concurrent: i64,
-    pub disabled: bool,
-    /// Console sessions of another epoch are over.
-    pub session_epoch: i64,
-    pub sign_in: SignIn,
-    /// May use a password even when `auth.passwords` is off.
-    pub local: bool,
-    /// The console language they chose (`en`, `ko`); None = the browser's.
-    pub locale: Option<String>,
-}
-
-impl UserRecord {
-    pub fn viewer(&self) -> Viewer {
-        Viewer {
-            username: self.username.clone(),
-            lab: self.lab.clone(),
-            role: self.role,
-            max_concurrent: self.max_concurrent,
-            unix_uid: self.unix_uid.or(self.allocated_uid),
-            unix_gid: self.unix_gid,
-            auth: self.sign_in,
-        }
-    }
-}
+/// A user as the auth layer needs them (defined beside the console's
+/// backend trait, which carries it typed).
+pub use app::api::principal::UserRecord;
 
 pub struct NewUser<'a> {
     pub username: &'a str,

@@ -36,12 +36,12 @@ impl From<ServiceError> for ConsoleError {
 }
 
 /// The server's record of the caller, put there by the middleware.
-fn caller(who: &SignedIn) -> Result<&Caller, ConsoleError> {
-    who.principal.downcast_ref::<Caller>().ok_or_else(ConsoleError::unauthenticated)
+fn caller(who: &SignedIn) -> &Caller {
+    &who.principal
 }
 
 fn admin_caller(who: &SignedIn) -> Result<&Caller, ConsoleError> {
-    let caller = caller(who)?;
+    let caller = caller(who);
     if caller.user.role == Role::Admin {
         Ok(caller)
     } else {
@@ -100,7 +100,7 @@ const ADMIN_PAGE_AUDIT: i64 = 50;
 #[async_trait::async_trait]
 impl ConsoleBackend for AppState {
     async fn dashboard(&self, who: &SignedIn) -> Result<DashboardView, ConsoleError> {
-        Ok(dashboard::dashboard(self, caller(who)?).await?)
+        Ok(dashboard::dashboard(self, caller(who)).await?)
     }
 
     async fn maintenance(&self) -> Result<MaintenanceView, ConsoleError> {
@@ -109,7 +109,7 @@ impl ConsoleBackend for AppState {
 
     async fn queue(&self, who: &SignedIn) -> Result<QueueView, ConsoleError> {
         // the page shows the head of the queue; do not ship all of it
-        Ok(views::queue(self, caller(who)?, Some(app::model::views::QUEUE_PAGE_ROWS)).await?)
+        Ok(views::queue(self, caller(who), Some(app::model::views::QUEUE_PAGE_ROWS)).await?)
     }
 
     async fn jobs(
@@ -120,28 +120,28 @@ impl ConsoleBackend for AppState {
         array: Option<i64>,
     ) -> Result<JobPage, ConsoleError> {
         let query = ListQuery { state, before, array, limit: Some(25), ..ListQuery::default() };
-        Ok(jobs::list(self, caller(who)?, &query).await?)
+        Ok(jobs::list(self, caller(who), &query).await?)
     }
 
     async fn job(&self, who: &SignedIn, id: i64) -> Result<JobDetail, ConsoleError> {
-        Ok(reading::detail(self, caller(who)?, id).await?)
+        Ok(reading::detail(self, caller(who), id).await?)
     }
 
     async fn job_log(&self, who: &SignedIn, id: i64, offset: u64) -> Result<LogChunk, ConsoleError> {
-        Ok(reading::log(self, caller(who)?, id, offset).await?)
+        Ok(reading::log(self, caller(who), id, offset).await?)
     }
 
     async fn job_log_tail(&self, who: &SignedIn, id: i64, end: Option<u64>) -> Result<LogChunk, ConsoleError> {
-        Ok(reading::log_tail(self, caller(who)?, id, end).await?)
+        Ok(reading::log_tail(self, caller(who), id, end).await?)
     }
 
     async fn submit(&self, who: &SignedIn, form: SubmitForm) -> Result<app::model::Submitted, ConsoleError> {
         let valid = ValidSubmit::try_from(submit_body(form)?).map_err(ServiceError::from)?;
-        Ok(jobs::submit(self, caller(who)?, valid).await?)
+        Ok(jobs::submit(self, caller(who), valid).await?)
     }
 
     async fn cancel(&self, who: &SignedIn, id: i64) -> Result<JobView, ConsoleError> {
-        Ok(jobs::cancel(self, caller(who)?, id).await?)
+        Ok(jobs::cancel(self, caller(who), id).await?)
     }
 
     fn session_apps(&self) -> Vec<String> {
@@ -156,19 +156,19 @@ impl ConsoleBackend for AppState {
             workspace: Some(form.workspace.trim().to_string()).filter(|w| !w.is_empty()),
             min_vram_gb: None,
         };
-        Ok(sessions::start(self, caller(who)?, body).await?)
+        Ok(sessions::start(self, caller(who), body).await?)
     }
 
     async fn cancel_array(&self, who: &SignedIn, id: i64) -> Result<app::model::ArrayJobs, ConsoleError> {
-        Ok(jobs::arrays::cancel(self, caller(who)?, id).await?)
+        Ok(jobs::arrays::cancel(self, caller(who), id).await?)
     }
 
     async fn workspaces(&self, who: &SignedIn) -> Result<Vec<WorkspaceView>, ConsoleError> {
-        Ok(workspaces::own_lab(self, caller(who)?).await?)
+        Ok(workspaces::own_lab(self, caller(who)).await?)
     }
 
     async fn usage(&self, who: &SignedIn, lab: Option<String>) -> Result<UsagePage, ConsoleError> {
-        Ok(views::usage_page(self, caller(who)?, lab).await?)
+        Ok(views::usage_page(self, caller(who), lab).await?)
     }
 
     async fn usage_report(
@@ -178,11 +178,11 @@ impl ConsoleBackend for AppState {
         by: String,
     ) -> Result<app::model::views::UsageReport, ConsoleError> {
         let query = crate::services::reports::month_query(month.as_deref(), &by)?;
-        Ok(crate::services::reports::usage(self, caller(who)?, &query).await?)
+        Ok(crate::services::reports::usage(self, caller(who), &query).await?)
     }
 
     async fn notifications(&self, who: &SignedIn) -> Result<app::model::views::NotificationSettings, ConsoleError> {
-        Ok(crate::services::notifications::get(self, caller(who)?).await?)
+        Ok(crate::services::notifications::get(self, caller(who)).await?)
     }
 
     async fn save_notifications(
@@ -195,15 +195,15 @@ impl ConsoleBackend for AppState {
             webhook_url: form.webhook_url,
             events: form.events,
         };
-        Ok(crate::services::notifications::put(self, caller(who)?, body).await?)
+        Ok(crate::services::notifications::put(self, caller(who), body).await?)
     }
 
     async fn deliveries(&self, who: &SignedIn) -> Result<app::model::views::Deliveries, ConsoleError> {
-        Ok(crate::services::notifications::deliveries(self, caller(who)?).await?)
+        Ok(crate::services::notifications::deliveries(self, caller(who)).await?)
     }
 
     async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Result<(), ConsoleError> {
-        let epoch = account::change_password(self, caller(who)?, &current, &new).await?;
+        let epoch = account::change_password(self, caller(who), &current, &new).await?;
         // this session stays signed in; every other one has ended
         if let Ok(session) = leptos_axum::extract::<tower_sessions::Session>().await {
             session
@@ -215,7 +215,7 @@ impl ConsoleBackend for AppState {
     }
 
     async fn tokens(&self, who: &SignedIn) -> Result<Vec<TokenView>, ConsoleError> {
-        Ok(account::tokens(self, caller(who)?).await?)
+        Ok(account::tokens(self, caller(who)).await?)
     }
 
     async fn create_token(
@@ -224,11 +224,11 @@ impl ConsoleBackend for AppState {
         name: String,
         expires_in_days: Option<i64>,
     ) -> Result<PersonalToken, ConsoleError> {
-        Ok(account::create_token(self, caller(who)?, &name, expires_in_days).await?)
+        Ok(account::create_token(self, caller(who), &name, expires_in_days).await?)
     }
 
     async fn policy(&self, who: Option<&SignedIn>) -> Result<app::model::policy::PolicyView, ConsoleError> {
-        let viewer = who.map(caller).transpose()?;
+        let viewer = who.map(caller);
         Ok(crate::services::policy_page::facts(self, viewer).await?)
     }
 
@@ -237,7 +237,7 @@ impl ConsoleBackend for AppState {
     }
 
     async fn revoke_token(&self, who: &SignedIn, id: i64) -> Result<(), ConsoleError> {
-        Ok(account::revoke_token(self, caller(who)?, id).await?)
+        Ok(account::revoke_token(self, caller(who), id).await?)
     }
 
     async fn executor_problem(&self) -> Option<String> {
