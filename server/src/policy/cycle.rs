@@ -2,12 +2,12 @@
 //! function from a [`Snapshot`] to a [`Plan`]. No I/O, no clock, no async:
 //! the server loop and the simulator both call [`decide`].
 
-use std::collections::HashMap;
-
 use app::model::MaintenancePhase;
 
 use super::model::*;
 use super::placements::Placements;
+pub use super::steps::next_phase;
+use super::steps::{advance_maintenance, charge_reservation, fair_share_order, waiting};
 use super::usage;
 
 /// Decides one cycle, by the rules `snap.mode` names.
@@ -38,28 +38,6 @@ fn decide_seed(snap: &Snapshot) -> Plan {
         }
     }
     plan
-}
-
-/// Maintenance advances on its own once its condition holds (§10).
-/// Returns the phase this cycle runs in.
-pub(super) fn advance_maintenance(snap: &Snapshot, plan: &mut Plan) -> MaintenancePhase {
-    let phase = next_phase(snap.phase, snap.research_active, snap.backfill_active);
-    if phase != snap.phase {
-        plan.phase_change = Some(phase);
-    }
-    phase
-}
-
-/// The global queue's order: decayed lab usage, queue entry, job id (§4).
-/// Keys are computed once per job, not per comparison.
-pub(super) fn fair_share_order(snap: &Snapshot, queue: Vec<QueuedJob>) -> Vec<QueuedJob> {
-    let usage_now: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
-    let mut keyed: Vec<(f64, Millis, JobId, QueuedJob)> = queue
-        .into_iter()
-        .map(|j| (usage_now.get(&j.lab).copied().unwrap_or(0.0), j.queue_entered_at_ms, j.id, j))
-        .collect();
-    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    keyed.into_iter().map(|k| k.3).collect()
 }
 
 /// Reservation upkeep: accrue to now, then R1/R3 (only rank 1 keeps one),
@@ -203,20 +181,6 @@ fn dispatch(plan: &mut Plan, places: &mut Placements, mut job: QueuedJob, turn: 
     });
 }
 
-/// DRAINING → BACKFILL_RECOVERY once no research runs; → ACTIVE once no
-/// backfill runs. NORMAL and ACTIVE change only by an admin.
-pub fn next_phase(phase: MaintenancePhase, research_active: u32, backfill_active: u32) -> MaintenancePhase {
-    use MaintenancePhase::*;
-    let mut p = phase;
-    if p == Draining && research_active == 0 {
-        p = BackfillRecovery;
-    }
-    if p == BackfillRecovery && backfill_active == 0 {
-        p = Active;
-    }
-    p
-}
-
 /// Is slot `i` with `have` available GPUs at least as good as `other`
 /// under the dispatch order (sort_order desc, fewest idle, node name)?
 fn better_or_equal(places: &Placements, i: usize, have: u32, other: Option<(usize, u32)>) -> bool {
@@ -240,23 +204,4 @@ fn choose_gpus(places: &Placements, i: usize, n: u32) -> Vec<u32> {
 
 fn reserving_reason(res: &Reservation, need: u32) -> PendingReason {
     PendingReason::Reserving { have: res.gpus.len() as u32, need, node: res.node.clone(), tier: res.tier.clone() }
-}
-
-pub(super) fn waiting(job: QueuedJob, rank: u32, reason: PendingReason) -> Waiting {
-    Waiting { job: job.id, rank, reason, reservation: job.reservation, accrued: job.accrued }
-}
-
-/// Charges what the job's reservations accrued so far (R3, R5, cancel).
-pub(super) fn charge_reservation(plan: &mut Plan, job: &mut QueuedJob, tier: &str) {
-    let acc = std::mem::take(&mut job.accrued);
-    if acc.gpu_seconds > 0.0 || acc.cost > 0.0 {
-        plan.charges.push(Charge {
-            lab: job.lab,
-            job: job.id,
-            tier: tier.to_string(),
-            kind: ChargeKind::Reservation,
-            gpu_seconds: acc.gpu_seconds,
-            amount: acc.cost,
-        });
-    }
 }

@@ -178,7 +178,7 @@ fn world_of(input: &ForecastInput<'_>) -> World {
         };
         world.jobs.get_mut(&r.id).expect("inserted").running = Some(running);
     }
-    let head = super::cycle::fair_share_order(snap, snap.queue.clone());
+    let head = super::steps::fair_share_order(snap, snap.queue.clone());
     for q in head.into_iter().take(input.depth) {
         let mut j = WorldJob::new(q.id, q.lab, q.user, q.num_gpus, JobState::GlobalQueueWait, q.queue_entered_at_ms);
         j.min_vram_gb = q.min_vram_gb;

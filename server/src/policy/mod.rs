@@ -21,6 +21,7 @@ pub mod personal;
 mod placements;
 mod planned;
 pub mod predict;
+mod steps;
 mod timeline;
 pub mod usage;
 pub mod world;

@@ -18,16 +18,11 @@ use std::collections::{BinaryHeap, HashSet};
 
 use app::model::MaintenancePhase;
 
-use super::cycle::{advance_maintenance, charge_reservation, fair_share_order, waiting};
 use super::model::*;
 use super::personal::promote;
-use super::timeline::Timeline;
+use super::steps::{advance_maintenance, charge_reservation, fair_share_order, waiting};
+use super::timeline::{Timeline, HOLD_AHEAD_MS};
 use super::usage;
-
-/// Idle GPUs are held for a planned job once its start is this near:
-/// earlier, holding them would only show an idle GPU as taken (backfill
-/// may use it anyway, up to the planned start).
-pub const HOLD_AHEAD_MS: Millis = 10 * 60_000;
 
 pub(super) fn decide(snap: &Snapshot, depth: usize, max_wait_ms: Millis, lift_percent: u32) -> Plan {
     let mut plan = Plan::default();

@@ -8,7 +8,11 @@ use std::collections::HashMap;
 
 use super::model::*;
 use super::placements::tier_fits;
-use super::planned::HOLD_AHEAD_MS;
+
+/// Idle GPUs are held for a planned job once its start is this near:
+/// earlier, holding them would only show an idle GPU as taken (backfill
+/// may use it anyway, up to the planned start).
+pub const HOLD_AHEAD_MS: Millis = 10 * 60_000;
 
 /// A GPU whose end is unknown (a dispatch without a limit) is assumed busy
 /// this long.

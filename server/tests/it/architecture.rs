@@ -83,10 +83,15 @@ fn code(path: &Path) -> String {
 
 /// `crate::x` names in the code (after `crate::{` too), as top-level modules.
 fn crate_imports(code: &str) -> Vec<String> {
+    imports_after(code, "crate::")
+}
+
+/// The names right after `prefix` (`crate::`, `super::`), groups included.
+fn imports_after(code: &str, prefix: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut rest = code;
-    while let Some(at) = rest.find("crate::") {
-        rest = &rest[at + "crate::".len()..];
+    while let Some(at) = rest.find(prefix) {
+        rest = &rest[at + prefix.len()..];
         let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
             let end = group.find('}').unwrap_or(group.len());
             group[..end].split(',').map(str::trim).collect()
@@ -221,4 +226,60 @@ fn every_module_has_its_place_on_the_readme_map() {
     );
     // and the check itself sees a missing one
     assert_eq!(unnamed_in_map(&readme, &["no_such_module".into()]), ["no_such_module"]);
+}
+
+/// Which of the policy's modules each one names (`super::x`), tests aside.
+fn policy_module_graph() -> BTreeMap<String, Vec<String>> {
+    let dir = src("server").join("policy");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let stem = |f: &Path| f.file_stem().unwrap().to_string_lossy().to_string();
+    let modules: Vec<String> = files
+        .iter()
+        .map(|f| stem(f))
+        .filter(|m| m != "mod" && !m.starts_with("tests") && !m.starts_with("proptests"))
+        .collect();
+    modules
+        .iter()
+        .map(|m| {
+            let mut uses: Vec<String> = imports_after(&code(&dir.join(format!("{m}.rs"))), "super::")
+                .into_iter()
+                .filter(|u| u != m && modules.contains(u))
+                .collect();
+            uses.sort();
+            uses.dedup();
+            (m.clone(), uses)
+        })
+        .collect()
+}
+
+/// A module that can reach itself through the graph, if any.
+fn first_circle(graph: &BTreeMap<String, Vec<String>>) -> Option<String> {
+    for start in graph.keys() {
+        let mut seen: Vec<&String> = Vec::new();
+        let mut todo: Vec<&String> = graph[start].iter().collect();
+        while let Some(next) = todo.pop() {
+            if next == start {
+                return Some(start.clone());
+            }
+            if !seen.contains(&next) {
+                seen.push(next);
+                todo.extend(graph.get(next).into_iter().flatten());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_policys_modules_form_no_circle() {
+    // the seed cycle, `planned` and the forecast share their common steps
+    // through one module; a circle would let an edit to one policy reach
+    // the other unseen
+    let graph = policy_module_graph();
+    assert!(graph.get("planned").is_some_and(|u| u.contains(&"steps".to_string())), "{graph:?}");
+    assert_eq!(first_circle(&graph), None, "{graph:?}");
+    let mut circle = graph.clone();
+    circle.get_mut("steps").unwrap().push("planned".into());
+    assert!(first_circle(&circle).is_some(), "the check sees a circle");
 }

@@ -1,0 +1,70 @@
+//! The steps both policies share, and the forecast with them: the
+//! maintenance phase advancing by itself (§10), the global queue's
+//! fair-share order (§4), charging what a reservation accrued (§5), and a
+//! waiting job's entry in the plan (§9). The seed's cycle
+//! ([`super::cycle`]) and `planned` both call these, and neither calls the
+//! other's internals, so a change here is a change to both, on purpose,
+//! and a change to one policy cannot reach the other.
+
+use std::collections::HashMap;
+
+use app::model::MaintenancePhase;
+
+use super::model::*;
+use super::usage;
+
+/// Maintenance advances on its own once its condition holds (§10).
+/// Returns the phase this cycle runs in.
+pub(super) fn advance_maintenance(snap: &Snapshot, plan: &mut Plan) -> MaintenancePhase {
+    let phase = next_phase(snap.phase, snap.research_active, snap.backfill_active);
+    if phase != snap.phase {
+        plan.phase_change = Some(phase);
+    }
+    phase
+}
+
+/// DRAINING → BACKFILL_RECOVERY once no research runs; → ACTIVE once no
+/// backfill runs. NORMAL and ACTIVE change only by an admin.
+pub fn next_phase(phase: MaintenancePhase, research_active: u32, backfill_active: u32) -> MaintenancePhase {
+    use MaintenancePhase::*;
+    let mut p = phase;
+    if p == Draining && research_active == 0 {
+        p = BackfillRecovery;
+    }
+    if p == BackfillRecovery && backfill_active == 0 {
+        p = Active;
+    }
+    p
+}
+
+/// The global queue's order: decayed lab usage, queue entry, job id (§4).
+/// Keys are computed once per job, not per comparison.
+pub(super) fn fair_share_order(snap: &Snapshot, queue: Vec<QueuedJob>) -> Vec<QueuedJob> {
+    let usage_now: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
+    let mut keyed: Vec<(f64, Millis, JobId, QueuedJob)> = queue
+        .into_iter()
+        .map(|j| (usage_now.get(&j.lab).copied().unwrap_or(0.0), j.queue_entered_at_ms, j.id, j))
+        .collect();
+    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    keyed.into_iter().map(|k| k.3).collect()
+}
+
+/// A job that waits this cycle, with its rank and why.
+pub(super) fn waiting(job: QueuedJob, rank: u32, reason: PendingReason) -> Waiting {
+    Waiting { job: job.id, rank, reason, reservation: job.reservation, accrued: job.accrued }
+}
+
+/// Charges what the job's reservations accrued so far (R3, R5, cancel).
+pub(super) fn charge_reservation(plan: &mut Plan, job: &mut QueuedJob, tier: &str) {
+    let acc = std::mem::take(&mut job.accrued);
+    if acc.gpu_seconds > 0.0 || acc.cost > 0.0 {
+        plan.charges.push(Charge {
+            lab: job.lab,
+            job: job.id,
+            tier: tier.to_string(),
+            kind: ChargeKind::Reservation,
+            gpu_seconds: acc.gpu_seconds,
+            amount: acc.cost,
+        });
+    }
+}
