@@ -71,11 +71,15 @@ impl Application {
         .await?;
         protect_database(pool.connect_options().get_filename(), &settings.executor.output_root)
             .map_err(|e| StartupError::Isolation(format!("cannot make the database private: {e}")))?;
-        crate::services::admin::allocate_uids(&settings, &mut *pool.acquire().await?)
+        let mut tx = db::write_tx(&pool).await?;
+        crate::services::admin::allocate_uids(&settings, &mut tx)
             .await
             .map_err(|e| StartupError::Isolation(e.to_string()))?;
+        tx.commit().await?;
         warn_if_unisolated(&settings);
-        let interrupted = db::workspaces::fail_interrupted(&mut *pool.acquire().await?).await?;
+        let mut tx = db::write_tx(&pool).await?;
+        let interrupted = db::workspaces::fail_interrupted(&mut tx).await?;
+        tx.commit().await?;
         if interrupted > 0 {
             tracing::warn!(interrupted, "workspace builds the last run left unfinished are marked FAILED");
         }
@@ -83,7 +87,9 @@ impl Application {
         let session_store =
             SqliteStore::new(pool.clone()).with_table_name("console_sessions").expect("static table name is valid");
         session_store.migrate().await?;
-        let key_bytes = db::secrets::get_or_create(&mut *pool.acquire().await?, "session_key", 64).await?;
+        let mut tx = db::write_tx(&pool).await?;
+        let key_bytes = db::secrets::get_or_create(&mut tx, "session_key", 64).await?;
+        tx.commit().await?;
         let session_key = Key::from(&key_bytes);
         // expired sessions would otherwise stay in the table forever
         tokio::spawn({
@@ -306,7 +312,9 @@ fn write_limits(settings: &Settings) -> crate::executor::limits::WriteLimits {
 
 /// A short random id of this database, kept in it (names our Slurm jobs).
 async fn installation_id(db: &sqlx::SqlitePool) -> Result<String, sqlx::Error> {
-    let bytes = db::secrets::get_or_create(&mut *db.acquire().await?, "installation_id", 4).await?;
+    let mut tx = db::write_tx(db).await?;
+    let bytes = db::secrets::get_or_create(&mut tx, "installation_id", 4).await?;
+    tx.commit().await?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

@@ -125,7 +125,9 @@ pub async fn issue_labelled_token(
 ) -> Result<IssuedToken, sqlx::Error> {
     let (token, hash) = token::new_token();
     let expires_at_ms = now_ms.saturating_add(ttl.as_millis() as i64);
-    let id = accounts::insert_token(&mut *db.acquire().await?, user_id, &hash, label, now_ms, expires_at_ms).await?;
+    let mut tx = crate::db::write_tx(db).await?;
+    let id = accounts::insert_token(&mut tx, user_id, &hash, label, now_ms, expires_at_ms).await?;
+    tx.commit().await?;
     Ok(IssuedToken { id, token, expires_at_ms })
 }
 

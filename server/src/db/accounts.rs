@@ -1,5 +1,6 @@
 //! Labs, users and API tokens.
 
+use super::WriteTx;
 use app::model::Role;
 use sqlx::SqliteConnection;
 
@@ -23,20 +24,20 @@ fn decode_role(s: &str) -> Result<Role, sqlx::Error> {
     s.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
-pub async fn insert_lab(conn: &mut SqliteConnection, name: &str, now_ms: i64) -> Result<i64, sqlx::Error> {
+pub async fn insert_lab(conn: &mut WriteTx, name: &str, now_ms: i64) -> Result<i64, sqlx::Error> {
     let id = sqlx::query!(
         "INSERT INTO labs (name, usage_value, usage_as_of, created_at) VALUES (?, 0, ?, ?)",
         name,
         now_ms,
         now_ms
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?
     .last_insert_rowid();
     Ok(id)
 }
 
-pub async fn insert_user(conn: &mut SqliteConnection, user: NewUser<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
+pub async fn insert_user(conn: &mut WriteTx, user: NewUser<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     let role = user.role.as_str();
     let id = sqlx::query!(
         "INSERT INTO users (username, password_hash, lab_id, role, unix_uid, max_concurrent, local, created_at)
@@ -50,7 +51,7 @@ pub async fn insert_user(conn: &mut SqliteConnection, user: NewUser<'_>, now_ms:
         user.local,
         now_ms
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?
     .last_insert_rowid();
     Ok(id)
@@ -153,7 +154,7 @@ pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<U
 }
 
 pub async fn insert_token(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     user_id: i64,
     token_hash: &str,
     label: Option<&str>,
@@ -168,7 +169,7 @@ pub async fn insert_token(
         now_ms,
         expires_ms
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?
     .last_insert_rowid();
     Ok(id)
@@ -223,15 +224,15 @@ pub async fn user_by_live_token(
 }
 
 /// Notes a token's use (its owner's list shows when it was last used).
-pub async fn touch_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
-    sqlx::query!("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", now_ms, token_id).execute(&mut *conn).await?;
+pub async fn touch_token(conn: &mut WriteTx, token_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", now_ms, token_id).execute(conn.conn()).await?;
     Ok(())
 }
 
-pub async fn revoke_token(conn: &mut SqliteConnection, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
+pub async fn revoke_token(conn: &mut WriteTx, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
     let done =
         sqlx::query!("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", now_ms, token_id)
-            .execute(&mut *conn)
+            .execute(conn.conn())
             .await?;
     Ok(done.rows_affected() == 1)
 }
@@ -265,7 +266,7 @@ pub async fn live_tokens(
 
 /// Revokes one of `user_id`'s tokens; false if it is not theirs or gone.
 pub async fn revoke_own_token(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     user_id: i64,
     token_id: i64,
     now_ms: i64,
@@ -276,19 +277,21 @@ pub async fn revoke_own_token(
         token_id,
         user_id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn set_password(conn: &mut SqliteConnection, user_id: i64, password_hash: &str) -> Result<(), sqlx::Error> {
-    sqlx::query!("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id).execute(&mut *conn).await?;
+pub async fn set_password(conn: &mut WriteTx, user_id: i64, password_hash: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id)
+        .execute(conn.conn())
+        .await?;
     Ok(())
 }
 
 /// Writes an existing user's role, lab, unix uid and gid and concurrency
 /// limit.
-pub async fn update_user(conn: &mut SqliteConnection, user: &UserRecord) -> Result<(), sqlx::Error> {
+pub async fn update_user(conn: &mut WriteTx, user: &UserRecord) -> Result<(), sqlx::Error> {
     let role = user.role.as_str();
     sqlx::query!(
         "UPDATE users SET role = ?, lab_id = ?, unix_uid = ?, unix_gid = ?, unix_groups = ?, max_concurrent = ? WHERE id = ?",
@@ -300,7 +303,7 @@ pub async fn update_user(conn: &mut SqliteConnection, user: &UserRecord) -> Resu
         user.max_concurrent,
         user.id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
@@ -320,15 +323,11 @@ pub async fn user_with_uid(conn: &mut SqliteConnection, uid: i64, except: i64) -
 /// Gives every user who has neither a configured nor an allocated uid the
 /// lowest uid of `first..=last` that no user has. Returns who got which;
 /// users left without one mean the range ran out.
-pub async fn allocate_uids(
-    conn: &mut SqliteConnection,
-    first: i64,
-    last: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
+pub async fn allocate_uids(conn: &mut WriteTx, first: i64, last: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let waiting = sqlx::query!(
         r#"SELECT id AS "id!", username FROM users WHERE unix_uid IS NULL AND allocated_uid IS NULL ORDER BY id"#
     )
-    .fetch_all(&mut *conn)
+    .fetch_all(conn.conn())
     .await?;
     if waiting.is_empty() {
         return Ok(Vec::new());
@@ -337,7 +336,7 @@ pub async fn allocate_uids(
         r#"SELECT unix_uid AS "uid!" FROM users WHERE unix_uid IS NOT NULL
            UNION SELECT allocated_uid AS "uid!" FROM users WHERE allocated_uid IS NOT NULL"#
     )
-    .fetch_all(&mut *conn)
+    .fetch_all(conn.conn())
     .await?
     .into_iter()
     .collect();
@@ -345,7 +344,7 @@ pub async fn allocate_uids(
     let mut given = Vec::with_capacity(waiting.len());
     for user in waiting {
         let Some(uid) = free.next() else { break };
-        sqlx::query!("UPDATE users SET allocated_uid = ? WHERE id = ?", uid, user.id).execute(&mut *conn).await?;
+        sqlx::query!("UPDATE users SET allocated_uid = ? WHERE id = ?", uid, user.id).execute(conn.conn()).await?;
         given.push((user.username, uid));
     }
     Ok(given)
@@ -355,7 +354,7 @@ pub async fn allocate_uids(
 /// revokes every live token but `keep`. Returns the new epoch, which the
 /// session that made the change takes on to stay signed in.
 pub async fn end_sessions_and_tokens(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     user_id: i64,
     keep: Option<i64>,
     now_ms: i64,
@@ -364,7 +363,7 @@ pub async fn end_sessions_and_tokens(
         r#"UPDATE users SET session_epoch = session_epoch + 1 WHERE id = ? RETURNING session_epoch AS "epoch!: i64""#,
         user_id
     )
-    .fetch_one(&mut *conn)
+    .fetch_one(conn.conn())
     .await?;
     let keep = keep.unwrap_or(-1);
     sqlx::query!(
@@ -373,20 +372,15 @@ pub async fn end_sessions_and_tokens(
         user_id,
         keep
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(epoch)
 }
 
 /// Disables (or enables again) a user.
-pub async fn set_disabled(
-    conn: &mut SqliteConnection,
-    user_id: i64,
-    disabled: bool,
-    now_ms: i64,
-) -> Result<(), sqlx::Error> {
+pub async fn set_disabled(conn: &mut WriteTx, user_id: i64, disabled: bool, now_ms: i64) -> Result<(), sqlx::Error> {
     let at = disabled.then_some(now_ms);
-    sqlx::query!("UPDATE users SET disabled_at = ? WHERE id = ?", at, user_id).execute(&mut *conn).await?;
+    sqlx::query!("UPDATE users SET disabled_at = ? WHERE id = ?", at, user_id).execute(conn.conn()).await?;
     Ok(())
 }
 
@@ -406,18 +400,14 @@ pub async fn token_live(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Re
 
 /// How a user signs in from now on (`password` → `oidc` when a user an
 /// admin made first signs in through the university).
-pub async fn set_sign_in(
-    conn: &mut SqliteConnection,
-    user_id: i64,
-    how: app::model::SignIn,
-) -> Result<(), sqlx::Error> {
+pub async fn set_sign_in(conn: &mut WriteTx, user_id: i64, how: app::model::SignIn) -> Result<(), sqlx::Error> {
     let how = how.as_str();
-    sqlx::query!("UPDATE users SET auth = ? WHERE id = ?", how, user_id).execute(&mut *conn).await?;
+    sqlx::query!("UPDATE users SET auth = ? WHERE id = ?", how, user_id).execute(conn.conn()).await?;
     Ok(())
 }
 
 /// Keeps the console language a person chose.
-pub async fn set_locale(conn: &mut SqliteConnection, user_id: i64, locale: &str) -> Result<(), sqlx::Error> {
-    sqlx::query!("UPDATE users SET locale = ? WHERE id = ?", locale, user_id).execute(&mut *conn).await?;
+pub async fn set_locale(conn: &mut WriteTx, user_id: i64, locale: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE users SET locale = ? WHERE id = ?", locale, user_id).execute(conn.conn()).await?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The audit log of admin actions (api.md: every admin action is recorded).
 
+use super::WriteTx;
 use sqlx::SqliteConnection;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -13,7 +14,7 @@ pub struct AuditRow {
 }
 
 pub async fn record(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     actor: &str,
     action: &str,
     target: Option<&str>,
@@ -29,7 +30,7 @@ pub async fn record(
         target,
         detail
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }

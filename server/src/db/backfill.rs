@@ -2,6 +2,7 @@
 //! before it is started (so a crash cannot lose it) until it ends; the
 //! rows' durations give the served GPU-hours.
 
+use super::WriteTx;
 use sqlx::SqliteConnection;
 
 use super::scheduling::{format_gpus, parse_gpus};
@@ -23,13 +24,7 @@ pub async fn live(conn: &mut SqliteConnection) -> Result<Vec<(Instance, Option<S
         .collect())
 }
 
-pub async fn insert(
-    conn: &mut SqliteConnection,
-    node: &str,
-    tier: &str,
-    gpus: &[u32],
-    now_ms: i64,
-) -> Result<i64, sqlx::Error> {
+pub async fn insert(conn: &mut WriteTx, node: &str, tier: &str, gpus: &[u32], now_ms: i64) -> Result<i64, sqlx::Error> {
     let gpus = format_gpus(gpus);
     let id = sqlx::query!(
         "INSERT INTO backfill_instances (node, tier, gpu_indices, started_at) VALUES (?, ?, ?, ?)",
@@ -38,14 +33,14 @@ pub async fn insert(
         gpus,
         now_ms
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?
     .last_insert_rowid();
     Ok(id)
 }
 
 pub async fn set_started(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     id: i64,
     executor_ref: &str,
     endpoint: Option<&str>,
@@ -56,15 +51,15 @@ pub async fn set_started(
         endpoint,
         id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
 
 /// Ends an instance (once; later calls change nothing).
-pub async fn end(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn end(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE backfill_instances SET ended_at = ? WHERE id = ? AND ended_at IS NULL", now_ms, id)
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     Ok(())
 }
@@ -94,12 +89,7 @@ pub async fn overrides(conn: &mut SqliteConnection) -> Result<Overrides, sqlx::E
         .unwrap_or_default())
 }
 
-pub async fn set_overrides(
-    conn: &mut SqliteConnection,
-    o: &Overrides,
-    by: &str,
-    now_ms: i64,
-) -> Result<(), sqlx::Error> {
+pub async fn set_overrides(conn: &mut WriteTx, o: &Overrides, by: &str, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "INSERT INTO backfill_overrides (id, enabled, command, min_idle_seconds, gpus_per_instance, updated_at, updated_by)
          VALUES (1, ?, ?, ?, ?, ?, ?)
@@ -113,7 +103,7 @@ pub async fn set_overrides(
         now_ms,
         by
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }

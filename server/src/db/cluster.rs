@@ -1,5 +1,6 @@
 //! Tiers, nodes and their GPUs: the inventory placements are derived from.
 
+use super::WriteTx;
 use app::model::{GpuView, NodeState, NodeView, TierView};
 use sqlx::SqliteConnection;
 
@@ -15,7 +16,7 @@ pub struct NewTier<'a> {
     pub mem_gb_per_gpu: i64,
 }
 
-pub async fn insert_tier(conn: &mut SqliteConnection, t: NewTier<'_>) -> Result<i64, sqlx::Error> {
+pub async fn insert_tier(conn: &mut WriteTx, t: NewTier<'_>) -> Result<i64, sqlx::Error> {
     let id = sqlx::query!(
         "INSERT INTO tiers (name, display_name, vram_gb, tflops, sort_order, max_gpus, slurm_partition, cpus_per_gpu, mem_gb_per_gpu)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -29,7 +30,7 @@ pub async fn insert_tier(conn: &mut SqliteConnection, t: NewTier<'_>) -> Result<
         t.cpus_per_gpu,
         t.mem_gb_per_gpu
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?
     .last_insert_rowid();
     Ok(id)
@@ -65,21 +66,21 @@ pub async fn list_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierView>, sq
 /// Adds a node with `count` GPUs of each listed tier, indices from 0 in
 /// the order given.
 pub async fn insert_node(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     name: &str,
     gpus: &[(i64, u32)],
     source: &str,
     now_ms: i64,
 ) -> Result<i64, sqlx::Error> {
     let node_id = sqlx::query!("INSERT INTO nodes (name, source, created_at) VALUES (?, ?, ?)", name, source, now_ms)
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?
         .last_insert_rowid();
     let mut index: i64 = 0;
     for &(tier_id, count) in gpus {
         for _ in 0..count {
             sqlx::query!("INSERT INTO gpus (node_id, tier_id, gpu_index) VALUES (?, ?, ?)", node_id, tier_id, index)
-                .execute(&mut *conn)
+                .execute(conn.conn())
                 .await?;
             index += 1;
         }
@@ -118,18 +119,18 @@ pub async fn list_nodes(conn: &mut SqliteConnection) -> Result<Vec<NodeView>, sq
 /// node's address follows Slurm's `NodeAddr`.
 /// Existing nodes keep their GPU rows (running attempts refer to them).
 pub async fn sync_inventory(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     inventory: &[crate::executor::NodeInventory],
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
     let tiers: std::collections::HashMap<String, i64> = sqlx::query!(r#"SELECT id AS "id!", name FROM tiers"#)
-        .fetch_all(&mut *conn)
+        .fetch_all(conn.conn())
         .await?
         .into_iter()
         .map(|t| (t.name, t.id))
         .collect();
     let known: std::collections::HashMap<String, String> = sqlx::query!("SELECT name, state FROM nodes")
-        .fetch_all(&mut *conn)
+        .fetch_all(conn.conn())
         .await?
         .into_iter()
         .map(|n| (n.name, n.state))
@@ -168,7 +169,7 @@ pub async fn sync_inventory(
         // where the site reaches it (a session's app); written only when it changed
         let addr = node.addr.as_deref();
         sqlx::query!("UPDATE nodes SET addr = ?1 WHERE name = ?2 AND addr IS NOT ?1", addr, node.name)
-            .execute(&mut *conn)
+            .execute(conn.conn())
             .await?;
     }
     for (name, state) in &known {
@@ -179,8 +180,8 @@ pub async fn sync_inventory(
     Ok(())
 }
 
-pub async fn set_node_state(conn: &mut SqliteConnection, name: &str, state: &str) -> Result<(), sqlx::Error> {
-    sqlx::query!("UPDATE nodes SET state = ? WHERE name = ?", state, name).execute(&mut *conn).await?;
+pub async fn set_node_state(conn: &mut WriteTx, name: &str, state: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE nodes SET state = ? WHERE name = ?", state, name).execute(conn.conn()).await?;
     Ok(())
 }
 
@@ -189,7 +190,7 @@ pub async fn tier_id(conn: &mut SqliteConnection, name: &str) -> Result<Option<i
 }
 
 /// Writes every editable column of the tier named `t.name`.
-pub async fn update_tier(conn: &mut SqliteConnection, t: &TierView) -> Result<(), sqlx::Error> {
+pub async fn update_tier(conn: &mut WriteTx, t: &TierView) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE tiers SET display_name = ?, vram_gb = ?, tflops = ?, sort_order = ?, max_gpus = ?,
                 max_time_limit_minutes = ?, slurm_partition = ?, cpus_per_gpu = ?, mem_gb_per_gpu = ?, active = ?
@@ -206,7 +207,7 @@ pub async fn update_tier(conn: &mut SqliteConnection, t: &TierView) -> Result<()
         t.active,
         t.name
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
@@ -223,6 +224,6 @@ pub async fn node_in_use(conn: &mut SqliteConnection, name: &str) -> Result<i64,
 }
 
 /// Removes the node and its GPU rows; false when there was none.
-pub async fn delete_node(conn: &mut SqliteConnection, name: &str) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query!("DELETE FROM nodes WHERE name = ?", name).execute(&mut *conn).await?.rows_affected() > 0)
+pub async fn delete_node(conn: &mut WriteTx, name: &str) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query!("DELETE FROM nodes WHERE name = ?", name).execute(conn.conn()).await?.rows_affected() > 0)
 }

@@ -4,6 +4,7 @@
 //! back here: the reason each job stays, and the jobs whose dependencies
 //! can never be met.
 
+use super::WriteTx;
 use std::collections::HashMap;
 
 use sqlx::SqliteConnection;
@@ -106,10 +107,10 @@ pub async fn elements_holding(conn: &mut SqliteConnection) -> Result<HashMap<Job
 /// all of them scanned every waiting job per row: under the submit bench,
 /// 25,000 waiting × 128 held, the decide phase took 430 ms a cycle instead
 /// of 17, and submits fell from 4,957 to 2,482 jobs/s).
-pub async fn mark_held(conn: &mut SqliteConnection, held: &[(JobId, String)]) -> Result<(), sqlx::Error> {
+pub async fn mark_held(conn: &mut WriteTx, held: &[(JobId, String)]) -> Result<(), sqlx::Error> {
     for (id, reason) in held {
         sqlx::query!("UPDATE jobs SET pending_reason = ? WHERE id = ? AND state = 'USER_QUEUE_WAIT'", reason, id)
-            .execute(&mut *conn)
+            .execute(conn.conn())
             .await?;
     }
     Ok(())
@@ -117,7 +118,7 @@ pub async fn mark_held(conn: &mut SqliteConnection, held: &[(JobId, String)]) ->
 
 /// Ends jobs whose dependencies can never be met (a job cancelled since
 /// the snapshot is left alone).
-pub async fn end_never_satisfied(conn: &mut SqliteConnection, jobs: &[JobId], now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn end_never_satisfied(conn: &mut WriteTx, jobs: &[JobId], now_ms: i64) -> Result<(), sqlx::Error> {
     for id in jobs {
         sqlx::query!(
             "UPDATE jobs SET state = 'CANCELLED', ended_at = ?, end_reason = 'DEPENDENCY_NEVER_SATISFIED',
@@ -126,7 +127,7 @@ pub async fn end_never_satisfied(conn: &mut SqliteConnection, jobs: &[JobId], no
             now_ms,
             id
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     }
     Ok(())
@@ -142,7 +143,7 @@ pub async fn lab_and_state(conn: &mut SqliteConnection, id: JobId) -> Result<Opt
 
 /// A new array's row; its elements are inserted with its id.
 pub async fn insert_array(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     user_id: i64,
     lab_id: i64,
     spec: &str,
@@ -158,13 +159,13 @@ pub async fn insert_array(
         max_running,
         now_ms
     )
-    .fetch_one(&mut *conn)
+    .fetch_one(conn.conn())
     .await
 }
 
 /// The dependencies of new jobs: each of `jobs` gets all of `after`.
 pub async fn insert_dependencies(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     jobs: &[JobId],
     after: &[(AfterKind, JobId)],
 ) -> Result<(), sqlx::Error> {
@@ -181,7 +182,7 @@ pub async fn insert_dependencies(
          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)",
         rows
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Job rows: insert on submit, the start details an executor needs,
 //! confirming or undoing a dispatch, recording an attempt's end, cancel.
 
+use super::WriteTx;
 use app::model::JobState;
 use sqlx::SqliteConnection;
 
@@ -31,18 +32,14 @@ pub struct NewJob<'a> {
     pub session_app: Option<&'a str>,
 }
 
-pub async fn insert(conn: &mut SqliteConnection, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
+pub async fn insert(conn: &mut WriteTx, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     let ids = insert_many(conn, &[j], now_ms).await?;
     Ok(ids[0])
 }
 
 /// Inserts jobs in one statement (a batch of submits costs one round trip
 /// to SQLite, not one per job) and returns their ids in the order given.
-pub async fn insert_many(
-    conn: &mut SqliteConnection,
-    jobs: &[NewJob<'_>],
-    now_ms: i64,
-) -> Result<Vec<i64>, sqlx::Error> {
+pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
     let rows: Vec<serde_json::Value> = jobs
         .iter()
         .map(|j| {
@@ -74,7 +71,7 @@ pub async fn insert_many(
         now_ms,
         rows
     )
-    .fetch_all(&mut *conn)
+    .fetch_all(conn.conn())
     .await?;
     // rows get ascending rowids in insertion order; RETURNING's own
     // order is unspecified
@@ -177,7 +174,7 @@ pub async fn start_request(
 }
 
 /// The executor took the attempt: it runs from now.
-pub async fn confirm_start(conn: &mut SqliteConnection, job_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn confirm_start(conn: &mut WriteTx, job_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE job_attempts SET phase = 'RUNNING', started_at = ?
          WHERE job_id = ? AND phase = 'DISPATCHING' AND attempt = (SELECT attempt FROM jobs WHERE id = ?)",
@@ -185,7 +182,7 @@ pub async fn confirm_start(conn: &mut SqliteConnection, job_id: i64, now_ms: i64
         job_id,
         job_id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     sqlx::query!(
         "UPDATE jobs SET state = CASE state WHEN 'DISPATCHING' THEN 'RUNNING' ELSE state END, started_at = ?, last_error = NULL
@@ -193,7 +190,7 @@ pub async fn confirm_start(conn: &mut SqliteConnection, job_id: i64, now_ms: i64
         now_ms,
         job_id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
@@ -201,24 +198,19 @@ pub async fn confirm_start(conn: &mut SqliteConnection, job_id: i64, now_ms: i64
 /// The executor refused the attempt: back to the queue with its place
 /// (queue_entered_at untouched) and the error kept for the user. A job
 /// cancelled meanwhile ends CANCELLED, charged for any reservation time.
-pub async fn undo_dispatch(
-    conn: &mut SqliteConnection,
-    job_id: i64,
-    error: &str,
-    now_ms: i64,
-) -> Result<(), sqlx::Error> {
+pub async fn undo_dispatch(conn: &mut WriteTx, job_id: i64, error: &str, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "DELETE FROM job_attempts WHERE job_id = ? AND phase = 'DISPATCHING' AND attempt = (SELECT attempt FROM jobs WHERE id = ?)",
         job_id,
         job_id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     let Some(j) = sqlx::query!(
         "SELECT state, lab_id, tier, reservation_gpu_seconds, reservation_cost FROM jobs WHERE id = ?",
         job_id
     )
-    .fetch_optional(&mut *conn)
+    .fetch_optional(conn.conn())
     .await?
     else {
         return Ok(());
@@ -235,7 +227,7 @@ pub async fn undo_dispatch(
             error,
             job_id
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     } else {
         sqlx::query!(
@@ -244,7 +236,7 @@ pub async fn undo_dispatch(
             error,
             job_id
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     }
     Ok(())
@@ -308,7 +300,7 @@ pub async fn ended_attempt(
 /// The attempt is over: when, how, why, and the TFLOP·s it used (of
 /// which `reserved_tflop_s` were reservation time).
 pub async fn close_attempt(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     attempt_id: i64,
     ended_ms: i64,
     exit_code: Option<i32>,
@@ -327,7 +319,7 @@ pub async fn close_attempt(
         reserved_tflop_s,
         attempt_id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
@@ -335,7 +327,7 @@ pub async fn close_attempt(
 /// Back to the global queue for attempt `next_attempt` on a tier with at
 /// least `min_vram_gb`.
 pub async fn requeue_for_larger_tier(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     job: i64,
     next_attempt: u32,
     min_vram_gb: u32,
@@ -351,14 +343,14 @@ pub async fn requeue_for_larger_tier(
         exit_code,
         job
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
 
 /// The job is over, in `state` for `reason`.
 pub async fn finish(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     job: i64,
     state: JobState,
     ended_ms: i64,
@@ -377,7 +369,7 @@ pub async fn finish(
         reason,
         job
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
@@ -392,7 +384,7 @@ pub enum CancelOutcome {
     NotFound,
 }
 
-pub async fn cancel(conn: &mut SqliteConnection, job_id: i64, now_ms: i64) -> Result<CancelOutcome, sqlx::Error> {
+pub async fn cancel(conn: &mut WriteTx, job_id: i64, now_ms: i64) -> Result<CancelOutcome, sqlx::Error> {
     cancel_for(conn, job_id, now_ms, "CANCELLED").await
 }
 
@@ -409,7 +401,7 @@ pub async fn waiting_of_user(conn: &mut SqliteConnection, user_id: i64) -> Resul
 /// [`cancel`], a waiting job ending with `end_reason` (a running one is
 /// asked to stop as by its owner).
 pub async fn cancel_for(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     job_id: i64,
     now_ms: i64,
     end_reason: &str,
@@ -419,7 +411,7 @@ pub async fn cancel_for(
                 reservation_gpu_seconds, reservation_cost FROM jobs WHERE id = ?",
         job_id
     )
-    .fetch_optional(&mut *conn)
+    .fetch_optional(conn.conn())
     .await?
     else {
         return Ok(CancelOutcome::NotFound);
@@ -431,7 +423,7 @@ pub async fn cancel_for(
             let mut tier = String::new();
             if let (Some(node), Some(t)) = (j.reserved_node, j.reserved_tier) {
                 let tflops = sqlx::query_scalar!("SELECT tflops FROM tiers WHERE name = ?", t)
-                    .fetch_optional(&mut *conn)
+                    .fetch_optional(conn.conn())
                     .await?
                     .unwrap_or(0.0);
                 let mut res = Reservation {
@@ -454,7 +446,7 @@ pub async fn cancel_for(
                 end_reason,
                 job_id
             )
-            .execute(&mut *conn)
+            .execute(conn.conn())
             .await?;
             Ok(CancelOutcome::Cancelled)
         }
@@ -467,7 +459,7 @@ pub async fn cancel_for(
                 reason,
                 job_id
             )
-            .execute(&mut *conn)
+            .execute(conn.conn())
             .await?;
             Ok(CancelOutcome::Cancelling)
         }
@@ -503,8 +495,8 @@ pub async fn unconfirmed_cancels(
     Ok(rows.into_iter().map(|r| (r.job_id, r.attempt as u32, r.node)).collect())
 }
 
-pub async fn set_kill_unconfirmed(conn: &mut SqliteConnection, job_id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query!("UPDATE jobs SET kill_unconfirmed = 1 WHERE id = ?", job_id).execute(&mut *conn).await?;
+pub async fn set_kill_unconfirmed(conn: &mut WriteTx, job_id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE jobs SET kill_unconfirmed = 1 WHERE id = ?", job_id).execute(conn.conn()).await?;
     Ok(())
 }
 

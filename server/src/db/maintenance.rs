@@ -1,5 +1,6 @@
 //! The single-row maintenance state (policy §10).
 
+use super::WriteTx;
 use app::model::MaintenancePhase;
 use sqlx::SqliteConnection;
 
@@ -17,14 +18,14 @@ pub async fn get(conn: &mut SqliteConnection) -> Result<MaintenanceRow, sqlx::Er
 }
 
 pub async fn set(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     phase: MaintenancePhase,
     message: Option<&str>,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
     let phase = phase.as_str();
     sqlx::query!("UPDATE maintenance SET phase = ?, message = ?, since = ? WHERE id = 1", phase, message, now_ms)
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     Ok(())
 }

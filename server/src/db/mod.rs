@@ -142,6 +142,15 @@ pub struct WriteTx {
 }
 
 impl WriteTx {
+    /// The transaction's connection, for the queries of a write (and the
+    /// reads it makes on the way). The database layer's writes take a
+    /// `&mut WriteTx`, never a plain connection: a write outside the gate
+    /// does not compile, so none can slip past the commit count the
+    /// scheduler and the queue cache trust.
+    pub fn conn(&mut self) -> &mut sqlx::SqliteConnection {
+        &mut self.tx
+    }
+
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         let result = self.tx.commit().await;
         // counted even when the commit failed: a refresh too many is

@@ -2,6 +2,7 @@
 //! by triggers on `jobs`, see the migration): claiming due deliveries,
 //! recording their outcome, listing them for their user.
 
+use super::WriteTx;
 use sqlx::SqliteConnection;
 
 pub struct SettingsRow {
@@ -26,12 +27,7 @@ pub async fn settings(conn: &mut SqliteConnection, user_id: i64) -> Result<Optio
     }))
 }
 
-pub async fn put_settings(
-    conn: &mut SqliteConnection,
-    user_id: i64,
-    row: &SettingsRow,
-    now_ms: i64,
-) -> Result<(), sqlx::Error> {
+pub async fn put_settings(conn: &mut WriteTx, user_id: i64, row: &SettingsRow, now_ms: i64) -> Result<(), sqlx::Error> {
     let events = serde_json::to_string(&row.events).unwrap_or_else(|_| "[]".into());
     sqlx::query!(
         "INSERT INTO notification_settings (user_id, email, webhook_url, webhook_secret, events, updated_at)
@@ -45,7 +41,7 @@ pub async fn put_settings(
         events,
         now_ms
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
@@ -65,9 +61,9 @@ pub struct Due {
 
 /// Deliveries a crash left half-done go back to the queue: they are sent
 /// again, with the same delivery id, so a receiver can tell.
-pub async fn requeue_sending(conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
+pub async fn requeue_sending(conn: &mut WriteTx) -> Result<u64, sqlx::Error> {
     Ok(sqlx::query!("UPDATE notification_outbox SET state = 'PENDING' WHERE state = 'SENDING'")
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?
         .rows_affected())
 }
@@ -78,7 +74,7 @@ pub async fn requeue_sending(conn: &mut SqliteConnection) -> Result<u64, sqlx::E
 /// transaction. One researcher's slow target so takes no more than its
 /// own share of the senders.
 pub async fn claim_due(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     now_ms: i64,
     limit: i64,
     per_target: i64,
@@ -103,7 +99,7 @@ pub async fn claim_due(
         per_target,
         limit
     )
-    .fetch_all(&mut *conn)
+    .fetch_all(conn.conn())
     .await?;
     let mut due: Vec<Due> = rows
         .into_iter()
@@ -129,25 +125,20 @@ pub async fn next_due(conn: &mut SqliteConnection) -> Result<Option<i64>, sqlx::
         .await
 }
 
-pub async fn delivered(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn delivered(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE notification_outbox SET state = 'DELIVERED', attempts = attempts + 1, delivered_at = ?, last_error = NULL
          WHERE id = ?",
         now_ms,
         id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
 
 /// A failed try: again at `retry_at`, or given up (None).
-pub async fn failed(
-    conn: &mut SqliteConnection,
-    id: i64,
-    error: &str,
-    retry_at: Option<i64>,
-) -> Result<(), sqlx::Error> {
+pub async fn failed(conn: &mut WriteTx, id: i64, error: &str, retry_at: Option<i64>) -> Result<(), sqlx::Error> {
     let state = if retry_at.is_some() { "PENDING" } else { "FAILED" };
     let at = retry_at.unwrap_or(0);
     sqlx::query!(
@@ -160,7 +151,7 @@ pub async fn failed(
         at,
         id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }

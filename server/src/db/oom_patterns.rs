@@ -1,6 +1,7 @@
 //! The GPU-OOM signatures admins set (policy §6); `None` while they have
 //! set none and the built-in list applies.
 
+use super::WriteTx;
 use sqlx::SqliteConnection;
 
 pub async fn get(conn: &mut SqliteConnection) -> Result<Option<Vec<String>>, sqlx::Error> {
@@ -9,7 +10,7 @@ pub async fn get(conn: &mut SqliteConnection) -> Result<Option<Vec<String>>, sql
     Ok(row.map(|json| serde_json::from_str(&json).unwrap_or_default()))
 }
 
-pub async fn set(conn: &mut SqliteConnection, patterns: &[String], now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn set(conn: &mut WriteTx, patterns: &[String], now_ms: i64) -> Result<(), sqlx::Error> {
     let json = serde_json::to_string(patterns).unwrap_or_else(|_| "[]".into());
     sqlx::query!(
         "INSERT INTO oom_patterns (id, patterns_json, updated_at) VALUES (1, ?, ?)
@@ -17,7 +18,7 @@ pub async fn set(conn: &mut SqliteConnection, patterns: &[String], now_ms: i64) 
         json,
         now_ms
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }

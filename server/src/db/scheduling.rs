@@ -1,6 +1,7 @@
 //! The scheduler loop's database side: read a [`Snapshot`], apply a
 //! [`Plan`] (in the caller's transaction), record charges.
 
+use super::WriteTx;
 use std::collections::HashMap;
 
 use app::model::MaintenancePhase;
@@ -237,14 +238,15 @@ async fn busy_until(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<Busy
 
 /// Adds charges to labs (decaying first, §2), to the ledger and to the
 /// jobs' usage totals.
-pub async fn record_charges(conn: &mut SqliteConnection, charges: &[Charge], now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn record_charges(conn: &mut WriteTx, charges: &[Charge], now_ms: i64) -> Result<(), sqlx::Error> {
     for c in charges {
-        let lab =
-            sqlx::query!("SELECT usage_value, usage_as_of FROM labs WHERE id = ?", c.lab).fetch_one(&mut *conn).await?;
+        let lab = sqlx::query!("SELECT usage_value, usage_as_of FROM labs WHERE id = ?", c.lab)
+            .fetch_one(conn.conn())
+            .await?;
         let mut u = LabUsage { lab: c.lab, value: lab.usage_value, as_of_ms: lab.usage_as_of };
         usage::add(&mut u, c.amount, now_ms);
         sqlx::query!("UPDATE labs SET usage_value = ?, usage_as_of = ? WHERE id = ?", u.value, u.as_of_ms, c.lab)
-            .execute(&mut *conn)
+            .execute(conn.conn())
             .await?;
         let kind = match c.kind {
             ChargeKind::Run => "run",
@@ -261,10 +263,10 @@ pub async fn record_charges(conn: &mut SqliteConnection, charges: &[Charge], now
             c.gpu_seconds,
             now_ms
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
         sqlx::query!("UPDATE jobs SET usage_tflop_s = usage_tflop_s + ? WHERE id = ?", c.amount, c.job)
-            .execute(&mut *conn)
+            .execute(conn.conn())
             .await?;
     }
     Ok(())
@@ -316,13 +318,13 @@ pub async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, W
 /// taken the free slot meanwhile, and a dispatch only of a job still in
 /// the global queue.
 pub async fn apply_plan(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     plan: &Plan,
     stored: &HashMap<i64, WaitingMark>,
     now_ms: i64,
 ) -> Result<Vec<i64>, sqlx::Error> {
     if let Some(phase) = plan.phase_change {
-        let current = super::maintenance::get(conn).await?;
+        let current = super::maintenance::get(conn.conn()).await?;
         super::maintenance::set(conn, phase, current.message.as_deref(), now_ms).await?;
     }
     promote(conn, &plan.promotions, now_ms).await?;
@@ -343,7 +345,7 @@ pub async fn apply_plan(
 
 /// USER_QUEUE_WAIT → GLOBAL_QUEUE_WAIT, unless the user's slots filled
 /// up since the snapshot.
-async fn promote(conn: &mut SqliteConnection, promotions: &[i64], now_ms: i64) -> Result<(), sqlx::Error> {
+async fn promote(conn: &mut WriteTx, promotions: &[i64], now_ms: i64) -> Result<(), sqlx::Error> {
     for id in promotions {
         sqlx::query!(
             "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', queue_entered_at = ?
@@ -354,14 +356,14 @@ async fn promote(conn: &mut SqliteConnection, promotions: &[i64], now_ms: i64) -
             now_ms,
             id
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     }
     Ok(())
 }
 
 /// Reservations the plan gives up.
-async fn release(conn: &mut SqliteConnection, releases: &[Release]) -> Result<(), sqlx::Error> {
+async fn release(conn: &mut WriteTx, releases: &[Release]) -> Result<(), sqlx::Error> {
     for r in releases {
         // the accrued cost was charged with this plan's charges
         sqlx::query!(
@@ -370,7 +372,7 @@ async fn release(conn: &mut SqliteConnection, releases: &[Release]) -> Result<()
              WHERE id = ?",
             r.job
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     }
     Ok(())
@@ -378,7 +380,7 @@ async fn release(conn: &mut SqliteConnection, releases: &[Release]) -> Result<()
 
 /// Each waiting job's rank, reason and reservation.
 async fn mark_waiting(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     waiting: &[Waiting],
     stored: &HashMap<i64, WaitingMark>,
 ) -> Result<(), sqlx::Error> {
@@ -419,7 +421,7 @@ async fn mark_waiting(
             w.accrued.cost,
             w.job
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
     }
     Ok(())
@@ -427,7 +429,7 @@ async fn mark_waiting(
 
 /// GLOBAL_QUEUE_WAIT → DISPATCHING with a new attempt row; returns the
 /// jobs dispatched (a job cancelled since the snapshot is skipped).
-async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
+async fn dispatch(conn: &mut WriteTx, dispatches: &[Dispatch], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
     let mut dispatched = Vec::with_capacity(dispatches.len());
     for d in dispatches {
         // what it accrued was held on its reservation's tier: after a swap,
@@ -447,7 +449,7 @@ async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: 
             accrued_tier,
             d.job
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
         if done.rows_affected() == 0 {
             continue;
@@ -461,7 +463,7 @@ async fn dispatch(conn: &mut SqliteConnection, dispatches: &[Dispatch], now_ms: 
             now_ms,
             d.job
         )
-        .execute(&mut *conn)
+        .execute(conn.conn())
         .await?;
         dispatched.push(d.job);
     }

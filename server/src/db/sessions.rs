@@ -1,6 +1,7 @@
 //! Session rows (jobs of kind `session`): who may reach one and where it
 //! stands, readiness and the last activity the idle end is counted from.
 
+use super::WriteTx;
 use app::model::JobState;
 use sqlx::SqliteConnection;
 
@@ -71,25 +72,25 @@ pub async fn running(conn: &mut SqliteConnection) -> Result<Vec<Running>, sqlx::
 }
 
 /// The app answered: READY, and idle counted from now.
-pub async fn mark_ready(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn mark_ready(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE jobs SET session_ready_at = ?1, session_active_at = ?1 WHERE id = ?2 AND session_ready_at IS NULL",
         now_ms,
         id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
 
 /// Someone used it at `at_ms` (never moves back).
-pub async fn record_activity(conn: &mut SqliteConnection, id: i64, at_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn record_activity(conn: &mut WriteTx, id: i64, at_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE jobs SET session_active_at = MAX(COALESCE(session_active_at, 0), ?1) WHERE id = ?2 AND kind = 'session'",
         at_ms,
         id
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! its build status and log. The builder in `crate::services::workspaces` writes the
 //! outcome; jobs name a workspace of their own lab.
 
+use super::WriteTx;
 use sqlx::SqliteConnection;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +21,7 @@ pub struct WorkspaceRow {
 /// the same name. Returns false when the name is taken by a workspace
 /// that is building or ready.
 pub async fn upsert_building(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     lab_id: i64,
     name: &str,
     base_image: &str,
@@ -40,7 +41,7 @@ pub async fn upsert_building(
         packages_json,
         now_ms
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(done.rows_affected() == 1)
 }
@@ -97,7 +98,7 @@ pub async fn get(conn: &mut SqliteConnection, lab: &str, name: &str) -> Result<O
 
 /// Records how a build ended (READY with its image, or FAILED).
 pub async fn finish_build(
-    conn: &mut SqliteConnection,
+    conn: &mut WriteTx,
     lab: &str,
     name: &str,
     status: &str,
@@ -113,20 +114,20 @@ pub async fn finish_build(
         name,
         lab
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(())
 }
 
 /// Builds that were running when the server stopped cannot be resumed:
 /// they are marked FAILED so their owners can start them again.
-pub async fn fail_interrupted(conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
+pub async fn fail_interrupted(conn: &mut WriteTx) -> Result<u64, sqlx::Error> {
     let done = sqlx::query!(
         "UPDATE workspaces SET status = 'FAILED',
              build_log = build_log || '\n[jpu-share] the server stopped during this build; create the workspace again to rebuild it\n'
          WHERE status = 'BUILDING'"
     )
-    .execute(&mut *conn)
+    .execute(conn.conn())
     .await?;
     Ok(done.rows_affected())
 }

@@ -3,7 +3,6 @@
 //! recorded. After a restart, the executor is asked what ran meanwhile.
 
 use app::model::JobState;
-use sqlx::SqliteConnection;
 
 use super::{LoopError, Scheduler};
 use crate::clock::now_ms;
@@ -20,12 +19,12 @@ use crate::policy::{Accrued, ChargeKind};
 /// the attempt is unknown or was recorded already (reported twice:
 /// charged once).
 pub async fn record_end(
-    conn: &mut SqliteConnection,
+    conn: &mut crate::db::WriteTx,
     end: &Finished,
     patterns: &[&str],
     now_ms: i64,
 ) -> Result<Option<JobState>, sqlx::Error> {
-    let Some(a) = db::jobs::ended_attempt(conn, end.job, end.attempt).await? else {
+    let Some(a) = db::jobs::ended_attempt(conn.conn(), end.job, end.attempt).await? else {
         return Ok(None);
     };
     if a.phase == "ENDED" {

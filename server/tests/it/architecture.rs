@@ -283,3 +283,65 @@ fn the_policys_modules_form_no_circle() {
     circle.get_mut("steps").unwrap().push("planned".into());
     assert!(first_circle(&circle).is_some(), "the check sees a circle");
 }
+
+/// The functions of a file, each as (name, signature, body), from their
+/// `fn` lines to their closing brace at the start of a line.
+fn functions(code: &str) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    let lines: Vec<&str> = code.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line =
+            lines[i].trim_start_matches("pub ").trim_start_matches("pub(crate) ").trim_start_matches("pub(super) ");
+        if let Some(rest) = line.strip_prefix("async fn ").or_else(|| line.strip_prefix("fn ")) {
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let end = (i..lines.len()).find(|&k| lines[k] == "}").unwrap_or(lines.len() - 1);
+            let text = lines[i..=end].join("\n");
+            let open = text.find('{').unwrap_or(text.len());
+            found.push((name, text[..open].to_string(), text[open..].to_string()));
+            i = end;
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Functions of the database layer that write without the write gate's
+/// transaction in their signature.
+fn ungated_writes() -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&src("server").join("db"), &mut files);
+    let writes = ["INSERT ", "UPDATE ", "DELETE ", "REPLACE "];
+    let mut bad = Vec::new();
+    for file in files {
+        for (name, signature, body) in functions(&code(&file)) {
+            if writes.iter().any(|w| body.contains(w)) && !signature.contains("&mut WriteTx") {
+                bad.push(format!("{}: {name}", file.file_name().unwrap().to_string_lossy()));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn writes_take_the_write_gates_transaction() {
+    // the scheduler and the queue cache trust the gate's commit count to
+    // notice every change; a write on a plain connection would slip past
+    // it, so a database function that writes must take a `&mut WriteTx`
+    // (which only `db::write_tx` makes) and cannot be handed anything else
+    assert_eq!(ungated_writes(), Vec::<String>::new());
+    let sample = "pub async fn f(conn: &mut SqliteConnection) -> R {\n    q(\"UPDATE jobs SET x = 1\")\n}\n";
+    assert_eq!(functions(sample)[0].0, "f", "the check reads functions");
+    assert!(!functions(sample)[0].1.contains("&mut WriteTx") && functions(sample)[0].2.contains("UPDATE "));
+    // and SQL lives in the database layer only (the health check's
+    // `SELECT 1` aside)
+    let mut files = Vec::new();
+    rust_files(&src("server"), &mut files);
+    let outside: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(src("server").join("db")) && !f.ends_with("http/ops.rs"))
+        .filter(|f| ["sqlx::query", "query!(", "query_as!(", "query_scalar!("].iter().any(|q| code(f).contains(q)))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert_eq!(outside, Vec::<String>::new());
+}

@@ -184,10 +184,7 @@ async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, use
 /// Gives users without a configured uid one of their own from
 /// `executor.uid_range` (the local executor only: Slurm's nodes know users
 /// from the site's directory, so there a configured uid is required).
-pub async fn allocate_uids(
-    settings: &crate::config::Settings,
-    conn: &mut sqlx::SqliteConnection,
-) -> Result<(), ServiceError> {
+pub async fn allocate_uids(settings: &crate::config::Settings, conn: &mut db::WriteTx) -> Result<(), ServiceError> {
     if settings.executor.kind != crate::config::ExecutorKind::Local {
         return Ok(());
     }

@@ -47,13 +47,16 @@ struct Context {
 
 /// Delivers until `stop` resolves.
 pub async fn run(db: SqlitePool, settings: NotifySettings, stop: impl Future<Output = ()> + Send) {
-    match db.acquire().await {
-        Ok(mut conn) => match db::notifications::requeue_sending(&mut conn).await {
-            Ok(n) if n > 0 => tracing::warn!(n, "deliveries interrupted by the last stop are sent again"),
-            Ok(_) => {}
-            Err(e) => tracing::error!(error = %e, "cannot requeue interrupted deliveries"),
-        },
-        Err(e) => tracing::error!(error = %e, "notifications: no database connection"),
+    let requeued = async {
+        let mut tx = db::write_tx(&db).await?;
+        let n = db::notifications::requeue_sending(&mut tx).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(n)
+    };
+    match requeued.await {
+        Ok(n) if n > 0 => tracing::warn!(n, "deliveries interrupted by the last stop are sent again"),
+        Ok(_) => {}
+        Err(e) => tracing::error!(error = %e, "cannot requeue interrupted deliveries"),
     }
     let ctx = Arc::new(Context {
         allow: AllowList::new(&settings.webhook_allow),

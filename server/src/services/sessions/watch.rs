@@ -82,8 +82,9 @@ async fn tick(
         // 2. STARTING → READY
         if session.ready_at.is_none() {
             if app::answers(&app, &base).await {
-                let mut conn = pool.acquire().await?;
-                db::sessions::mark_ready(&mut conn, session.id, now_ms()).await?;
+                let mut tx = db::write_tx(pool).await?;
+                db::sessions::mark_ready(&mut tx, session.id, now_ms()).await?;
+                tx.commit().await?;
                 tracing::info!(session = session.id, "session ready");
             }
             continue;
@@ -94,8 +95,9 @@ async fn tick(
         let due = now_ms() - active_at >= idle_ms;
         if (ask_kernels || due) && app::kernel_busy(&app, &base).await == Some(true) {
             active_at = now_ms();
-            let mut conn = pool.acquire().await?;
-            db::sessions::record_activity(&mut conn, session.id, active_at).await?;
+            let mut tx = db::write_tx(pool).await?;
+            db::sessions::record_activity(&mut tx, session.id, active_at).await?;
+            tx.commit().await?;
         }
         // 4. nobody used it: it ends
         if now_ms() - active_at >= idle_ms {
