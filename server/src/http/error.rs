@@ -166,4 +166,31 @@ mod tests {
             assert_eq!(error.code().status(), status, "the console's table agrees: {error:?}");
         }
     }
+
+    /// The services' error reaches the API and the console with the same
+    /// code (so the same status): the console keeps `ServiceError::code`,
+    /// the API maps to its own variants, and this ties the two.
+    #[test]
+    fn the_api_and_the_console_give_a_service_error_the_same_code() {
+        let every = || {
+            let m = || "m".to_string();
+            [
+                ServiceError::Validation(m()),
+                ServiceError::NotFound(m()),
+                ServiceError::Forbidden(m()),
+                ServiceError::Conflict(m()),
+                ServiceError::NoFitPlacement(m()),
+                ServiceError::QueueLimit(m()),
+                ServiceError::Maintenance(m()),
+                ServiceError::InvalidCredentials(m()),
+                ServiceError::TooManyAttempts(3),
+                ServiceError::AuthorizationPending(m()),
+                ServiceError::Internal(m()),
+            ]
+        };
+        for (service, again) in every().into_iter().zip(every()) {
+            let console = again.code();
+            assert_eq!(ApiError::from(service).code(), console, "{again:?}");
+        }
+    }
 }
