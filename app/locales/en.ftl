@@ -227,3 +227,105 @@ queue-about = about
 queue-estimate = (estimate)
 queue-reserved = reserved GPUs
 queue-on = on
+
+## The job list
+
+jobs-array-title = Array #{ $id }
+jobs-intro = Your lab's jobs, newest first.
+jobs-array-intro = The array's elements, newest first.
+jobs-all = All jobs
+jobs-filter = Filter by state
+jobs-filter-all = All
+jobs-filter-waiting = Waiting
+jobs-filter-running = Running
+jobs-filter-completed = Completed
+jobs-filter-failed = Failed
+jobs-filter-cancelled = Cancelled
+jobs-older = Older jobs →
+jobs-none = No jobs.
+jobs-col-job = Job
+jobs-col-user = User
+jobs-col-state = State
+jobs-col-gpus = GPUs
+jobs-col-where = Where
+jobs-col-submitted = Submitted
+jobs-col-ended = Ended
+jobs-session-badge = notebook session
+jobs-array-row = Array #{ $id } { $name } ({ $total } elements)
+jobs-array-summary = { $total } elements ({ $spec }{ $limit }): { $counts }
+jobs-array-limit = , at most { $n } at once
+jobs-cancel-array = Cancel array…
+jobs-cancel-array-question = Cancel every unfinished element?
+jobs-cancel-array-yes = Yes, cancel them
+jobs-cancel-array-no = Keep them
+jobs-array-cancelled = Cancelled.
+
+reason-how = How this works
+
+## The job page
+
+job-title = Job
+job-title-of = Job #{ $id } { $name }
+job-log = Log
+job-no-output = No output yet.
+job-earlier = Show earlier output ({ $kib } KiB before this)
+job-submitted = Submitted
+job-queued = Queued
+job-started = Started
+job-ended = Ended
+job-reserving = Reserving { $have }/{ $need } GPUs on { $node } ({ $tier })
+job-gpu-one = 1 GPU
+job-gpu-many = { $n } GPUs
+job-place = { $gpus } · { $tier } on { $node }
+job-not-started = not started yet (at most { $most } attempts)
+job-attempt-of = attempt { $n } of at most { $most }
+job-hours = { $h } h
+job-hours-minutes = { $h } h { $m } min
+job-minutes = { $m } min
+job-state = State
+job-exit-code = {" "}(exit code { $code })
+job-owner = Owner
+job-gpus = GPUs
+job-attempt = Attempt
+job-time-limit = Time limit
+job-ends-by = {" "}— ends by{" "}
+job-ends-by-after = {" "}at the latest
+job-estimate = Expected to start about{" "}
+job-estimate-after = {" "}— an estimate from the scheduler's forecast
+job-element = Element{" "}
+job-of = {" "}of{" "}
+job-array = array #{ $id }
+job-runs-after = Runs after:{" "}
+job-now = now
+job-last-error = Last dispatch error: { $error }
+job-timeline = Timeline
+job-attempts = Attempts
+job-col-tier = Tier
+job-col-node = Node
+job-col-started = Started
+job-col-ended = Ended
+job-col-exit = Exit
+job-col-reason = Reason
+job-col-usage = Usage (TFLOP·s)
+job-col-reserved = of which reserved
+job-files = Output files
+job-files-none = None yet.
+job-bytes = { $n } bytes
+job-more-files = and { $n } more files: list them all with GET /v1/jobs/{ $id }/files (a page at a time)
+job-cancel = Cancel job…
+job-cancel-question = Cancel this job? A running job gets SIGTERM and its grace period to save its work.
+job-cancel-yes = Yes, cancel it
+job-cancel-no = Keep it
+
+## A session on its job page
+
+session-title = { $app } session
+session-waiting = Waiting in the queue
+session-waiting-at = Waiting in the queue: place { $rank }
+session-starting = Starting { $app }… this page opens it once it answers.
+session-open = Open { $app }
+session-time-left = Time left: { $left }
+session-idle = Nobody has used this session for a while: it ends in { $left } unless you use it (open it, or keep a kernel busy).
+session-ended = This session has ended.
+session-less-than-minute = less than a minute
+session-minutes = { $n } minutes

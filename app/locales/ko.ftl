@@ -212,3 +212,105 @@ queue-about = 약
 queue-estimate = (추정)
 queue-reserved = 예약된 GPU
 queue-on = 위치:
+
+## 작업 목록
+
+jobs-array-title = 배열 #{ $id }
+jobs-intro = 우리 연구실의 작업, 최신순입니다.
+jobs-array-intro = 이 배열의 요소, 최신순입니다.
+jobs-all = 모든 작업
+jobs-filter = 상태로 거르기
+jobs-filter-all = 전체
+jobs-filter-waiting = 대기 중
+jobs-filter-running = 실행 중
+jobs-filter-completed = 완료
+jobs-filter-failed = 실패
+jobs-filter-cancelled = 취소됨
+jobs-older = 이전 작업 →
+jobs-none = 작업이 없습니다.
+jobs-col-job = 작업
+jobs-col-user = 사용자
+jobs-col-state = 상태
+jobs-col-gpus = GPU
+jobs-col-where = 위치
+jobs-col-submitted = 제출
+jobs-col-ended = 종료
+jobs-session-badge = 노트북 세션
+jobs-array-row = 배열 #{ $id } { $name } (요소 { $total }개)
+jobs-array-summary = 요소 { $total }개 ({ $spec }{ $limit }): { $counts }
+jobs-array-limit = , 동시에 최대 { $n }개
+jobs-cancel-array = 배열 취소…
+jobs-cancel-array-question = 끝나지 않은 요소를 모두 취소할까요?
+jobs-cancel-array-yes = 예, 모두 취소
+jobs-cancel-array-no = 그대로 두기
+jobs-array-cancelled = 취소했습니다.
+
+reason-how = 이 규칙의 설명 보기
+
+## 작업 페이지
+
+job-title = 작업
+job-title-of = 작업 #{ $id } { $name }
+job-log = 로그
+job-no-output = 아직 출력이 없습니다.
+job-earlier = 이전 출력 보기 (앞으로 { $kib } KiB)
+job-submitted = 제출
+job-queued = 대기열 진입
+job-started = 시작
+job-ended = 종료
+job-reserving = { $node } ({ $tier })에서 GPU { $have }/{ $need }개 예약 중
+job-gpu-one = GPU 1개
+job-gpu-many = GPU { $n }개
+job-place = { $gpus } · { $node }의 { $tier }
+job-not-started = 아직 시작 전 (최대 { $most }회 시도)
+job-attempt-of = 최대 { $most }회 중 { $n }번째 시도
+job-hours = { $h }시간
+job-hours-minutes = { $h }시간 { $m }분
+job-minutes = { $m }분
+job-state = 상태
+job-exit-code = {" "}(종료 코드 { $code })
+job-owner = 소유자
+job-gpus = GPU
+job-attempt = 시도
+job-time-limit = 시간 제한
+job-ends-by = {" "}— 늦어도{" "}
+job-ends-by-after = {" "}에 끝납니다
+job-estimate = 예상 시작:{" "}
+job-estimate-after = {" "}— 스케줄러 예측에 따른 추정치입니다
+job-element = 요소{" "}
+job-of = {" "}/{" "}
+job-array = 배열 #{ $id }
+job-runs-after = 선행 작업:{" "}
+job-now = 현재
+job-last-error = 마지막 배치 오류: { $error }
+job-timeline = 진행 과정
+job-attempts = 시도 기록
+job-col-tier = 티어
+job-col-node = 노드
+job-col-started = 시작
+job-col-ended = 종료
+job-col-exit = 종료 코드
+job-col-reason = 사유
+job-col-usage = 사용량 (TFLOP·s)
+job-col-reserved = 그중 예약분
+job-files = 출력 파일
+job-files-none = 아직 없습니다.
+job-bytes = { $n }바이트
+job-more-files = 외 { $n }개 파일: 전체 목록은 GET /v1/jobs/{ $id }/files 로 (한 페이지씩) 볼 수 있습니다
+job-cancel = 작업 취소…
+job-cancel-question = 이 작업을 취소할까요? 실행 중인 작업은 SIGTERM을 받고, 유예 시간 동안 작업을 저장할 수 있습니다.
+job-cancel-yes = 예, 취소합니다
+job-cancel-no = 그대로 두기
+
+## 작업 페이지의 세션
+
+session-title = { $app } 세션
+session-waiting = 대기열에서 기다리는 중
+session-waiting-at = 대기열에서 기다리는 중: { $rank }번째
+session-starting = { $app } 시작 중… 응답하면 이 페이지에서 열 수 있습니다.
+session-open = { $app } 열기
+session-time-left = 남은 시간: { $left }
+session-idle = 한동안 이 세션을 아무도 사용하지 않았습니다: 사용하지 않으면(열거나 커널을 계속 실행하지 않으면) { $left } 후에 종료됩니다.
+session-ended = 이 세션은 종료되었습니다.
+session-less-than-minute = 1분 미만
+session-minutes = { $n }분

@@ -133,10 +133,10 @@ pub fn ErrorText(error: ConsoleError) -> impl IntoView {
 /// more, and acts only on "yes".
 #[component]
 pub fn ConfirmButton(
-    label: &'static str,
-    question: &'static str,
-    yes: &'static str,
-    no: &'static str,
+    #[prop(into)] label: String,
+    #[prop(into)] question: String,
+    #[prop(into)] yes: String,
+    #[prop(into)] no: String,
     #[prop(into)] on_yes: Callback<()>,
 ) -> impl IntoView {
     let (confirming, set_confirming) = signal(false);
@@ -148,13 +148,13 @@ pub fn ConfirmButton(
     view! {
         <Show
             when=move || confirming.get()
-            fallback=move || view! { <button type="button" disabled=move || !ready.get() on:click=move |_| set_confirming.set(true)>{label}</button> }
+            fallback=move || view! { <button type="button" disabled=move || !ready.get() on:click=move |_| set_confirming.set(true)>{label.clone()}</button> }
         >
-            <span>{question}</span>
+            <span>{question.clone()}</span>
             " "
-            <button type="button" class="danger" on:click=move |_| { on_yes.run(()); set_confirming.set(false); }>{yes}</button>
+            <button type="button" class="danger" on:click=move |_| { on_yes.run(()); set_confirming.set(false); }>{yes.clone()}</button>
             " "
-            <button type="button" on:click=move |_| set_confirming.set(false)>{no}</button>
+            <button type="button" on:click=move |_| set_confirming.set(false)>{no.clone()}</button>
         </Show>
     }
 }
@@ -211,10 +211,17 @@ pub fn ReadyWorkspaceOptions() -> impl IntoView {
 /// A pending or end reason in words, linked to the Policy page's section
 /// that explains it (plain text for a reason it does not know).
 #[component]
-pub fn ReasonText(#[prop(into)] reason: String, #[prop(optional)] words: Option<String>) -> impl IntoView {
+pub fn ReasonText(
+    #[prop(into)] reason: String,
+    #[prop(optional)] words: Option<String>,
+    /// The link's title, in the reader's language.
+    #[prop(optional)]
+    how: Option<String>,
+) -> impl IntoView {
     let words = words.unwrap_or_else(|| crate::model::views::reason_in_words(&reason));
+    let how = how.unwrap_or_else(|| "How this works".to_string());
     match crate::model::policy::reason_link(&reason) {
-        Some(href) => view! { <a class="reason-link" href=href title="How this works">{words}</a> }.into_any(),
+        Some(href) => view! { <a class="reason-link" href=href title=how>{words}</a> }.into_any(),
         None => view! { <span>{words}</span> }.into_any(),
     }
 }

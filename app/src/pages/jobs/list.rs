@@ -3,20 +3,34 @@
 //! with counts by state and one Cancel; `/jobs?array=ID` lists them.
 
 use crate::api::{jobs_page, CancelArray};
+use crate::i18n::{t, t_with, words, Words};
 use crate::model::views::ArraySummary;
 use crate::model::JobView;
 use crate::pages::components::{ConfirmButton, ErrorText, Layout, Time};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-/// Filters of the job list: label and the `state` parameter.
+/// Filters of the job list: the label's message key and the `state`
+/// parameter.
 const FILTERS: &[(&str, &str)] = &[
-    ("All", ""),
-    ("Waiting", "USER_QUEUE_WAIT,GLOBAL_QUEUE_WAIT"),
-    ("Running", "DISPATCHING,RUNNING,CANCELLING"),
-    ("Completed", "COMPLETED"),
-    ("Failed", "FAILED"),
-    ("Cancelled", "CANCELLED"),
+    ("jobs-filter-all", ""),
+    ("jobs-filter-waiting", "USER_QUEUE_WAIT,GLOBAL_QUEUE_WAIT"),
+    ("jobs-filter-running", "DISPATCHING,RUNNING,CANCELLING"),
+    ("jobs-filter-completed", "COMPLETED"),
+    ("jobs-filter-failed", "FAILED"),
+    ("jobs-filter-cancelled", "CANCELLED"),
+];
+
+/// The table's columns (`jobs-col-{column}`).
+const COLUMNS: &[&str] = &["job", "user", "state", "gpus", "where", "submitted", "ended"];
+
+/// The words of [`CancelArrayButton`].
+const CANCEL_KEYS: &[&str] = &[
+    "jobs-cancel-array",
+    "jobs-cancel-array-question",
+    "jobs-cancel-array-yes",
+    "jobs-cancel-array-no",
+    "jobs-array-cancelled",
 ];
 
 #[component]
@@ -40,19 +54,19 @@ pub fn JobsPage() -> impl IntoView {
     };
     view! {
         <Layout>
-            <h1>{move || match array() { Some(a) => format!("Array #{a}"), None => "Jobs".to_string() }}</h1>
+            <h1>{move || match array() { Some(a) => t_with("jobs-array-title", &[("id", a.into())]), None => t("nav-jobs") }}</h1>
             <p class="muted">{move || match array() {
-                Some(_) => "The array's elements, newest first. ← ".into_any(),
-                None => "Your lab's jobs, newest first.".into_any(),
-            }}{move || array().map(|_| view! { <a href="/jobs">"All jobs"</a> })}</p>
-            <nav class="filters" aria-label="Filter by state">
+                Some(_) => format!("{} ← ", t("jobs-array-intro")),
+                None => t("jobs-intro"),
+            }}{move || array().map(|_| view! { <a href="/jobs">{t("jobs-all")}</a> })}</p>
+            <nav class="filters" aria-label=t("jobs-filter")>
                 {FILTERS.iter().map(|(label, value)| {
                     let href = move || href_with(Some(value.to_string()).filter(|v| !v.is_empty()), None);
                     let current = move || state().unwrap_or_default() == *value;
-                    view! { <a href=href aria-current=move || current().then_some("page")>{*label}</a> }
+                    view! { <a href=href aria-current=move || current().then_some("page")>{t(label)}</a> }
                 }).collect_view()}
             </nav>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <Transition fallback=|| view! { <p>{t("loading")}</p> }>
                 {move || Suspend::new(async move {
                     match data.await {
                         Ok(page) => {
@@ -61,7 +75,7 @@ pub fn JobsPage() -> impl IntoView {
                             view! {
                                 {(!grouped).then(|| page.arrays.first().cloned().map(|a| view! { <ArrayHeader array=a/> }))}
                                 <JobTable jobs=page.jobs arrays=page.arrays grouped/>
-                                {next.map(|href| view! { <p><a href=href rel="next">"Older jobs →"</a></p> })}
+                                {next.map(|href| view! { <p><a href=href rel="next">{t("jobs-older")}</a></p> })}
                             }.into_any()
                         }
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
@@ -87,19 +101,26 @@ fn unfinished(a: &ArraySummary) -> bool {
 
 #[component]
 fn ArrayHeader(array: ArraySummary) -> impl IntoView {
-    let limit = array.max_running.map(|n| format!(", at most {n} at once")).unwrap_or_default();
+    let limit = array.max_running.map(|n| t_with("jobs-array-limit", &[("n", n.into())])).unwrap_or_default();
+    let summary = t_with(
+        "jobs-array-summary",
+        &[
+            ("total", array.total.into()),
+            ("spec", array.spec.clone().into()),
+            ("limit", limit.into()),
+            ("counts", counts_text(&array).into()),
+        ],
+    );
     view! {
-        <p data-testid="array-summary">
-            {format!("{} elements ({}{limit}): {}", array.total, array.spec, counts_text(&array))}
-        </p>
-        {unfinished(&array).then(|| view! { <CancelArrayButton id=array.id/> })}
+        <p data-testid="array-summary">{summary}</p>
+        {unfinished(&array).then(|| view! { <CancelArrayButton id=array.id w=cancel_words()/> })}
     }
 }
 
 #[component]
 fn JobTable(jobs: Vec<JobView>, arrays: Vec<ArraySummary>, grouped: bool) -> impl IntoView {
     if jobs.is_empty() {
-        return view! { <p class="muted" data-testid="jobs">"No jobs."</p> }.into_any();
+        return view! { <p class="muted" data-testid="jobs">{t("jobs-none")}</p> }.into_any();
     }
     // an array shows once, where its newest element on this page is
     let mut seen = std::collections::HashSet::new();
@@ -117,7 +138,7 @@ fn JobTable(jobs: Vec<JobView>, arrays: Vec<ArraySummary>, grouped: bool) -> imp
     view! {
         <div class="scroll" tabindex="0">
         <table class="table" data-testid="jobs">
-            <thead><tr><th>"Job"</th><th>"User"</th><th>"State"</th><th>"GPUs"</th><th>"Where"</th><th>"Submitted"</th><th>"Ended"</th></tr></thead>
+            <thead><tr>{COLUMNS.iter().map(|c| view! { <th>{t(&format!("jobs-col-{c}"))}</th> }).collect_view()}</tr></thead>
             <tbody>{rows}</tbody>
         </table>
         </div>
@@ -134,7 +155,7 @@ fn JobRow(j: JobView) -> impl IntoView {
     view! {
         <tr data-job=j.id>
             <td><a href=format!("/jobs/{}", j.id)>{label}</a>
-                {(j.kind == crate::model::JobKind::Session).then(|| view! { <span class="badge" data-testid="session-badge">"notebook session"</span> })}</td>
+                {(j.kind == crate::model::JobKind::Session).then(|| view! { <span class="badge" data-testid="session-badge">{t("jobs-session-badge")}</span> })}</td>
             <td>{j.user.clone()}</td>
             <td><span class="state" data-state=j.state.as_str()>{j.state.as_str()}</span></td>
             <td>{j.num_gpus}</td>
@@ -152,9 +173,9 @@ fn ArrayRow(j: JobView, summary: Option<ArraySummary>) -> impl IntoView {
     let (counts, total, open) = summary.as_ref().map(|s| (counts_text(s), s.total, unfinished(s))).unwrap_or_default();
     view! {
         <tr data-array=id>
-            <td><a href=format!("/jobs?array={id}")>{format!("Array #{id} {} ({total} elements)", j.name)}</a></td>
+            <td><a href=format!("/jobs?array={id}")>{t_with("jobs-array-row", &[("id", id.into()), ("name", j.name.clone().into()), ("total", total.into())])}</a></td>
             <td>{j.user.clone()}</td>
-            <td><span data-testid="array-counts">{counts}</span> {open.then(|| view! { <CancelArrayButton id/> })}</td>
+            <td><span data-testid="array-counts">{counts}</span> {open.then(|| view! { <CancelArrayButton id w=cancel_words()/> })}</td>
             <td>{j.num_gpus}</td>
             <td></td>
             <td><Time at=j.submitted_at.clone()/></td>
@@ -163,23 +184,48 @@ fn ArrayRow(j: JobView, summary: Option<ArraySummary>) -> impl IntoView {
     }
 }
 
+/// The words of [`CancelArrayButton`], looked up on the server.
+fn cancel_words() -> Words {
+    words(CANCEL_KEYS)
+}
+
 /// Cancels every unfinished element, after asking once more.
 #[island]
-fn CancelArrayButton(id: i64) -> impl IntoView {
+fn CancelArrayButton(id: i64, w: Words) -> impl IntoView {
     let cancel = ServerAction::<CancelArray>::new();
+    let done = format!(" {}", w.get("jobs-array-cancelled"));
     view! {
         <span class="cancel">
             <ConfirmButton
-                label="Cancel array…"
-                question="Cancel every unfinished element?"
-                yes="Yes, cancel them"
-                no="Keep them"
+                label=w.get("jobs-cancel-array")
+                question=w.get("jobs-cancel-array-question")
+                yes=w.get("jobs-cancel-array-yes")
+                no=w.get("jobs-cancel-array-no")
                 on_yes=move |_| { cancel.dispatch(CancelArray { id }); }
             />
             {move || cancel.value().get().map(|r| match r {
-                Ok(_) => view! { <span role="status" data-testid="array-cancelled">" Cancelled."</span> }.into_any(),
+                Ok(_) => view! { <span role="status" data-testid="array-cancelled">{done.clone()}</span> }.into_any(),
                 Err(e) => view! { <ErrorText error=e/> }.into_any(),
             })}
         </span>
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+    use crate::i18n::{message_ids, EN_SOURCE, KO_SOURCE};
+
+    /// The keys this page composes at run time exist in both languages.
+    #[test]
+    fn every_composed_key_exists() {
+        let mut keys: Vec<String> = COLUMNS.iter().map(|c| format!("jobs-col-{c}")).collect();
+        keys.extend(FILTERS.iter().map(|(key, _)| key.to_string()));
+        keys.extend(CANCEL_KEYS.iter().map(|k| k.to_string()));
+        for source in [EN_SOURCE, KO_SOURCE] {
+            let ids = message_ids(source);
+            let missing: Vec<_> = keys.iter().filter(|k| !ids.contains(k)).collect();
+            assert!(missing.is_empty(), "missing: {missing:?}");
+        }
     }
 }

@@ -11,6 +11,7 @@ use leptos::prelude::*;
 
 /// The messages the queue island shows.
 const KEYS: &[&str] = &[
+    "reason-how",
     "queue-title",
     "queue-intro",
     "queue-global",
@@ -102,12 +103,13 @@ fn QueueTable(
         .iter()
         .map(|c| w.get(&format!("queue-col-{c}")))
         .collect();
-    let (other_lab, about, estimate, reserved, on) = (
+    let (other_lab, about, estimate, reserved, on, how) = (
         w.get("queue-other-lab"),
         w.get("queue-about"),
         w.get("queue-estimate"),
         w.get("queue-reserved"),
         w.get("queue-on"),
+        w.get("reason-how"),
     );
     view! {
         {more}
@@ -131,7 +133,7 @@ fn QueueTable(
                     });
                     let reason = e.pending_reason.clone().map(|r| {
                         let words = reasons.iter().find(|(k, _)| *k == r).map(|(_, v)| v.clone()).unwrap_or_else(|| crate::model::views::reason_in_words(&r));
-                        view! { <ReasonText reason=r words/> }
+                        view! { <ReasonText reason=r words how=how.clone()/> }
                     });
                     let start = e.estimated_start.clone().map(|at| view! { {about.clone()} " " <Time at=at/> " " {estimate.clone()} });
                     view! {

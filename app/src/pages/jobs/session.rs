@@ -5,6 +5,7 @@
 //! and, in its last ten idle minutes, the warning.
 
 use crate::api::{session_apps, StartSession};
+use crate::i18n::Words;
 use crate::model::views::{reason_in_words, JobDetail};
 use crate::model::SessionState;
 use crate::pages::components::{ReadyWorkspaceOptions, Time};
@@ -48,8 +49,11 @@ pub fn StartNotebook() -> impl IntoView {
 }
 
 /// Where a session stands, on its job page (refreshed with it); nothing
-/// for a batch job.
-pub fn session_panel(detail: &JobDetail) -> Option<AnyView> {
+/// for a batch job. In the reader's language: `w` is the page's words.
+pub fn session_panel(detail: &JobDetail, w: &Words) -> Option<AnyView> {
+    let get = |key: &str| w.get(key);
+    let fill =
+        |key: &str, args: &[(&str, String)]| args.iter().fold(get(key), |t, (k, v)| t.replace(&format!("{{${k}}}"), v));
     let job = &detail.job;
     let session = job.session.clone()?;
     let app = if session.app == "jupyterlab" { "JupyterLab".to_string() } else { session.app.clone() };
@@ -57,51 +61,53 @@ pub fn session_panel(detail: &JobDetail) -> Option<AnyView> {
         SessionState::Waiting => view! {
             <p data-testid="session-waiting">
                 {match job.rank {
-                    Some(rank) => format!("Waiting in the queue: place {rank}"),
-                    None => "Waiting in the queue".to_string(),
+                    Some(rank) => fill("session-waiting-at", &[("rank", rank.to_string())]),
+                    None => get("session-waiting"),
                 }}
                 {job.pending_reason.clone().map(|r| format!(" — {}", reason_in_words(&r)))}
                 "."
                 {job.estimated_start.clone().map(|at| view! {
-                    " Expected to start about " <Time at=at/> " (an estimate)."
+                    " " {get("job-estimate")} <Time at=at/> "."
                 })}
             </p>
         }
         .into_any(),
         SessionState::Starting => {
-            view! { <p data-testid="session-starting">{format!("Starting {app}… this page opens it once it answers.")}</p> }.into_any()
+            view! { <p data-testid="session-starting">{fill("session-starting", &[("app", app.clone())])}</p> }.into_any()
         }
         SessionState::Ready => view! {
             {detail.can_open.then(|| view! {
                 <p><a class="button primary" href=session.url.clone() target="_blank" rel="noopener" data-testid="open-session">
-                    {format!("Open {app}")}
+                    {fill("session-open", &[("app", app.clone())])}
                 </a></p>
             })}
-            {detail.minutes_left.map(|m| view! { <p data-testid="session-time-left">{format!("Time left: {}", minutes_in_words(m))}</p> })}
+            {detail.minutes_left.map(|m| view! { <p data-testid="session-time-left">{fill("session-time-left", &[("left", minutes_in_words(m, &get))])}</p> })}
             {detail.idle_minutes_left.map(|m| view! {
                 <p class="error" role="alert" data-testid="idle-warning">
-                    {format!("Nobody has used this session for a while: it ends in {} unless you use it (open it, or keep a kernel busy).", minutes_in_words(m))}
+                    {fill("session-idle", &[("left", minutes_in_words(m, &get))])}
                 </p>
             })}
         }
         .into_any(),
-        SessionState::Ended => view! { <p class="muted" data-testid="session-ended">"This session has ended."</p> }.into_any(),
+        SessionState::Ended => view! { <p class="muted" data-testid="session-ended">{get("session-ended")}</p> }.into_any(),
     };
     Some(view! {
         <section class="card" aria-labelledby="session-h" data-testid="session" data-session-state=format!("{:?}", session.state).to_uppercase()>
-            <h2 id="session-h">{format!("{app} session")}</h2>
+            <h2 id="session-h">{fill("session-title", &[("app", app)])}</h2>
             {body}
         </section>
     }
     .into_any())
 }
 
-fn minutes_in_words(m: i64) -> String {
+/// Minutes as a person would say them, in the words `get` looks up.
+fn minutes_in_words(m: i64, get: &dyn Fn(&str) -> String) -> String {
+    let fill =
+        |key: &str, args: &[(&str, String)]| args.iter().fold(get(key), |t, (k, v)| t.replace(&format!("{{${k}}}"), v));
     match m {
-        0 => "less than a minute".into(),
-        1 => "1 minute".into(),
-        m if m < 120 => format!("{m} minutes"),
-        m => format!("{} h {} min", m / 60, m % 60),
+        0 => get("session-less-than-minute"),
+        m if m < 120 => fill("session-minutes", &[("n", m.to_string())]),
+        m => fill("job-hours-minutes", &[("h", (m / 60).to_string()), ("m", (m % 60).to_string())]),
     }
 }
 
@@ -109,9 +115,17 @@ fn minutes_in_words(m: i64) -> String {
 mod tests {
     #[test]
     fn minutes_read_as_a_person_would_say_them() {
-        assert_eq!(super::minutes_in_words(0), "less than a minute");
-        assert_eq!(super::minutes_in_words(1), "1 minute");
-        assert_eq!(super::minutes_in_words(9), "9 minutes");
-        assert_eq!(super::minutes_in_words(239), "3 h 59 min");
+        let english = |key: &str| {
+            match key {
+                "session-less-than-minute" => "less than a minute",
+                "session-minutes" => "{$n} min",
+                "job-hours-minutes" => "{$h} h {$m} min",
+                other => other,
+            }
+            .to_string()
+        };
+        assert_eq!(super::minutes_in_words(0, &english), "less than a minute");
+        assert_eq!(super::minutes_in_words(9, &english), "9 min");
+        assert_eq!(super::minutes_in_words(239, &english), "3 h 59 min");
     }
 }
