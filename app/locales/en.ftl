@@ -329,3 +329,78 @@ session-idle = Nobody has used this session for a while: it ends in { $left } un
 session-ended = This session has ended.
 session-less-than-minute = less than a minute
 session-minutes = { $n } minutes
+
+## The submit form
+
+submit-title = Submit a job
+submit-name = Name
+submit-script = Script (run with bash)
+submit-script-file = …or load it from a file
+submit-gpus = GPUs
+submit-gpus-help = All on one node, at most the tier's per-job maximum.{" "}
+submit-gpus-link = How multi-GPU jobs wait
+submit-limit = Time limit (minutes, empty = default)
+submit-limit-help = The job is stopped there (SIGTERM, then SIGKILL after a grace).{" "}
+submit-limit-link = Limits
+submit-vram = Minimum GPU memory (GB, empty = any tier)
+submit-vram-help = After a GPU out-of-memory error the job is retried on a larger tier by itself.{" "}
+submit-vram-link = Out of GPU memory
+submit-workspace = Workspace (container image)
+submit-workspace-none = none (run on the node)
+submit-workspace-help = Jobs have no network: install packages into a workspace.{" "}
+submit-workspace-link = Isolation
+submit-after = Run after (e.g. ok:12,any:13 — jobs of your lab; empty = at once)
+submit-after-help = ok: once it completes · any: once it ends · notok: once it fails or is cancelled
+submit-array = Array (e.g. 0-15%4: 16 copies, at most 4 at once; empty = one job)
+submit-env = Environment (KEY=value per line)
+submit-env-help = JOB_OUTPUT_DIR, JOB_ATTEMPT and CUDA_VISIBLE_DEVICES are set for you.
+submit-button = Submit
+submit-paused = Submissions are paused for maintenance ({ $phase }). Running jobs finish; try again when it ends.
+
+## Starting a notebook
+
+notebook-title = Start a notebook
+notebook-intro = JupyterLab on a GPU, queued by your lab's fair share like any job, opened here in the browser. It ends at its time limit, when you cancel it, or after an idle hour.
+notebook-app = Notebook app
+notebook-gpus = Notebook GPUs
+notebook-limit = Notebook time limit (minutes, empty = default)
+notebook-workspace = Notebook workspace (container image)
+notebook-workspace-none = none (the node's own JupyterLab)
+notebook-start = Start a notebook
+
+## The usage page
+
+usage-title = Lab usage
+usage-report = Monthly report
+usage-explain = Usage counts GPU time weighted by the GPU's speed (GPU-seconds × the tier's TFLOPS) and halves every week, so old usage fades. The lab that used least goes first in the queue.
+usage-col-lab = Lab
+usage-col-usage = Usage now (TFLOP·s)
+usage-col-share = Share
+usage-col-running = GPUs running
+usage-col-waiting = Jobs waiting
+usage-30-days = 30 days
+usage-last-30 = { $lab }: the last 30 days
+usage-standing = Your lab ({ $lab }) used { $share } % of all labs' recent GPU time; { $less ->
+        [0] no lab used less, so your waiting jobs are first in line
+        [one] 1 lab used less and goes ahead of you
+       *[other] { $less } labs used less and go ahead of you
+    }{ $more ->
+        [0] {""}
+        [one] ; 1 lab used more and waits behind you
+       *[other] ; { $more } labs used more and wait behind you
+    }.
+report-title = { $from } to { $to }, by { $by } (raw usage, research and reservation charges, not decayed)
+report-month = Month
+report-by = By
+report-show = Show
+report-csv = Download CSV
+report-none = No usage in this month.
+report-jobs = Jobs
+report-gpu-hours = GPU-hours
+chart-label = Daily usage of { $lab }, 30 days: { $total } TFLOP·s, { $hours } GPU-hours in all
+chart-axis = TFLOP·s per day
+chart-day-axis = day (UTC)
+chart-hint = {" "}· hover or tab to a day for its values
+chart-table = The numbers, day by day
+chart-col-day = Day
+chart-col-tier = By tier

@@ -314,3 +314,76 @@ session-idle = 한동안 이 세션을 아무도 사용하지 않았습니다: �
 session-ended = 이 세션은 종료되었습니다.
 session-less-than-minute = 1분 미만
 session-minutes = { $n }분
+
+## 작업 제출 양식
+
+submit-title = 작업 제출
+submit-name = 이름
+submit-script = 스크립트 (bash로 실행)
+submit-script-file = …또는 파일에서 불러오기
+submit-gpus = GPU 수
+submit-gpus-help = 모두 한 노드에 배정되며, 티어의 작업당 최대치를 넘을 수 없습니다.{" "}
+submit-gpus-link = 다중 GPU 작업이 기다리는 방식
+submit-limit = 시간 제한 (분, 비우면 기본값)
+submit-limit-help = 이 시간에 작업이 중지됩니다 (SIGTERM, 유예 시간 후 SIGKILL).{" "}
+submit-limit-link = 제한
+submit-vram = 최소 GPU 메모리 (GB, 비우면 모든 티어)
+submit-vram-help = GPU 메모리 부족(OOM)으로 실패하면 더 큰 티어에서 자동으로 다시 실행됩니다.{" "}
+submit-vram-link = GPU 메모리 부족
+submit-workspace = 워크스페이스 (컨테이너 이미지)
+submit-workspace-none = 없음 (노드에서 바로 실행)
+submit-workspace-help = 작업에서는 네트워크를 쓸 수 없습니다: 패키지는 워크스페이스에 설치하세요.{" "}
+submit-workspace-link = 격리
+submit-after = 선행 작업 (예: ok:12,any:13 — 우리 연구실 작업; 비우면 바로)
+submit-after-help = ok: 완료되면 · any: 끝나면 · notok: 실패하거나 취소되면
+submit-array = 배열 (예: 0-15%4: 16개, 동시에 최대 4개; 비우면 작업 하나)
+submit-env = 환경 변수 (한 줄에 KEY=value)
+submit-env-help = JOB_OUTPUT_DIR, JOB_ATTEMPT, CUDA_VISIBLE_DEVICES는 자동으로 설정됩니다.
+submit-button = 제출
+submit-paused = 점검 중이라 제출이 멈춰 있습니다 ({ $phase }). 실행 중인 작업은 끝까지 실행됩니다; 점검이 끝나면 다시 시도하세요.
+
+## 노트북 시작
+
+notebook-title = 노트북 시작
+notebook-intro = GPU에서 실행되는 JupyterLab입니다. 다른 작업처럼 연구실의 공정성 정책(fair-share)에 따라 대기열에 들어가고, 이 브라우저에서 열립니다. 시간 제한에 이르거나, 취소하거나, 한 시간 동안 사용하지 않으면 종료됩니다.
+notebook-app = 노트북 앱
+notebook-gpus = 노트북 GPU 수
+notebook-limit = 노트북 시간 제한 (분, 비우면 기본값)
+notebook-workspace = 노트북 워크스페이스 (컨테이너 이미지)
+notebook-workspace-none = 없음 (노드에 설치된 JupyterLab)
+notebook-start = 노트북 시작
+
+## 사용량 페이지
+
+usage-title = 연구실 사용량
+usage-report = 월별 보고서
+usage-explain = 사용량은 GPU 시간에 GPU 속도를 곱해 셉니다 (GPU-초 × 티어의 TFLOPS). 매주 절반으로 줄어들어 오래된 사용량은 점점 사라집니다. 사용량이 가장 적은 연구실이 대기열에서 먼저 갑니다.
+usage-col-lab = 연구실
+usage-col-usage = 현재 사용량 (TFLOP·s)
+usage-col-share = 비율
+usage-col-running = 실행 중인 GPU
+usage-col-waiting = 대기 중인 작업
+usage-30-days = 30일
+usage-last-30 = { $lab }: 최근 30일
+usage-standing = 우리 연구실({ $lab })은 전체 연구실의 최근 GPU 시간 중 { $share } %를 사용했습니다. { $less ->
+        [0] 사용량이 더 적은 연구실이 없어, 우리 대기 작업이 맨 앞입니다
+       *[other] 사용량이 더 적은 연구실 { $less }곳이 우리보다 먼저 갑니다
+    }{ $more ->
+        [0] {""}
+       *[other] ; 사용량이 더 많은 연구실 { $more }곳은 우리 뒤에서 기다립니다
+    }.
+report-title = { $from } ~ { $to }, { $by }별 (감쇠 전 원래 사용량: 연구 작업과 예약 요금)
+report-month = 월
+report-by = 기준
+report-show = 보기
+report-csv = CSV 내려받기
+report-none = 이 달에는 사용량이 없습니다.
+report-jobs = 작업 수
+report-gpu-hours = GPU-시간
+chart-label = { $lab }의 일별 사용량, 30일: 합계 { $total } TFLOP·s, { $hours } GPU-시간
+chart-axis = 일별 TFLOP·s
+chart-day-axis = 날짜 (UTC)
+chart-hint = {" "}· 날짜에 마우스를 올리거나 Tab으로 이동하면 값이 보입니다
+chart-table = 날짜별 수치
+chart-col-day = 날짜
+chart-col-tier = 티어별

@@ -136,7 +136,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
                 }.into_any()
             }}
         </section>
-        <StartNotebook/>
+        <StartNotebook w=crate::i18n::words(crate::pages::jobs::NOTEBOOK_KEYS)/>
         <section aria-labelledby="labs-h">
             <h2 id="labs-h">{t("dash-labs")}</h2>
             <p class="muted">{t("dash-labs-note")} " " <a href="/policy#fair-share">{t("sec-fair-share")}</a></p>

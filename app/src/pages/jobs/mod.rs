@@ -11,5 +11,5 @@ mod submit;
 pub use detail::JobPage;
 pub use list::JobsPage;
 pub use queue::QueuePage;
-pub use session::StartNotebook;
+pub use session::{StartNotebook, NOTEBOOK_KEYS};
 pub use submit::SubmitPage;

@@ -13,17 +13,31 @@ use leptos::prelude::*;
 
 /// The form: app, GPUs, time limit, workspace. On success the browser
 /// goes to the session's page.
+/// The words of [`StartNotebook`], looked up on the server.
+pub const NOTEBOOK_KEYS: &[&str] = &[
+    "notebook-title",
+    "notebook-intro",
+    "notebook-app",
+    "notebook-gpus",
+    "notebook-limit",
+    "notebook-workspace",
+    "notebook-workspace-none",
+    "notebook-start",
+];
+
 #[island]
-pub fn StartNotebook() -> impl IntoView {
+pub fn StartNotebook(w: Words) -> impl IntoView {
+    let w = StoredValue::new(w);
+    let get = move |key: &str| w.with_value(|w| w.get(key));
     let start = ServerAction::<StartSession>::new();
     let apps = Resource::new(|| (), |_| session_apps());
     let error = move || start.value().get().and_then(|r| r.err()).map(|e| e.message);
     view! {
         <ActionForm action=start attr:class="card form" attr:data-testid="start-notebook">
-            <h2 id="notebook-h">"Start a notebook"</h2>
-            <p class="muted">"JupyterLab on a GPU, queued by your lab's fair share like any job, opened here in the browser. It ends at its time limit, when you cancel it, or after an idle hour."</p>
+            <h2 id="notebook-h">{get("notebook-title")}</h2>
+            <p class="muted">{get("notebook-intro")}</p>
             {move || error().map(|e| view! { <p class="error" role="alert" data-testid="notebook-error">{e}</p> })}
-            <label for="session-app">"Notebook app"</label>
+            <label for="session-app">{get("notebook-app")}</label>
             <select id="session-app" name="app">
                 <Suspense fallback=|| view! { <option value="jupyterlab">"jupyterlab"</option> }>
                     {move || Suspend::new(async move {
@@ -34,16 +48,16 @@ pub fn StartNotebook() -> impl IntoView {
                     })}
                 </Suspense>
             </select>
-            <label for="session-gpus">"Notebook GPUs"</label>
+            <label for="session-gpus">{get("notebook-gpus")}</label>
             <input id="session-gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
-            <label for="session-time">"Notebook time limit (minutes, empty = default)"</label>
+            <label for="session-time">{get("notebook-limit")}</label>
             <input id="session-time" name="time_limit_minutes" type="number" min="1" placeholder="240"/>
-            <label for="session-workspace">"Notebook workspace (container image)"</label>
+            <label for="session-workspace">{get("notebook-workspace")}</label>
             <select id="session-workspace" name="workspace">
-                <option value="">"none (the node's own JupyterLab)"</option>
+                <option value="">{get("notebook-workspace-none")}</option>
                 <ReadyWorkspaceOptions/>
             </select>
-            <button type="submit" disabled=move || start.pending().get()>"Start a notebook"</button>
+            <button type="submit" disabled=move || start.pending().get()>{get("notebook-start")}</button>
         </ActionForm>
     }
 }

@@ -3,6 +3,7 @@
 //! (a day is focusable), and the same numbers as a table — TFLOP·s and
 //! GPU-hours — for screen readers and anyone who wants them.
 
+use crate::i18n::{t, t_with};
 use crate::model::views::LabUsageSeries;
 use leptos::prelude::*;
 
@@ -60,11 +61,13 @@ pub fn Chart(series: LabUsageSeries) -> impl IntoView {
     let last = days.len().saturating_sub(1);
     let total: f64 = days.iter().map(|d| d.usage_tflop_s).sum();
     let total_hours: f64 = days.iter().map(|d| d.gpu_hours).sum();
-    let label = format!(
-        "Daily usage of {}, 30 days: {} TFLOP·s, {:.1} GPU-hours in all",
-        series.lab,
-        compact(total),
-        total_hours
+    let label = t_with(
+        "chart-label",
+        &[
+            ("lab", series.lab.clone().into()),
+            ("total", compact(total).into()),
+            ("hours", format!("{total_hours:.1}").into()),
+        ],
     );
     view! {
         <figure class="chart">
@@ -75,7 +78,7 @@ pub fn Chart(series: LabUsageSeries) -> impl IntoView {
                     <text x=LEFT - 6.0 y=y_of(*v) + 4.0 text-anchor="end" class="tick">{compact(*v)}</text>
                 }).collect_view()}
                 <text x="12" y=TOP + plot_h / 2.0 class="axis-title" text-anchor="middle"
-                    transform=format!("rotate(-90 12 {})", TOP + plot_h / 2.0)>"TFLOP·s per day"</text>
+                    transform=format!("rotate(-90 12 {})", TOP + plot_h / 2.0)>{t("chart-axis")}</text>
                 <line x1=LEFT x2=W - 8.0 y1=TOP + plot_h y2=TOP + plot_h class="axis"/>
                 // one focusable group per day: its bars, its day tick every
                 // 5 days, and its values shown on hover or focus
@@ -103,18 +106,18 @@ pub fn Chart(series: LabUsageSeries) -> impl IntoView {
                         </g>
                     }
                 }).collect_view()}
-                <text x=LEFT + plot_w / 2.0 y=H - 2.0 text-anchor="middle" class="axis-title">"day (UTC)"</text>
+                <text x=LEFT + plot_w / 2.0 y=H - 2.0 text-anchor="middle" class="axis-title">{t("chart-day-axis")}</text>
             </svg>
             <figcaption>
                 {tiers.iter().map(|t| view! { <span class="key"><span class="swatch" style=format!("background:{}", colour(t))></span>{t.clone()}" "</span> }).collect_view()}
-                " · hover or tab to a day for its values"
+                {t("chart-hint")}
             </figcaption>
         </figure>
         <details class="chart-table">
-            <summary>"The numbers, day by day"</summary>
+            <summary>{t("chart-table")}</summary>
             <div class="scroll" tabindex="0">
             <table class="table" data-testid="usage-table">
-                <thead><tr><th>"Day"</th><th>"TFLOP·s"</th><th>"GPU-hours"</th><th>"By tier"</th></tr></thead>
+                <thead><tr><th>{t("chart-col-day")}</th><th>"TFLOP·s"</th><th>{t("report-gpu-hours")}</th><th>{t("chart-col-tier")}</th></tr></thead>
                 <tbody>
                     {days.iter().rev().filter(|d| d.usage_tflop_s > 0.0).map(|d| view! {
                         <tr>

@@ -9,6 +9,7 @@ use chart::Chart;
 use report::Report;
 
 use crate::api::{usage_page, usage_report};
+use crate::i18n::{t, t_with};
 use crate::model::views::UsagePage;
 use crate::pages::components::{ErrorText, Layout};
 use leptos::prelude::*;
@@ -25,8 +26,8 @@ pub fn UsagePageView() -> impl IntoView {
         Resource::new(move || (month(), by()), |(month, by)| usage_report(month, by.unwrap_or_else(|| "user".into())));
     view! {
         <Layout>
-            <h1>"Lab usage"</h1>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h1>{t("usage-title")}</h1>
+            <Transition fallback=|| view! { <p>{t("loading")}</p> }>
                 {move || Suspend::new(async move {
                     match data.await {
                         Ok(page) => view! { <Usage page/> }.into_any(),
@@ -35,8 +36,8 @@ pub fn UsagePageView() -> impl IntoView {
                 })}
             </Transition>
             <section aria-labelledby="report-h">
-                <h2 id="report-h">"Monthly report"</h2>
-                <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                <h2 id="report-h">{t("usage-report")}</h2>
+                <Transition fallback=|| view! { <p>{t("loading")}</p> }>
                     {move || Suspend::new(async move {
                         match report.await {
                             Ok(r) => view! { <Report report=r/> }.into_any(),
@@ -57,10 +58,10 @@ fn Usage(page: UsagePage) -> impl IntoView {
     let summary = standing(&page.my_lab, share, page.labs.iter().map(|l| l.usage_tflop_s), mine);
     view! {
         <p data-testid="share">{summary}</p>
-        <p class="muted">"Usage counts GPU time weighted by the GPU's speed (GPU-seconds × the tier's TFLOPS) and halves every week, so old usage fades. The lab that used least goes first in the queue."</p>
+        <p class="muted">{t("usage-explain")}</p>
         <div class="scroll" tabindex="0">
         <table class="table" data-testid="labs">
-            <thead><tr><th>"Lab"</th><th>"Usage now (TFLOP·s)"</th><th>"Share"</th><th>"GPUs running"</th><th>"Jobs waiting"</th><th></th></tr></thead>
+            <thead><tr><th>{t("usage-col-lab")}</th><th>{t("usage-col-usage")}</th><th>{t("usage-col-share")}</th><th>{t("usage-col-running")}</th><th>{t("usage-col-waiting")}</th><th></th></tr></thead>
             <tbody>
                 {page.labs.iter().map(|l| {
                     let pct = if total > 0.0 { 100.0 * l.usage_tflop_s / total } else { 0.0 };
@@ -71,14 +72,14 @@ fn Usage(page: UsagePage) -> impl IntoView {
                             <td>{format!("{pct:.0}%")}</td>
                             <td>{l.running_gpus}</td>
                             <td>{l.queued_jobs}</td>
-                            <td><a href=format!("/usage?lab={}", l.name)>"30 days"</a></td>
+                            <td><a href=format!("/usage?lab={}", l.name)>{t("usage-30-days")}</a></td>
                         </tr>
                     }
                 }).collect_view()}
             </tbody>
         </table>
         </div>
-        <h2>{format!("{}: the last 30 days", page.series.lab)}</h2>
+        <h2>{t_with("usage-last-30", &[("lab", page.series.lab.clone().into())])}</h2>
         <Chart series=page.series/>
     }
 }
@@ -86,7 +87,7 @@ fn Usage(page: UsagePage) -> impl IntoView {
 /// The viewer's lab's standing, for people: "Your lab (demo-lab) used 80 %
 /// of all labs' recent GPU time; 1 lab used less and goes ahead of you."
 fn standing(lab: &str, share: f64, usages: impl Iterator<Item = f64>, mine: f64) -> String {
-    let (mut less, mut more) = (0, 0);
+    let (mut less, mut more) = (0u32, 0u32);
     for u in usages {
         if u < mine {
             less += 1;
@@ -94,21 +95,13 @@ fn standing(lab: &str, share: f64, usages: impl Iterator<Item = f64>, mine: f64)
             more += 1;
         }
     }
-    let labs = |n: usize| if n == 1 { "1 lab".to_string() } else { format!("{n} labs") };
-    let ahead = match less {
-        0 => "no lab used less, so your waiting jobs are first in line".to_string(),
-        1 => "1 lab used less and goes ahead of you".to_string(),
-        n => format!("{} used less and go ahead of you", labs(n)),
-    };
-    let behind = match more {
-        0 => String::new(),
-        1 => "; 1 lab used more and waits behind you".to_string(),
-        n => format!("; {} used more and wait behind you", labs(n)),
-    };
-    format!("Your lab ({lab}) used {share:.0} % of all labs' recent GPU time; {ahead}{behind}.")
+    t_with(
+        "usage-standing",
+        &[("lab", lab.into()), ("share", format!("{share:.0}").into()), ("less", less.into()), ("more", more.into())],
+    )
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ssr"))]
 mod tests {
     #[test]
     fn the_standing_reads_as_a_sentence() {
