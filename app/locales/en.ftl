@@ -404,3 +404,55 @@ chart-hint = {" "}· hover or tab to a day for its values
 chart-table = The numbers, day by day
 chart-col-day = Day
 chart-col-tier = By tier
+
+## The account page
+
+account-with-password = with a password
+account-through-university = through the university
+account-no-uid = none yet (given at the first job)
+account-own-gid = the uid's own
+account-lab-admin = set by an admin
+account-lab-university = from the university (kept in step at each sign-in)
+account-signs-in = Signs in
+account-lab = Lab
+account-role = Role
+account-uid = Jobs run as uid
+account-gid = and group (gid)
+account-title = Account
+account-change-password = Change password
+account-current = Current password
+account-new = New password (10 characters or more)
+account-changed = Password changed.
+account-tokens = Personal tokens
+account-tokens-intro = For scripts and the jpu command (`jpu login --token`): send it as `Authorization: Bearer <token>`.
+account-token-name = Name (what it is for)
+account-token-days = Expires in (days, 1 to 365)
+account-create-token = Create token
+account-copy-now = “{ $name }”: copy it now, it is not shown again.
+account-expires = Expires
+account-no-tokens = No live tokens.
+account-col-name = Name
+account-col-created = Created
+account-col-used = Last used
+account-sign-in-token = (a sign-in)
+account-never = never
+account-revoke = Revoke
+
+## Notifications on the account page
+
+notify-title = Notifications
+notify-latest = Latest deliveries
+notify-col-event = Event
+notify-col-to = To
+notify-col-tries = Tries
+notify-col-problem = Problem
+notify-saved = Saved.
+notify-secret = Copy the webhook's signing secret now: it is not shown again.
+notify-signature = Each delivery carries X-JPU-Signature: sha256=<HMAC-SHA256 of the body with it>.
+notify-email = E-mail address (empty = no e-mail)
+notify-webhook = Webhook URL (http or https; empty = none)
+notify-when = Tell me when
+notify-save = Save notifications
+notify-event-started = a job starts
+notify-event-ended = a job ends (with why)
+notify-event-retried = a job is retried on a larger GPU after running out of memory

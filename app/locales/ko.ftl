@@ -387,3 +387,55 @@ chart-hint = {" "}· 날짜에 마우스를 올리거나 Tab으로 이동하면 
 chart-table = 날짜별 수치
 chart-col-day = 날짜
 chart-col-tier = 티어별
+
+## 계정 페이지
+
+account-with-password = 비밀번호로
+account-through-university = 학교 계정으로
+account-no-uid = 아직 없음 (첫 작업 때 부여)
+account-own-gid = uid와 같은 그룹
+account-lab-admin = 관리자가 지정
+account-lab-university = 학교 정보에서 (로그인할 때마다 갱신)
+account-signs-in = 로그인 방식
+account-lab = 연구실
+account-role = 역할
+account-uid = 작업 실행 uid
+account-gid = 그룹 (gid)
+account-title = 계정
+account-change-password = 비밀번호 변경
+account-current = 현재 비밀번호
+account-new = 새 비밀번호 (10자 이상)
+account-changed = 비밀번호를 바꿨습니다.
+account-tokens = 개인 토큰
+account-tokens-intro = 스크립트와 jpu 명령(`jpu login --token`)에서 씁니다: `Authorization: Bearer <token>` 헤더로 보내세요.
+account-token-name = 이름 (용도)
+account-token-days = 만료 (일, 1~365)
+account-create-token = 토큰 만들기
+account-copy-now = “{ $name }”: 지금 복사하세요. 다시 보여 주지 않습니다.
+account-expires = 만료
+account-no-tokens = 유효한 토큰이 없습니다.
+account-col-name = 이름
+account-col-created = 만든 때
+account-col-used = 마지막 사용
+account-sign-in-token = (로그인)
+account-never = 없음
+account-revoke = 폐기
+
+## 계정 페이지의 알림
+
+notify-title = 알림
+notify-latest = 최근 발송
+notify-col-event = 이벤트
+notify-col-to = 받는 곳
+notify-col-tries = 시도
+notify-col-problem = 문제
+notify-saved = 저장했습니다.
+notify-secret = 웹훅 서명 비밀값을 지금 복사하세요. 다시 보여 주지 않습니다.
+notify-signature = 발송마다 X-JPU-Signature: sha256=<이 값으로 만든 본문의 HMAC-SHA256> 헤더가 붙습니다.
+notify-email = 이메일 주소 (비우면 이메일 없음)
+notify-webhook = 웹훅 URL (http 또는 https; 비우면 없음)
+notify-when = 알림 받을 때
+notify-save = 알림 설정 저장
+notify-event-started = 작업이 시작될 때
+notify-event-ended = 작업이 끝날 때 (이유 포함)
+notify-event-retried = 메모리 부족으로 더 큰 GPU에서 다시 실행될 때

@@ -3,14 +3,26 @@
 //! latest deliveries with how each went.
 
 use crate::api::{my_deliveries, notification_settings, SaveNotifications};
+use crate::i18n::{t, words, Words};
 use crate::model::views::NotificationSettings;
 use crate::pages::components::ErrorText;
 use leptos::prelude::*;
 
-const EVENTS: &[(&str, &str)] = &[
-    ("started", "a job starts"),
-    ("ended", "a job ends (with why)"),
-    ("retried", "a job is retried on a larger GPU after running out of memory"),
+/// The events one may ask to hear of (`notify-event-{name}`).
+const EVENTS: &[&str] = &["started", "ended", "retried"];
+
+/// The words of the form's island, looked up on the server.
+const KEYS: [&str; 10] = [
+    "notify-saved",
+    "notify-secret",
+    "notify-signature",
+    "notify-email",
+    "notify-webhook",
+    "notify-when",
+    "notify-save",
+    "notify-event-started",
+    "notify-event-ended",
+    "notify-event-retried",
 ];
 
 /// Server-rendered: the settings it starts from and the deliveries are
@@ -22,25 +34,25 @@ pub fn NotificationsPanel() -> impl IntoView {
     let deliveries = Resource::new(|| (), |_| my_deliveries());
     view! {
         <section aria-labelledby="notify-h">
-            <h2 id="notify-h">"Notifications"</h2>
+            <h2 id="notify-h">{t("notify-title")}</h2>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     match settings.await {
-                        Ok(s) => view! { <NotificationsForm settings=s/> }.into_any(),
+                        Ok(s) => view! { <NotificationsForm settings=s w=words(&KEYS)/> }.into_any(),
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
                     }
                 })}
             </Suspense>
-            <h3>"Latest deliveries"</h3>
+            <h3>{t("notify-latest")}</h3>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     match deliveries.await {
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),
-                        Ok(d) if d.deliveries.is_empty() => view! { <p class="muted" data-testid="deliveries">"None yet."</p> }.into_any(),
+                        Ok(d) if d.deliveries.is_empty() => view! { <p class="muted" data-testid="deliveries">{t("job-files-none")}</p> }.into_any(),
                         Ok(d) => view! {
                             <div class="scroll" tabindex="0">
                             <table class="table" data-testid="deliveries">
-                                <thead><tr><th>"Job"</th><th>"Event"</th><th>"To"</th><th>"State"</th><th>"Tries"</th><th>"Problem"</th></tr></thead>
+                                <thead><tr><th>{t("jobs-col-job")}</th><th>{t("notify-col-event")}</th><th>{t("notify-col-to")}</th><th>{t("jobs-col-state")}</th><th>{t("notify-col-tries")}</th><th>{t("notify-col-problem")}</th></tr></thead>
                                 <tbody>
                                     {d.deliveries.into_iter().map(|d| view! {
                                         <tr>
@@ -65,17 +77,19 @@ pub fn NotificationsPanel() -> impl IntoView {
 
 /// The form, and what saving it answered (the webhook's secret, once).
 #[island]
-fn NotificationsForm(settings: NotificationSettings) -> impl IntoView {
+fn NotificationsForm(settings: NotificationSettings, w: Words) -> impl IntoView {
     let save = ServerAction::<SaveNotifications>::new();
+    let w = StoredValue::new(w);
+    let get = move |key: &str| w.with_value(|w| w.get(key));
     view! {
-        <SettingsForm settings save/>
+        <SettingsForm settings save w=w.get_value()/>
         {move || save.value().get().map(|r| match r {
             Ok(s) => view! {
                 <div class="card" role="status" data-testid="notify-saved">
-                    <p>"Saved."</p>
+                    <p>{get("notify-saved")}</p>
                     {s.webhook_secret.map(|secret| view! {
-                        <p><strong>"Copy the webhook's signing secret now: it is not shown again."</strong>
-                           " Each delivery carries X-JPU-Signature: sha256=<HMAC-SHA256 of the body with it>."</p>
+                        <p><strong>{get("notify-secret")}</strong>
+                           " " {get("notify-signature")}</p>
                         <code data-testid="webhook-secret">{secret}</code>
                     })}
                 </div>
@@ -86,23 +100,39 @@ fn NotificationsForm(settings: NotificationSettings) -> impl IntoView {
 }
 
 #[component]
-fn SettingsForm(settings: NotificationSettings, save: ServerAction<SaveNotifications>) -> impl IntoView {
+fn SettingsForm(settings: NotificationSettings, save: ServerAction<SaveNotifications>, w: Words) -> impl IntoView {
+    let w = StoredValue::new(w);
+    let get = move |key: &str| w.with_value(|w| w.get(key));
     view! {
         <ActionForm action=save attr:class="card form" attr:data-testid="notify-form">
-            <label for="notify-email">"E-mail address (empty = no e-mail)"</label>
+            <label for="notify-email">{get("notify-email")}</label>
             <input id="notify-email" name="email" type="email" maxlength="254" value=settings.email.unwrap_or_default()/>
-            <label for="notify-webhook">"Webhook URL (http or https; empty = none)"</label>
+            <label for="notify-webhook">{get("notify-webhook")}</label>
             <input id="notify-webhook" name="webhook_url" type="url" maxlength="2048" value=settings.webhook_url.unwrap_or_default()/>
             <fieldset>
-                <legend>"Tell me when"</legend>
-                {EVENTS.iter().map(|(name, words)| {
+                <legend>{get("notify-when")}</legend>
+                {EVENTS.iter().map(|name| {
                     let checked = settings.events.iter().any(|e| e == name);
                     view! {
-                        <label class="check"><input name=*name type="checkbox" value="on" checked=checked/>{*words}</label>
+                        <label class="check"><input name=*name type="checkbox" value="on" checked=checked/>{get(&format!("notify-event-{name}"))}</label>
                     }
                 }).collect_view()}
             </fieldset>
-            <button type="submit">"Save notifications"</button>
+            <button type="submit">{get("notify-save")}</button>
         </ActionForm>
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use crate::i18n::{message_ids, EN_SOURCE, KO_SOURCE};
+
+    #[test]
+    fn the_forms_words_exist() {
+        for source in [EN_SOURCE, KO_SOURCE] {
+            let ids = message_ids(source);
+            let missing: Vec<_> = super::KEYS.iter().filter(|k| !ids.iter().any(|id| id == *k)).collect();
+            assert!(missing.is_empty(), "missing: {missing:?}");
+        }
     }
 }
