@@ -1,7 +1,7 @@
 //! The admin pages' server functions: maintenance and the audit log, and
-//! one per form of the tiers, nodes, labs, users and backfill pages, each
-//! building an [`AdminAction`] for the backend, which checks the role and
-//! every field.
+//! [`admin_form`], which every form of the tiers, nodes, labs, users and
+//! backfill pages posts, building an [`AdminAction`] for the backend, which
+//! checks the role and every field.
 
 #[cfg(feature = "ssr")]
 use crate::model::admin::AdminAction;
@@ -39,100 +39,93 @@ pub async fn admin_cluster() -> Result<AdminClusterView, ConsoleError> {
     backend.admin_cluster(&who).await.map_err(answer)
 }
 
+/// Every form of the tiers, nodes, labs, people and backfill pages posts
+/// here: `form` (a hidden field) names which, and the fields that form
+/// has come along (the others are absent). One server function instead of
+/// one per form: each had its own form-encoding and answer code in the
+/// browser's bundle.
 #[server]
-pub async fn admin_create_tier(
-    name: String,
-    display_name: String,
-    vram_gb: String,
-    tflops: String,
-    sort_order: String,
-    max_gpus: String,
-) -> Result<String, ConsoleError> {
-    act(AdminAction::CreateTier { name, display_name, vram_gb, tflops, sort_order, max_gpus }).await
-}
-
-#[server]
-pub async fn admin_update_tier(
-    name: String,
-    vram_gb: String,
-    tflops: String,
-    sort_order: String,
-    max_gpus: String,
-) -> Result<String, ConsoleError> {
-    act(AdminAction::UpdateTier { name, vram_gb, tflops, sort_order, max_gpus }).await
-}
-
-#[server]
-pub async fn admin_set_tier_active(name: String, active: bool) -> Result<String, ConsoleError> {
-    act(AdminAction::SetTierActive { name, active }).await
-}
-
-#[server]
-pub async fn admin_create_node(name: String, tier: String, count: String) -> Result<String, ConsoleError> {
-    act(AdminAction::CreateNode { name, tier, count }).await
-}
-
-#[server]
-pub async fn admin_drain_node(name: String) -> Result<String, ConsoleError> {
-    act(AdminAction::DrainNode { name }).await
-}
-
-#[server]
-pub async fn admin_resume_node(name: String) -> Result<String, ConsoleError> {
-    act(AdminAction::ResumeNode { name }).await
-}
-
-/// One pattern per line.
-#[server]
-pub async fn admin_set_oom_patterns(patterns: String) -> Result<String, ConsoleError> {
-    act(AdminAction::SetOomPatterns { patterns }).await
-}
-
-#[server]
-pub async fn admin_delete_node(name: String) -> Result<String, ConsoleError> {
-    act(AdminAction::DeleteNode { name }).await
-}
-
-#[server]
-pub async fn admin_create_lab(name: String) -> Result<String, ConsoleError> {
-    act(AdminAction::CreateLab { name }).await
-}
-
-#[server]
-pub async fn admin_create_user(
-    username: String,
-    password: String,
-    lab: String,
-    role: String,
-    unix_uid: String,
-    max_concurrent: String,
-    // a checkbox: sent only when ticked
+#[allow(clippy::too_many_arguments)]
+pub async fn admin_form(
+    form: String,
+    name: Option<String>,
+    display_name: Option<String>,
+    vram_gb: Option<String>,
+    tflops: Option<String>,
+    sort_order: Option<String>,
+    max_gpus: Option<String>,
+    active: Option<String>,
+    tier: Option<String>,
+    count: Option<String>,
+    patterns: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+    lab: Option<String>,
+    role: Option<String>,
+    unix_uid: Option<String>,
+    max_concurrent: Option<String>,
+    // checkboxes: sent only when ticked
     local: Option<String>,
-) -> Result<String, ConsoleError> {
-    let local = local.is_some();
-    act(AdminAction::CreateUser { username, password, lab, role, unix_uid, max_concurrent, local }).await
-}
-
-#[server]
-pub async fn admin_update_user(
-    username: String,
-    lab: String,
-    role: String,
-    unix_uid: String,
-    max_concurrent: String,
-    password: String,
-    access: String,
-) -> Result<String, ConsoleError> {
-    act(AdminAction::UpdateUser { username, lab, role, unix_uid, max_concurrent, password, access }).await
-}
-
-/// `enabled` is a checkbox: present ("on") when ticked.
-#[server]
-pub async fn admin_set_backfill(
+    access: Option<String>,
     enabled: Option<String>,
-    command: String,
-    min_idle_seconds: String,
-    gpus_per_instance: String,
+    command: Option<String>,
+    min_idle_seconds: Option<String>,
+    gpus_per_instance: Option<String>,
 ) -> Result<String, ConsoleError> {
-    act(AdminAction::SetBackfill { enabled: enabled.is_some(), command, min_idle_seconds, gpus_per_instance }).await
+    let text = |v: Option<String>| v.unwrap_or_default();
+    let action = match form.as_str() {
+        "create_tier" => AdminAction::CreateTier {
+            name: text(name),
+            display_name: text(display_name),
+            vram_gb: text(vram_gb),
+            tflops: text(tflops),
+            sort_order: text(sort_order),
+            max_gpus: text(max_gpus),
+        },
+        "update_tier" => AdminAction::UpdateTier {
+            name: text(name),
+            vram_gb: text(vram_gb),
+            tflops: text(tflops),
+            sort_order: text(sort_order),
+            max_gpus: text(max_gpus),
+        },
+        "set_tier_active" => AdminAction::SetTierActive { name: text(name), active: active.as_deref() == Some("true") },
+        "create_node" => AdminAction::CreateNode { name: text(name), tier: text(tier), count: text(count) },
+        "drain_node" => AdminAction::DrainNode { name: text(name) },
+        "resume_node" => AdminAction::ResumeNode { name: text(name) },
+        "delete_node" => AdminAction::DeleteNode { name: text(name) },
+        "set_oom_patterns" => AdminAction::SetOomPatterns { patterns: text(patterns) },
+        "create_lab" => AdminAction::CreateLab { name: text(name) },
+        "create_user" => AdminAction::CreateUser {
+            username: text(username),
+            password: text(password),
+            lab: text(lab),
+            role: text(role),
+            unix_uid: text(unix_uid),
+            max_concurrent: text(max_concurrent),
+            local: local.is_some(),
+        },
+        "update_user" => AdminAction::UpdateUser {
+            username: text(username),
+            lab: text(lab),
+            role: text(role),
+            unix_uid: text(unix_uid),
+            max_concurrent: text(max_concurrent),
+            password: text(password),
+            access: text(access),
+        },
+        "set_backfill" => AdminAction::SetBackfill {
+            enabled: enabled.is_some(),
+            command: text(command),
+            min_idle_seconds: text(min_idle_seconds),
+            gpus_per_instance: text(gpus_per_instance),
+        },
+        other => {
+            return Err(crate::api::backend::answer(ConsoleError::new(
+                crate::model::error::ErrorCode::BadRequest,
+                format!("no such admin form: {other}"),
+            )))
+        }
+    };
+    act(action).await
 }

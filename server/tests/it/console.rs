@@ -235,3 +235,78 @@ async fn the_console_speaks_the_readers_language_and_keeps_their_choice() {
         .unwrap();
     assert!(html.contains(r#"<html lang="ko""#) && html.contains("대시보드"), "the account's choice");
 }
+
+/// The job page's summary, refreshed as HTML rendered on the server: only
+/// for those who may see the job, in the reader's language, its text
+/// escaped.
+#[tokio::test]
+async fn the_job_summary_refreshes_as_escaped_html_for_those_who_may_see_it() {
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn().await;
+    let token = app.demo_token().await;
+    let job = app
+        .post(Some(&token), "/v1/jobs", serde_json::json!({"name": "<b>bold</b>", "command": "true", "num_gpus": 1}))
+        .await;
+    let id = job.json::<serde_json::Value>().await.unwrap()["id"].as_i64().unwrap();
+    let panel = |client: &reqwest::Client| {
+        client
+            .post(app.url(app::pages::jobs::JobPanel::PATH))
+            .header("origin", &app.base)
+            .form(&[("id", id.to_string())])
+            .send()
+    };
+    let admin = app.admin_token().await;
+    app.researcher(&admin, "colleague", "demo-lab").await;
+    app.researcher(&admin, "stranger", "other-lab").await;
+    let anonymous = crate::helpers::client();
+    assert_eq!(panel(&anonymous).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+
+    assert_eq!(app.console_login("demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let resp = panel(&app.client).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let html: String = resp.json().await.unwrap();
+    assert!(html.contains(r#"data-testid="state""#) && html.contains("Job #"), "{html}");
+    assert!(html.contains("&lt;b&gt;bold&lt;/b&gt;") && !html.contains("<b>bold"), "the name is escaped: {html}");
+
+    // a lab colleague who reads Korean gets it in Korean; another lab's
+    // researcher does not get it at all
+    let colleague = crate::helpers::client();
+    assert_eq!(
+        app.console_login_as(&colleague, "colleague", "colleague-password").await.status(),
+        StatusCode::SEE_OTHER
+    );
+    let _ = colleague.get(app.url("/lang/ko?back=/")).send().await.unwrap();
+    let ko = panel(&colleague).await.unwrap().json::<String>().await.unwrap();
+    assert!(ko.contains("작업 #") && ko.contains("상태"), "{ko}");
+    let stranger = crate::helpers::client();
+    assert_eq!(app.console_login_as(&stranger, "stranger", "stranger-password").await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(panel(&stranger).await.unwrap().status(), StatusCode::NOT_FOUND, "another lab's job is not there");
+}
+
+/// Every admin form posts one server function that names the form; a
+/// researcher is refused, an unknown form is the caller's mistake.
+#[tokio::test]
+async fn the_admin_forms_server_function_checks_the_role_and_the_form() {
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn().await;
+    let path = app::api::admin::AdminForm::PATH;
+    let admin = app.admin_token().await;
+    let post = |client: &reqwest::Client, fields: &'static [(&'static str, &'static str)]| {
+        client.post(app.url(path)).header("origin", &app.base).form(fields).send()
+    };
+    let researcher = crate::helpers::client();
+    assert_eq!(app.console_login_as(&researcher, "demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let resp = post(&researcher, &[("form", "create_lab"), ("name", "lab-r")]).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+
+    assert_eq!(app.console_login("admin", ADMIN_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let resp = post(&app.client, &[("form", "create_lab"), ("name", "lab-a")]).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "{:?}", resp.text().await);
+    let labs = app.get(Some(&admin), "/v1/labs").await.text().await.unwrap();
+    assert!(labs.contains("\"lab-a\""), "{labs}");
+    let resp = post(&app.client, &[("form", "no_such_form")]).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    // a form's missing field is the form's own error, never a 500
+    let resp = post(&app.client, &[("form", "create_tier"), ("name", "t1")]).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}

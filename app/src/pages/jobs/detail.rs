@@ -3,7 +3,7 @@
 
 use super::session::session_panel;
 use crate::api::{job_detail, job_log, job_log_tail, CancelJob, JobScreen};
-use crate::i18n::{words, Words};
+use crate::i18n::{t, words, Words};
 use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout, ReasonText, Time};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -12,8 +12,83 @@ use leptos_router::hooks::use_params_map;
 pub fn JobPage() -> impl IntoView {
     let params = use_params_map();
     let id = params.with_untracked(|p| p.get("id").and_then(|id| id.parse::<i64>().ok()).unwrap_or(0));
-    view! { <Layout><JobPageBody id w=words(KEYS)/></Layout> }
+    let detail = Resource::new(|| (), move |_| job_detail(id));
+    view! {
+        <Layout>
+            <Suspense fallback=|| view! { <p>{t("loading")}</p> }>
+                {move || Suspend::new(async move {
+                    match detail.await {
+                        Ok(screen) => {
+                            let can_cancel = screen.detail.can_cancel;
+                            view! {
+                                <div id=LIVE_ID>
+                                    <JobSummary screen w=words(KEYS)/>
+                                </div>
+                                {can_cancel.then(|| view! { <CancelButton id w=words(CANCEL_KEYS)/> })}
+                                <JobLive id/>
+                            }.into_any()
+                        }
+                        Err(e) => view! { <h1>{t("job-title")}</h1> <ErrorText error=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <JobLog id w=words(LOG_KEYS)/>
+        </Layout>
+    }
 }
+
+/// The element whose content [`JobLive`] replaces.
+const LIVE_ID: &str = "job-live";
+
+/// The job's summary as HTML, rendered on the server in the reader's
+/// language, for [`JobLive`] to put in place: the page's summary changes
+/// without its code (the view, the job's types and their decoding) in
+/// the browser's bundle, where it cost 38 KB of the first load.
+#[server]
+pub async fn job_panel(id: i64) -> Result<String, crate::model::error::ConsoleError> {
+    use leptos::tachys::view::RenderHtml;
+    let screen = job_detail(id).await?;
+    Ok(view! { <JobSummary screen w=words(KEYS)/> }.to_html())
+}
+
+/// Refreshes the summary while the page is open: asks for it again every
+/// 1.5 s and replaces it when it changed (times are refined by
+/// `local-time.js`, which watches the page). Renders nothing itself.
+#[island]
+fn JobLive(id: i64) -> impl IntoView {
+    let tick = use_ticker(1500);
+    let last = StoredValue::new(String::new());
+    Effect::new(move |_| {
+        if tick.get() == 0 {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            if let Ok(html) = job_panel(id).await {
+                if last.with_value(|l| *l != html) {
+                    replace_inner_html(LIVE_ID, &html);
+                    last.set_value(html);
+                }
+            }
+        });
+    });
+}
+
+/// Puts `html` (rendered by this server, its text escaped) inside the
+/// element `id`.
+fn replace_inner_html(id: &str, html: &str) {
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    if let Some(el) = leptos::prelude::document().get_element_by_id(id) {
+        el.set_inner_html(html);
+    }
+    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+    let _ = (id, html);
+}
+
+/// The words of the log's island.
+const LOG_KEYS: &[&str] = &["job-log", "job-no-output", "job-earlier"];
+
+/// The words of the cancel button's island.
+const CANCEL_KEYS: &[&str] = &["job-cancel", "job-cancel-question", "job-cancel-yes", "job-cancel-no"];
 
 /// The words of the page's island, looked up on the server.
 const KEYS: &[&str] = &[
@@ -89,14 +164,13 @@ fn fill(text: String, args: &[(&str, String)]) -> String {
     args.iter().fold(text, |t, (k, v)| t.replace(&format!("{{${k}}}"), v))
 }
 
-/// The job, refreshed while the page is open (an island: the browser runs
-/// it; the rest of the page is plain server-rendered HTML).
+/// The job's log, growing while the page is open (an island: the browser
+/// runs it).
 #[island]
-fn JobPageBody(id: i64, w: Words) -> impl IntoView {
+fn JobLog(id: i64, w: Words) -> impl IntoView {
+    let tick = use_ticker(1500);
     let w = StoredValue::new(w);
     let get = move |key: &str| w.with_value(|w| w.get(key));
-    let tick = use_ticker(1500);
-    let detail = Resource::new(move || tick.get(), move |_| job_detail(id));
     // The log opens at its end (a long one showed only its first 256 KiB,
     // never where the job is now) and grows from there; earlier output is
     // loaded a page at a time on request.
@@ -125,14 +199,6 @@ fn JobPageBody(id: i64, w: Words) -> impl IntoView {
         });
     };
     view! {
-        <Transition fallback=move || view! { <p>{get("loading")}</p> }>
-            {move || Suspend::new(async move {
-                match detail.await {
-                    Ok(screen) => view! { <JobSummary screen w=w.get_value()/> }.into_any(),
-                    Err(e) => view! { <h1>{get("job-title")}</h1> <ErrorText error=e/> }.into_any(),
-                }
-            })}
-        </Transition>
         <section aria-labelledby="log-h">
             <h2 id="log-h">{get("job-log")}</h2>
             <Transition fallback=|| ()>
@@ -250,7 +316,6 @@ fn JobSummary(screen: JobScreen, w: Words) -> impl IntoView {
         })}
         {reservation}
         {job.last_error.clone().map(|e| view! { <p class="error">{fill(get("job-last-error"), &[("error", e)])}</p> })}
-        {detail.can_cancel.then(|| view! { <CancelButton id w=w.clone()/> })}
         <ol class="timeline" aria-label=get("job-timeline")>
             {timeline.into_iter().map(|(label, at)| view! {
                 <li class:done=at.is_some()><strong>{label}</strong> " " <Time at=at.clone()/></li>
@@ -299,12 +364,14 @@ fn JobSummary(screen: JobScreen, w: Words) -> impl IntoView {
     }
 }
 
-/// Cancel asks once more before it acts.
-#[component]
+/// Cancel asks once more before it acts; once the job is cancelled the
+/// button goes.
+#[island]
 fn CancelButton(id: i64, w: Words) -> impl IntoView {
     let cancel = ServerAction::<CancelJob>::new();
+    let done = move || cancel.value().get().is_some_and(|r| r.is_ok());
     view! {
-        <div class="cancel">
+        <div class="cancel" hidden=done>
             <ConfirmButton
                 label=w.get("job-cancel")
                 question=w.get("job-cancel-question")

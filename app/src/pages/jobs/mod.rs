@@ -8,7 +8,7 @@ mod queue;
 mod session;
 mod submit;
 
-pub use detail::JobPage;
+pub use detail::{JobPage, JobPanel};
 pub use list::JobsPage;
 pub use queue::QueuePage;
 pub use session::{StartNotebook, NOTEBOOK_KEYS};
