@@ -211,6 +211,13 @@ test('in Korean (the browser\'s language), every page at 1440 and 375 px: lang="
   await ko.waitForResponse((r) => r.url().includes('/api/queue_view'));
   await ko.waitForLoadState('networkidle');
   assert.match(await firstReason.textContent(), /[가-힣]/, 'still Korean after the island refreshed');
+  // times read in Korean ("오늘 오후 3:05 · 2분 전"), and the job page's
+  // summary, refreshed from the server, stays Korean
+  await visit(ko, `/jobs/${jobId}`);
+  const time = ko.locator('time[data-local]').first();
+  await until('a Korean time', async () => /(오늘|어제|내일).* · (지금|\d+분 전|\d+시간( \d+분)? 전)$/.test((await time.textContent()) ?? ''));
+  await ko.waitForResponse((r) => r.url().includes('/api/job_panel'));
+  assert.match(await ko.getByTestId('facts').textContent(), /상태/, 'the refreshed summary is Korean');
   // the header's switch goes to English and back to the same page, and
   // is kept with the account
   await ko.setViewportSize({ width: 1440, height: 900 });

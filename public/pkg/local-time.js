@@ -1,22 +1,27 @@
 // Refines each server-rendered <time datetime data-local> (UTC) to the
 // reader's zone with a relative form; see components.rs `Time`.
 (() => {
-  const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
-  const date = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
+  // the page's language (the server chose it): English or Korean words
+  const ko = (document.documentElement.lang || '').startsWith('ko');
+  const lang = ko ? 'ko' : undefined;
+  const clock = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit' });
+  const date = new Intl.DateTimeFormat(lang, { weekday: 'short', day: 'numeric', month: 'short' });
+  const dayWord = new Intl.RelativeTimeFormat(ko ? 'ko' : 'en', { numeric: 'auto' });
   const midnight = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
   const when = (at, now) => {
     const days = Math.round((midnight(at) - midnight(now)) / 864e5), t = clock.format(at);
-    if (days === 0) return `${t} today`;
-    if (days === -1) return `${t} yesterday`;
-    if (days === 1) return `${t} tomorrow`;
+    if (Math.abs(days) <= 1) return ko ? `${dayWord.format(days, 'day')} ${t}` : `${t} ${dayWord.format(days, 'day')}`;
     return `${date.format(at)}${at.getFullYear() === now.getFullYear() ? '' : ' ' + at.getFullYear()}, ${t}`;
   };
+  const words = ko
+    ? { now: '지금', min: (n) => `${n}분`, h: (n) => `${n}시간`, hm: (h, m) => `${h}시간 ${m}분`, days: (n) => `${n}일`, ago: (s) => `${s} 전`, in: (s) => `${s} 후` }
+    : { now: 'now', min: (n) => `${n} min`, h: (n) => `${n} h`, hm: (h, m) => `${h} h ${m} min`, days: (n) => `${n} days`, ago: (s) => `${s} ago`, in: (s) => `in ${s}` };
   const relative = (ms) => {
     const min = Math.round(Math.abs(ms) / 6e4);
-    if (min < 1) return 'now';
+    if (min < 1) return words.now;
     const h = Math.floor(min / 60), m = min % 60;
-    const span = min < 60 ? `${min} min` : min < 2880 ? (m ? `${h} h ${m} min` : `${h} h`) : `${Math.round(min / 1440)} days`;
-    return ms > 0 ? `in ${span}` : `${span} ago`;
+    const span = min < 60 ? words.min(min) : min < 2880 ? (m ? words.hm(h, m) : words.h(h)) : words.days(Math.round(min / 1440));
+    return ms > 0 ? words.in(span) : words.ago(span);
   };
   // only the text node's data changes: hydration expects the nodes the
   // server sent (text and markers)

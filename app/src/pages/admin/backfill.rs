@@ -57,7 +57,7 @@ fn AdminBackfillPageBody() -> impl IntoView {
                     <section aria-labelledby="bf-set-h">
                         <h2 id="bf-set-h">"Settings"</h2>
                         <ActionForm action=change attr:class="card form" attr:data-testid="backfill-form">
-    <input type="hidden" name="form" value="set_backfill"/>
+                            <input type="hidden" name="form" value="set_backfill"/>
                             <label class="check"><input type="checkbox" name="enabled" checked=b.enabled/>" Serve the LLM on idle GPUs"</label>
                             <label for="bf-command">"Command (bash; serve on $JPU_BACKFILL_PORT)"</label>
                             <textarea id="bf-command" name="command" rows="3">{b.command.unwrap_or_default()}</textarea>

@@ -70,7 +70,7 @@ fn tiers_table(tiers: Vec<TierView>, tier_active: ServerAction<AdminForm>) -> im
                                 <td>{if t.active { "active" } else { "inactive" }}</td>
                                 <td>
                                     <ActionForm action=tier_active>
-    <input type="hidden" name="form" value="set_tier_active"/>
+                                        <input type="hidden" name="form" value="set_tier_active"/>
                                         <input type="hidden" name="name" value=t.name.clone()/>
                                         <input type="hidden" name="active" value=(!t.active).to_string()/>
                                         <button type="submit">{if t.active { "Deactivate" } else { "Activate" }}</button>
@@ -113,7 +113,7 @@ fn nodes_section(nodes: Vec<NodeView>, tier_options: Vec<String>, actions: NodeA
                                         {if n.state == NodeState::Up {
                                             view! {
                                                 <ActionForm action=drain>
-    <input type="hidden" name="form" value="drain_node"/>
+                                                    <input type="hidden" name="form" value="drain_node"/>
                                                     <input type="hidden" name="name" value=to_drain/>
                                                     <button type="submit">"Drain"</button>
                                                 </ActionForm>
@@ -121,14 +121,14 @@ fn nodes_section(nodes: Vec<NodeView>, tier_options: Vec<String>, actions: NodeA
                                         } else {
                                             view! {
                                                 <ActionForm action=resume>
-    <input type="hidden" name="form" value="resume_node"/>
+                                                    <input type="hidden" name="form" value="resume_node"/>
                                                     <input type="hidden" name="name" value=to_drain/>
                                                     <button type="submit">"Resume"</button>
                                                 </ActionForm>
                                             }.into_any()
                                         }}
                                         <ActionForm action=delete>
-    <input type="hidden" name="form" value="delete_node"/>
+                                            <input type="hidden" name="form" value="delete_node"/>
                                             <input type="hidden" name="name" value=to_remove/>
                                             <button type="submit">"Remove"</button>
                                         </ActionForm>
@@ -141,7 +141,7 @@ fn nodes_section(nodes: Vec<NodeView>, tier_options: Vec<String>, actions: NodeA
                 </div>
                 <h3>"Add a node"</h3>
                 <ActionForm action=create_node attr:class="card form" attr:data-testid="add-node">
-    <input type="hidden" name="form" value="create_node"/>
+                    <input type="hidden" name="form" value="create_node"/>
                     <label for="node-name">"Name"</label>
                     <input id="node-name" name="name" required maxlength="64" placeholder="node-a100"/>
                     <label for="node-tier">"GPU tier"</label>
@@ -167,7 +167,7 @@ fn tier_forms(
             <section aria-labelledby="tier-forms-h">
                 <h2 id="tier-forms-h">"Change tiers"</h2>
                 <ActionForm action=update_tier attr:class="card form" attr:data-testid="edit-tier">
-    <input type="hidden" name="form" value="update_tier"/>
+                    <input type="hidden" name="form" value="update_tier"/>
                     <h3>"Edit a tier (blank = unchanged)"</h3>
                     <label for="edit-tier-name">"Tier"</label>
                     <select id="edit-tier-name" name="name">
@@ -185,7 +185,7 @@ fn tier_forms(
                     <button type="submit">"Save tier"</button>
                 </ActionForm>
                 <ActionForm action=create_tier attr:class="card form" attr:data-testid="add-tier">
-    <input type="hidden" name="form" value="create_tier"/>
+                    <input type="hidden" name="form" value="create_tier"/>
                     <h3>"Add a tier"</h3>
                     <label for="tier-name">"Name (as Slurm's GPU type)"</label>
                     <input id="tier-name" name="name" required maxlength="64" placeholder="a100"/>
@@ -213,7 +213,7 @@ fn oom_section(patterns: Vec<String>, oom: ServerAction<AdminForm>) -> impl Into
             <section aria-labelledby="oom-h">
                 <h2 id="oom-h">"GPU out-of-memory signatures"</h2>
                 <ActionForm action=oom attr:class="card form" attr:data-testid="oom-patterns">
-    <input type="hidden" name="form" value="set_oom_patterns"/>
+                    <input type="hidden" name="form" value="set_oom_patterns"/>
                     <label for="oom-patterns">"One per line, any case: a failed job whose output ends with one is retried on a larger tier"</label>
                     <textarea id="oom-patterns" name="patterns" rows="7">{patterns.join("\n")}</textarea>
                     {outcome(oom.value())}

@@ -53,7 +53,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                     <section aria-labelledby="people-forms-h">
                         <h2 id="people-forms-h">"Change labs and users"</h2>
                         <ActionForm action=create_lab attr:class="card form" attr:data-testid="add-lab">
-    <input type="hidden" name="form" value="create_lab"/>
+                            <input type="hidden" name="form" value="create_lab"/>
                             <h3>"Add a lab"</h3>
                             <label for="lab-name">"Name"</label>
                             <input id="lab-name" name="name" required maxlength="64" placeholder="vision-lab"/>
@@ -61,7 +61,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                             <button type="submit">"Add lab"</button>
                         </ActionForm>
                         <ActionForm action=create_user attr:class="card form" attr:data-testid="add-user">
-    <input type="hidden" name="form" value="create_user"/>
+                            <input type="hidden" name="form" value="create_user"/>
                             <h3>"Add a user"</h3>
                             <label for="new-username">"Username"</label>
                             <input id="new-username" name="username" required maxlength="64"/>
@@ -85,7 +85,7 @@ fn AdminPeoplePageBody() -> impl IntoView {
                             <button type="submit">"Add user"</button>
                         </ActionForm>
                         <ActionForm action=update_user attr:class="card form" attr:data-testid="edit-user">
-    <input type="hidden" name="form" value="update_user"/>
+                            <input type="hidden" name="form" value="update_user"/>
                             <h3>"Edit a user (blank = unchanged)"</h3>
                             <label for="edit-username">"User"</label>
                             <select id="edit-username" name="username">
