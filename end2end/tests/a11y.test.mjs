@@ -233,6 +233,24 @@ test('in Korean (the browser\'s language), every page at 1440 and 375 px: lang="
   assert.equal(await ko.getAttribute('html', 'lang'), 'en');
   assert.equal(await ko.getByTestId('lang-switch').getByRole('link', { name: '한국어' }).getAttribute('lang'), 'ko');
   await ctx.close();
+
+  // the admin pages, as an admin whose browser reads Korean (the admin's
+  // account has no choice of its own, so Accept-Language decides)
+  const adminCtx = await browser.newContext({ bypassCSP: true, locale: 'ko-KR', viewport: { width: 1440, height: 900 } });
+  const koAdmin = await adminCtx.newPage();
+  await signIn(koAdmin, server.base, 'admin', ADMIN_PASSWORD);
+  for (const width of [1440, 375]) {
+    await koAdmin.setViewportSize({ width, height: width === 375 ? 800 : 900 });
+    for (const path of ADMIN_PAGES) {
+      await visit(koAdmin, path);
+      if ((await koAdmin.getAttribute('html', 'lang')) !== 'ko') found.push(`${path}: html lang is not ko`);
+      if (!/[가-힣]/.test(await koAdmin.locator('h1').textContent())) found.push(`${path}: the title is not Korean`);
+      for (const v of await axe(koAdmin)) found.push(`${path} (${width} px): ${v}`);
+      if (width === 375) for (const o of await overflowing(koAdmin)) found.push(`${path} (375 px): ${o}`);
+      await koAdmin.screenshot({ path: join(SCREENSHOTS, `page-${shot(path)}-ko-${width}.png`), fullPage: true });
+    }
+  }
+  await adminCtx.close();
   assert.deepEqual(found, []);
 });
 
