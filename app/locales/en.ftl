@@ -562,3 +562,17 @@ admin-disabled = {" "}(disabled)
 admin-allocated = { $uid } (allocated)
 admin-no-uid = none: jobs are refused
 admin-uid-none = Unix uid ("none" removes it)
+
+## E-mail notifications
+
+mail-what-started = started
+mail-what-retried = is retried on a larger GPU (attempt { $attempt })
+mail-what-ended = ended { $state }
+mail-subject = [JPU-Share] job { $id } ({ $name }) { $what }
+mail-intro = Job { $id } ({ $name }) of { $lab } { $what }.
+mail-state = state
+mail-attempt = attempt
+mail-where = where
+mail-exit = exit code
+mail-reason = end reason
+mail-off = Turn these off on your account page or with PUT /v1/me/notifications.

@@ -545,3 +545,17 @@ admin-disabled = {" "}(사용 중지됨)
 admin-allocated = { $uid } (자동 할당)
 admin-no-uid = 없음: 작업이 거부됩니다
 admin-uid-none = Unix uid ("none"을 넣으면 삭제)
+
+## 이메일 알림
+
+mail-what-started = 시작됨
+mail-what-retried = 더 큰 GPU에서 다시 실행 ({ $attempt }번째 시도)
+mail-what-ended = 종료됨: { $state }
+mail-subject = [JPU-Share] 작업 { $id } ({ $name }) { $what }
+mail-intro = { $lab }의 작업 { $id } ({ $name }): { $what }
+mail-state = 상태
+mail-attempt = 시도
+mail-where = 위치
+mail-exit = 종료 코드
+mail-reason = 종료 사유
+mail-off = 알림은 계정 페이지나 PUT /v1/me/notifications 로 끌 수 있습니다.

@@ -284,7 +284,59 @@ async fn e_mail_goes_through_a_real_smtp_server() {
     };
     app.wait_until("the delivery recorded", || async { deliveries().await["state"] == "DELIVERED" }).await;
     assert_eq!(deliveries().await["channel"], "email");
+
+    // once they choose Korean in the console, their e-mail comes in Korean
+    let browser = crate::helpers::client();
+    app.console_login_as(&browser, "demo", crate::helpers::DEMO_PASSWORD).await;
+    browser.get(app.url("/lang/ko?back=/")).send().await.unwrap();
+    let failing = json!({"name": "again", "command": "false", "num_gpus": 1,
+                         "env": {"JPU_SIM_SECONDS": "0.1", "JPU_SIM_EXIT": "3"}});
+    let id = app.submit_ok(&demo, failing).await["id"].as_i64().unwrap();
+    app.wait_state(&demo, id, "FAILED").await;
+    app.wait_until("the second e-mail", || async { smtp.messages().len() >= 2 }).await;
+    let mails: Vec<String> = smtp.messages().iter().map(|m| decoded(m)).collect();
+    let body = mails.iter().find(|m| !m.contains("ended FAILED")).expect("a second e-mail");
+    assert!(body.contains(&format!("작업 {id}")) && body.contains("종료 사유"), "{body}");
+    assert!(body.contains("NONZERO_EXIT"), "the code stays: {body}");
     let _ = smtp.child.kill().await;
+}
+
+/// The text of an e-mail as its reader sees it: lettre sends non-ASCII
+/// bodies quoted-printable or base64, and subjects as encoded words.
+fn decoded(mail: &str) -> String {
+    use base64::Engine;
+    let mut out = String::new();
+    let (head, body) = mail.split_once("\r\n\r\n").or_else(|| mail.split_once("\n\n")).unwrap_or((mail, ""));
+    out.push_str(head);
+    out.push('\n');
+    if head.to_ascii_lowercase().contains("content-transfer-encoding: base64") {
+        let joined: String = body.split_whitespace().collect();
+        if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(joined) {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    } else if head.to_ascii_lowercase().contains("quoted-printable") {
+        let soft = body.replace("=\r\n", "").replace("=\n", "");
+        let mut bytes = Vec::new();
+        let raw = soft.as_bytes();
+        let mut i = 0;
+        while i < raw.len() {
+            if raw[i] == b'=' && i + 3 <= raw.len() {
+                if let Some(b) =
+                    std::str::from_utf8(&raw[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
+                    bytes.push(b);
+                    i += 3;
+                    continue;
+                }
+            }
+            bytes.push(raw[i]);
+            i += 1;
+        }
+        out.push_str(&String::from_utf8_lossy(&bytes));
+    } else {
+        out.push_str(body);
+    }
+    out
 }
 
 #[tokio::test]

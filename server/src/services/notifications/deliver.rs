@@ -14,6 +14,7 @@
 //! send a crash interrupted, and it carries the same delivery id
 //! (`X-JPU-Delivery`, the e-mail's Message-ID) for the receiver to drop.
 
+use app::i18n::{Arg, Locale};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -194,6 +195,13 @@ async fn deliver(ctx: &Context, d: &Due) -> Result<(), Failure> {
     at_event(&mut job, &d.snapshot);
     let settings =
         db::notifications::settings(&mut conn, d.user_id).await.map_err(|e| retry(format!("database: {e}")))?;
+    // the language the person chose in the console, if they did
+    let locale = db::accounts::user_by_id(&mut conn, d.user_id)
+        .await
+        .map_err(|e| retry(format!("database: {e}")))?
+        .and_then(|u| u.locale)
+        .and_then(|tag| Locale::from_tag(&tag))
+        .unwrap_or_default();
     drop(conn);
     let Some(settings) = settings else { return Err(give_up("notifications were turned off")) };
     match d.channel.as_str() {
@@ -210,7 +218,7 @@ async fn deliver(ctx: &Context, d: &Due) -> Result<(), Failure> {
             if settings.email.as_deref() != Some(d.target.as_str()) {
                 return Err(give_up("the e-mail address was changed or removed before delivery"));
             }
-            let (subject, text) = email_text(&d.event, &job);
+            let (subject, text) = email_text(&d.event, &job, locale);
             send::email(ctx.mailer.as_ref(), &ctx.settings.from, &d.target, d.id, &subject, text).await.map_err(retry)
         }
         other => Err(give_up(format!("unknown channel {other}"))),
@@ -231,25 +239,44 @@ fn at_event(job: &mut app::model::JobView, snapshot: &str) {
     job.end_reason = s["end_reason"].as_str().map(str::to_string);
 }
 
-fn email_text(event: &str, job: &app::model::JobView) -> (String, String) {
+/// The e-mail in the person's language (their choice in the console;
+/// English when they made none). Codes (states, reasons) stay as the API
+/// names them; in Korean the reason also comes in words.
+fn email_text(event: &str, job: &app::model::JobView, locale: Locale) -> (String, String) {
+    let tr = |key: &str, args: &[(&str, Arg)]| app::i18n::tr(locale, key, args);
     let what = match event {
-        "started" => "started".to_string(),
-        "retried" => format!("is retried on a larger GPU (attempt {})", job.attempt),
-        _ => format!("ended {}", job.state),
+        "started" => tr("mail-what-started", &[]),
+        "retried" => tr("mail-what-retried", &[("attempt", job.attempt.into())]),
+        _ => tr("mail-what-ended", &[("state", job.state.as_str().into())]),
     };
-    let subject = format!("[JPU-Share] job {} ({}) {what}", job.id, job.name);
-    let mut text = format!("Job {} ({}) of {} {what}.\n\n", job.id, job.name, job.lab);
-    text.push_str(&format!("state: {}\nattempt: {}\n", job.state, job.attempt));
+    let id = || Arg::from(job.id.to_string());
+    let subject = tr("mail-subject", &[("id", id()), ("name", job.name.clone().into()), ("what", what.clone().into())]);
+    let mut text = tr(
+        "mail-intro",
+        &[("id", id()), ("name", job.name.clone().into()), ("lab", job.lab.clone().into()), ("what", what.into())],
+    );
+    text.push_str("\n\n");
+    let mut line = |key: &str, value: String| {
+        text.push_str(&format!("{}: {value}\n", tr(key, &[])));
+    };
+    line("mail-state", job.state.as_str().to_string());
+    line("mail-attempt", job.attempt.to_string());
     if let (Some(node), Some(tier)) = (&job.node, &job.tier) {
-        text.push_str(&format!("where: {node} ({tier}), GPUs {:?}\n", job.gpu_indices));
+        line("mail-where", format!("{node} ({tier}), GPUs {:?}", job.gpu_indices));
     }
     if let Some(code) = job.exit_code {
-        text.push_str(&format!("exit code: {code}\n"));
+        line("mail-exit", code.to_string());
     }
     if let Some(reason) = &job.end_reason {
-        text.push_str(&format!("end reason: {reason}\n"));
+        let words = match locale {
+            Locale::En => reason.clone(),
+            _ => format!("{} ({reason})", app::i18n::reason_text(locale, reason)),
+        };
+        line("mail-reason", words);
     }
-    text.push_str("\nTurn these off on your account page or with PUT /v1/me/notifications.\n");
+    text.push('\n');
+    text.push_str(&tr("mail-off", &[]));
+    text.push('\n');
     (subject, text)
 }
 
