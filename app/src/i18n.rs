@@ -181,6 +181,22 @@ mod bundles {
 #[cfg(feature = "ssr")]
 pub use bundles::{ids as message_ids, EN as EN_SOURCE, KO as KO_SOURCE};
 
+/// The keys of `keys` missing from either language, as `en: key` or
+/// `ko: key` (for the tests of the pages that compose or hand over keys).
+#[cfg(feature = "ssr")]
+pub fn missing_keys<K: AsRef<str>>(keys: impl IntoIterator<Item = K> + Clone) -> Vec<String> {
+    let mut missing = Vec::new();
+    for (tag, source) in [("en", EN_SOURCE), ("ko", KO_SOURCE)] {
+        let ids = message_ids(source);
+        for key in keys.clone() {
+            if !ids.iter().any(|id| id == key.as_ref()) {
+                missing.push(format!("{tag}: {}", key.as_ref()));
+            }
+        }
+    }
+    missing
+}
+
 #[cfg(feature = "ssr")]
 pub fn tr(locale: Locale, key: &str, args: &[(&str, Arg)]) -> String {
     bundles::tr(locale, key, args)
