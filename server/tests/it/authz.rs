@@ -1,4 +1,5 @@
-//! Who may do what: every /v1 endpoint against anonymous, the job's owner,
+//! Who may do what: every /v1 endpoint (and the console's server functions
+//! that show a job or act for admins) against anonymous, the job's owner,
 //! a colleague in the owner's lab, a researcher of another lab and an
 //! admin. A 409 or 422 for a role means it got past authorization.
 
@@ -167,6 +168,34 @@ async fn every_endpoint_answers_each_role_as_documented() {
             if status.is_client_error() {
                 let body: Value = resp.json().await.unwrap_or(Value::Null);
                 assert!(body["error"]["code"].is_string(), "{method} {path} as {}: error body {body}", names[role]);
+            }
+        }
+    }
+    // the console's server functions that show a job or act for admins,
+    // posted as the console posts them (a form); their refusals carry the
+    // api.md code at the top of the body
+    let console_rows: Vec<(&str, Vec<(&str, String)>, [u16; 5])> = vec![
+        (app::pages::jobs::JobPanel::PATH, vec![("id", id.to_string())], [401, 200, 200, 404, 200]),
+        (
+            app::api::admin::AdminForm::PATH,
+            vec![("form", "create_lab".into()), ("name", "matrix-lab".into())],
+            [401, 403, 403, 403, 200],
+        ),
+    ];
+    for (path, form, expected) in &console_rows {
+        for (role, token) in roles.iter().enumerate() {
+            let mut req = app.client.post(app.url(path)).form(form);
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            let resp = req.send().await.expect("request");
+            let status = resp.status();
+            if status.as_u16() != expected[role] {
+                wrong.push(format!("POST {path} as {}: {status}, expected {}", names[role], expected[role]));
+            }
+            if status.is_client_error() {
+                let body: Value = resp.json().await.unwrap_or(Value::Null);
+                assert!(body["code"].is_string(), "POST {path} as {}: error body {body}", names[role]);
             }
         }
     }
