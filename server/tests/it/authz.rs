@@ -9,6 +9,10 @@ use serde_json::{json, Value};
 
 use crate::helpers::TestApp;
 
+/// A console server function's path, its form, and the expected status
+/// for each role.
+type FormRow<'a> = (&'a str, Vec<(&'a str, String)>, [u16; 5]);
+
 #[tokio::test]
 async fn every_endpoint_answers_each_role_as_documented() {
     let app = TestApp::spawn_local().await;
@@ -174,7 +178,7 @@ async fn every_endpoint_answers_each_role_as_documented() {
     // the console's server functions that show a job or act for admins,
     // posted as the console posts them (a form); their refusals carry the
     // api.md code at the top of the body
-    let console_rows: Vec<(&str, Vec<(&str, String)>, [u16; 5])> = vec![
+    let console_rows: Vec<FormRow> = vec![
         (app::pages::jobs::JobPanel::PATH, vec![("id", id.to_string())], [401, 200, 200, 404, 200]),
         (
             app::api::admin::AdminForm::PATH,
