@@ -328,7 +328,10 @@ session-time-left = Time left: { $left }
 session-idle = Nobody has used this session for a while: it ends in { $left } unless you use it (open it, or keep a kernel busy).
 session-ended = This session has ended.
 session-less-than-minute = less than a minute
-session-minutes = { $n } minutes
+session-minutes = { $n ->
+        [one] 1 minute
+       *[other] { $n } minutes
+    }
 
 ## The submit form
 

@@ -43,27 +43,11 @@ pub async fn jobs_page(
     backend.jobs(&who, state, before, array).await.map_err(answer)
 }
 
-/// The job page's data: the job, and its pending and end reasons in the
-/// reader's language (the island that shows them carries no messages).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct JobScreen {
-    pub detail: views::JobDetail,
-    /// (reason, its words).
-    pub reasons: Vec<(String, String)>,
-}
-
 #[server]
-pub async fn job_detail(id: i64) -> Result<JobScreen, ConsoleError> {
+pub async fn job_detail(id: i64) -> Result<views::JobDetail, ConsoleError> {
     use crate::api::backend::*;
     let (backend, who) = signed_in().await?;
-    let detail = backend.job(&who, id).await.map_err(answer)?;
-    let locale = crate::i18n::locale();
-    let reasons = [detail.job.pending_reason.clone(), detail.job.end_reason.clone()]
-        .into_iter()
-        .flatten()
-        .map(|r| (r.clone(), crate::i18n::reason_text(locale, &r)))
-        .collect();
-    Ok(JobScreen { detail, reasons })
+    backend.job(&who, id).await.map_err(answer)
 }
 
 #[server]

@@ -428,7 +428,7 @@ fn Reasons() -> impl IntoView {
 #[cfg(all(test, feature = "ssr"))]
 mod tests {
     use super::*;
-    use crate::i18n::{message_ids, Locale, EN_SOURCE, KO_SOURCE};
+    use crate::i18n::Locale;
 
     /// The keys this page composes at run time (a section's title, a
     /// column, a reason's words) exist in both languages.
@@ -441,11 +441,8 @@ mod tests {
         keys.extend(["idle", "research", "backfill", "reserved"].map(|u| format!("dash-use-{u}")));
         keys.extend(WAITING_REASONS.iter().map(|c| reason_key("reason", c)));
         keys.extend(END_REASONS.iter().map(|c| reason_key("end", c)));
-        for source in [EN_SOURCE, KO_SOURCE] {
-            let ids = message_ids(source);
-            let missing: Vec<_> = keys.iter().filter(|k| !ids.contains(k)).collect();
-            assert!(missing.is_empty(), "missing: {missing:?}");
-        }
+        let missing = crate::i18n::missing_keys(keys.iter());
+        assert!(missing.is_empty(), "missing: {missing:?}");
         assert_eq!(crate::i18n::tr(Locale::Ko, "sec-fair-share", &[]), "공정성 정책 (Fair-share)");
     }
 

@@ -28,8 +28,11 @@ pub fn reservation_view(
     Some(app::model::ReservationView { node: node?, tier: tier?, gpus: parse_gpus(gpus).len() as u32, gpu_seconds })
 }
 
+/// A GPU list as the database stores it (`0,1`; read back by
+/// [`parse_gpus`]). The job's `CUDA_VISIBLE_DEVICES` has the same form
+/// today but is the executor's to define (`executor::env::gpu_list`).
 pub fn format_gpus(gpus: &[u32]) -> String {
-    crate::executor::env::gpu_list(gpus)
+    gpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// A tier as the decision core sees it.

@@ -2,8 +2,9 @@
 //! the cancel button — refreshed while the page is open.
 
 use super::session::session_panel;
-use crate::api::{job_detail, job_log, job_log_tail, CancelJob, JobScreen};
-use crate::i18n::{t, words, Words};
+use crate::api::{job_detail, job_log, job_log_tail, CancelJob};
+use crate::i18n::{t, t_with, words, Words};
+use crate::model::views::JobDetail;
 use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout, ReasonText, Time};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -18,11 +19,11 @@ pub fn JobPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p>{t("loading")}</p> }>
                 {move || Suspend::new(async move {
                     match detail.await {
-                        Ok(screen) => {
-                            let can_cancel = screen.detail.can_cancel;
+                        Ok(detail) => {
+                            let can_cancel = detail.can_cancel;
                             view! {
                                 <div id=LIVE_ID>
-                                    <JobSummary screen w=words(KEYS)/>
+                                    <JobSummary detail/>
                                 </div>
                                 {can_cancel.then(|| view! { <CancelButton id w=words(CANCEL_KEYS)/> })}
                                 <JobLive id/>
@@ -47,8 +48,8 @@ const LIVE_ID: &str = "job-live";
 #[server]
 pub async fn job_panel(id: i64) -> Result<String, crate::model::error::ConsoleError> {
     use leptos::tachys::view::RenderHtml;
-    let screen = job_detail(id).await?;
-    Ok(view! { <JobSummary screen w=words(KEYS)/> }.to_html())
+    let detail = job_detail(id).await?;
+    Ok(view! { <JobSummary detail/> }.to_html())
 }
 
 /// Refreshes the summary while the page is open: asks for it again every
@@ -90,75 +91,7 @@ const LOG_KEYS: &[&str] = &["job-log", "job-no-output", "job-earlier"];
 /// The words of the cancel button's island.
 const CANCEL_KEYS: &[&str] = &["job-cancel", "job-cancel-question", "job-cancel-yes", "job-cancel-no"];
 
-/// The words of the page's island, looked up on the server.
-const KEYS: &[&str] = &[
-    "loading",
-    "job-title",
-    "job-title-of",
-    "job-log",
-    "job-no-output",
-    "job-earlier",
-    "job-submitted",
-    "job-queued",
-    "job-started",
-    "job-ended",
-    "job-reserving",
-    "job-gpu-one",
-    "job-gpu-many",
-    "job-place",
-    "job-not-started",
-    "job-attempt-of",
-    "job-hours",
-    "job-hours-minutes",
-    "job-minutes",
-    "job-state",
-    "job-exit-code",
-    "job-owner",
-    "job-gpus",
-    "job-attempt",
-    "job-time-limit",
-    "job-ends-by",
-    "job-ends-by-after",
-    "job-estimate",
-    "job-estimate-after",
-    "job-element",
-    "job-of",
-    "job-array",
-    "job-runs-after",
-    "job-now",
-    "job-last-error",
-    "job-timeline",
-    "job-attempts",
-    "job-col-tier",
-    "job-col-node",
-    "job-col-started",
-    "job-col-ended",
-    "job-col-exit",
-    "job-col-reason",
-    "job-col-usage",
-    "job-col-reserved",
-    "job-files",
-    "job-files-none",
-    "job-bytes",
-    "job-more-files",
-    "job-cancel",
-    "job-cancel-question",
-    "job-cancel-yes",
-    "job-cancel-no",
-    "reason-how",
-    "session-title",
-    "session-waiting",
-    "session-waiting-at",
-    "session-starting",
-    "session-open",
-    "session-time-left",
-    "session-idle",
-    "session-ended",
-    "session-less-than-minute",
-    "session-minutes",
-];
-
-/// `text` with each `{ $name }` replaced (an island formats its words
+/// `text` with each `{$name}` replaced (an island formats its words
 /// itself: the Fluent bundles stay on the server).
 fn fill(text: String, args: &[(&str, String)]) -> String {
     args.iter().fold(text, |t, (k, v)| t.replace(&format!("{{${k}}}"), v))
@@ -224,24 +157,29 @@ fn JobLog(id: i64, w: Words) -> impl IntoView {
     }
 }
 
+/// The job's facts, timeline, attempts and files, rendered on the server
+/// in the reader's language (first with the page, then by [`job_panel`]).
 #[component]
-fn JobSummary(screen: JobScreen, w: Words) -> impl IntoView {
-    let JobScreen { detail, reasons } = screen;
-    let get = |key: &str| w.get(key);
-    let words_of = |r: &str| reasons.iter().find(|(k, _)| k == r).map(|(_, v)| v.clone());
-    let session = session_panel(&detail, &w);
+fn JobSummary(detail: JobDetail) -> impl IntoView {
+    let in_words = |r: &str| crate::i18n::reason_text(crate::i18n::locale(), r);
+    let session = session_panel(&detail);
     let job = detail.job;
     let id = job.id;
     let timeline = vec![
-        (get("job-submitted"), Some(job.submitted_at.clone())),
-        (get("job-queued"), job.queue_entered_at.clone()),
-        (get("job-started"), job.started_at.clone()),
-        (get("job-ended"), job.ended_at.clone()),
+        (t("job-submitted"), Some(job.submitted_at.clone())),
+        (t("job-queued"), job.queue_entered_at.clone()),
+        (t("job-started"), job.started_at.clone()),
+        (t("job-ended"), job.ended_at.clone()),
     ];
     let reservation = job.reservation.clone().map(|r| {
-        let text = fill(
-            get("job-reserving"),
-            &[("have", r.gpus.to_string()), ("need", job.num_gpus.to_string()), ("node", r.node), ("tier", r.tier)],
+        let text = t_with(
+            "job-reserving",
+            &[
+                ("have", r.gpus.to_string().into()),
+                ("need", job.num_gpus.to_string().into()),
+                ("node", r.node.into()),
+                ("tier", r.tier.into()),
+            ],
         );
         view! { <p data-testid="reservation">{text}</p> }
     });
@@ -250,82 +188,82 @@ fn JobSummary(screen: JobScreen, w: Words) -> impl IntoView {
     // the end reason only where it says more than the state
     let end_reason = job.end_reason.clone().filter(|r| r != job.state.as_str());
     let gpus = if job.num_gpus == 1 {
-        get("job-gpu-one")
+        t("job-gpu-one")
     } else {
-        fill(get("job-gpu-many"), &[("n", job.num_gpus.to_string())])
+        t_with("job-gpu-many", &[("n", job.num_gpus.to_string().into())])
     };
     let place = match (&job.tier, &job.node) {
         (Some(tier), Some(node)) => {
-            fill(get("job-place"), &[("gpus", gpus), ("tier", tier.clone()), ("node", node.clone())])
+            t_with("job-place", &[("gpus", gpus.into()), ("tier", tier.clone().into()), ("node", node.clone().into())])
         }
         _ => gpus,
     };
     let most = detail.max_attempts.to_string();
     let attempt = if job.attempts.is_empty() {
-        fill(get("job-not-started"), &[("most", most)])
+        t_with("job-not-started", &[("most", most.into())])
     } else {
-        fill(get("job-attempt-of"), &[("n", job.attempt.to_string()), ("most", most)])
+        t_with("job-attempt-of", &[("n", job.attempt.to_string().into()), ("most", most.into())])
     };
     let (h, m) = (job.time_limit_minutes / 60, job.time_limit_minutes % 60);
     let limit = match job.time_limit_minutes {
-        t if t % 60 == 0 => fill(get("job-hours"), &[("h", h.to_string())]),
-        t if t > 60 => fill(get("job-hours-minutes"), &[("h", h.to_string()), ("m", m.to_string())]),
-        t => fill(get("job-minutes"), &[("m", t.to_string())]),
+        t if t % 60 == 0 => t_with("job-hours", &[("h", h.to_string().into())]),
+        t if t > 60 => t_with("job-hours-minutes", &[("h", h.to_string().into()), ("m", m.to_string().into())]),
+        t => t_with("job-minutes", &[("m", t.to_string().into())]),
     };
-    let how = get("reason-how");
+    let how = t("reason-how");
     view! {
-        <h1>{fill(get("job-title-of"), &[("id", job.id.to_string()), ("name", job.name.clone())])}</h1>
+        <h1>{t_with("job-title-of", &[("id", job.id.to_string().into()), ("name", job.name.clone().into())])}</h1>
         <dl class="facts" data-testid="facts">
-            <div><dt>{get("job-state")}</dt><dd>
+            <div><dt>{t("job-state")}</dt><dd>
                 <span class="state" data-testid="state" data-state=job.state.as_str()>{job.state.as_str()}</span>
                 {end_reason.map(|r| {
-                    let words = words_of(&r).unwrap_or_else(|| r.clone());
+                    let words = in_words(&r);
                     view! { " — " <strong data-testid="end-reason"><ReasonText reason=r words how=how.clone()/></strong> }
                 })}
-                {job.exit_code.map(|c| fill(get("job-exit-code"), &[("code", c.to_string())]))}
+                {job.exit_code.map(|c| t_with("job-exit-code", &[("code", c.to_string().into())]))}
                 {job.pending_reason.clone().map(|r| {
-                    let words = words_of(&r).unwrap_or_else(|| crate::model::views::reason_in_words(&r));
+                    let words = in_words(&r);
                     view! { " — " <span class="reason"><ReasonText reason=r words how=how.clone()/></span> }
                 })}
             </dd></div>
-            <div><dt>{get("job-owner")}</dt><dd>{format!("{} ({})", job.user, job.lab)}</dd></div>
-            <div><dt>{get("job-gpus")}</dt><dd>{place}</dd></div>
-            <div><dt>{get("job-attempt")}</dt><dd data-testid="attempt">{attempt}</dd></div>
-            <div><dt>{get("job-time-limit")}</dt><dd>{limit}
-                {detail.ends_by.clone().map(|at| view! { {get("job-ends-by")} <Time at=at/> {get("job-ends-by-after")} })}
+            <div><dt>{t("job-owner")}</dt><dd>{format!("{} ({})", job.user, job.lab)}</dd></div>
+            <div><dt>{t("job-gpus")}</dt><dd>{place}</dd></div>
+            <div><dt>{t("job-attempt")}</dt><dd data-testid="attempt">{attempt}</dd></div>
+            <div><dt>{t("job-time-limit")}</dt><dd>{limit}
+                {detail.ends_by.clone().map(|at| view! { {t("job-ends-by")} <Time at=at/> {t("job-ends-by-after")} })}
             </dd></div>
         </dl>
         {session}
         {job.estimated_start.clone().map(|at| view! {
             <p class="estimate" data-testid="estimate">
-                {get("job-estimate")} <Time at=at/> {get("job-estimate-after")}
+                {t("job-estimate")} <Time at=at/> {t("job-estimate-after")}
             </p>
         })}
         {job.array.map(|a| view! {
-            <p data-testid="array">{get("job-element")} {a.index} {get("job-of")} <a href=format!("/jobs?array={}", a.id)>{fill(get("job-array"), &[("id", a.id.to_string())])}</a></p>
+            <p data-testid="array">{t("job-element")} {a.index} {t("job-of")} <a href=format!("/jobs?array={}", a.id)>{t_with("job-array", &[("id", a.id.to_string().into())])}</a></p>
         })}
         {(!job.dependencies.is_empty()).then(|| view! {
-            <p data-testid="dependencies">{get("job-runs-after")}
+            <p data-testid="dependencies">{t("job-runs-after")}
                 {job.dependencies.iter().enumerate().map(|(i, d)| view! {
                     {(i > 0).then_some(", ")}
                     <a href=format!("/jobs/{}", d.job)>{format!("#{}", d.job)}</a>
-                    " (" {d.kind.trim_start_matches("after").to_string()} "; " {get("job-now")} " "
+                    " (" {d.kind.trim_start_matches("after").to_string()} "; " {t("job-now")} " "
                     <span class="state" data-state=d.state.as_str()>{d.state.as_str()}</span> ")"
                 }).collect_view()}
             </p>
         })}
         {reservation}
-        {job.last_error.clone().map(|e| view! { <p class="error">{fill(get("job-last-error"), &[("error", e)])}</p> })}
-        <ol class="timeline" aria-label=get("job-timeline")>
+        {job.last_error.clone().map(|e| view! { <p class="error">{t_with("job-last-error", &[("error", e.into())])}</p> })}
+        <ol class="timeline" aria-label=t("job-timeline")>
             {timeline.into_iter().map(|(label, at)| view! {
                 <li class:done=at.is_some()><strong>{label}</strong> " " <Time at=at.clone()/></li>
             }).collect_view()}
         </ol>
-        <h2>{get("job-attempts")}</h2>
+        <h2>{t("job-attempts")}</h2>
         <div class="scroll" tabindex="0">
         <table class="table" data-testid="attempts">
             <thead><tr><th>"#"</th>{["tier", "node", "started", "ended", "exit", "reason", "usage", "reserved"]
-                .map(|c| view! { <th>{get(&format!("job-col-{c}"))}</th> })
+                .map(|c| view! { <th>{t(&format!("job-col-{c}"))}</th> })
                 .collect_view()}</tr></thead>
             <tbody>
                 {job.attempts.into_iter().map(|a| view! {
@@ -342,20 +280,20 @@ fn JobSummary(screen: JobScreen, w: Words) -> impl IntoView {
         </table>
         </div>
         {detail.can_read_output.then(|| view! {
-            <h2>{get("job-files")}</h2>
+            <h2>{t("job-files")}</h2>
             {if files.is_empty() {
-                view! { <p class="muted">{get("job-files-none")}</p> }.into_any()
+                view! { <p class="muted">{t("job-files-none")}</p> }.into_any()
             } else {
                 view! {
                     <ul class="files" data-testid="files">
                         {files.into_iter().map(|f| view! {
                             <li><a href=crate::model::file_url(id, &f.path) download>{f.path.clone()}</a>
-                                " " <span class="muted">{fill(get("job-bytes"), &[("n", f.size.to_string())])}</span></li>
+                                " " <span class="muted">{t_with("job-bytes", &[("n", f.size.to_string().into())])}</span></li>
                         }).collect_view()}
                     </ul>
                     {(more_files > 0).then(|| view! {
                         <p class="muted" data-testid="more-files">
-                            {fill(get("job-more-files"), &[("n", more_files.to_string()), ("id", id.to_string())])}
+                            {t_with("job-more-files", &[("n", more_files.to_string().into()), ("id", id.to_string().into())])}
                         </p>
                     })}
                 }.into_any()
@@ -389,21 +327,28 @@ mod tests {
     use super::*;
     use crate::i18n::{tr, Locale};
 
-    /// Every word the island is handed exists in both languages, and an
-    /// argument left for the island to fill comes through as `{$name}`.
+    /// The keys the summary composes exist in both languages; its
+    /// messages take their arguments (in either language); the log's
+    /// island fills its own.
     #[test]
-    fn the_islands_words_exist_and_leave_their_arguments_to_fill() {
-        let mut keys: Vec<String> = KEYS.iter().map(|k| k.to_string()).collect();
-        keys.extend(
-            ["tier", "node", "started", "ended", "exit", "reason", "usage", "reserved"].map(|c| format!("job-col-{c}")),
+    fn the_summarys_words_exist_and_take_their_arguments() {
+        let keys =
+            ["tier", "node", "started", "ended", "exit", "reason", "usage", "reserved"].map(|c| format!("job-col-{c}"));
+        let missing = crate::i18n::missing_keys(
+            keys.iter().chain(LOG_KEYS.iter().map(|k| k.to_string()).collect::<Vec<_>>().iter()),
         );
-        let missing = crate::i18n::missing_keys(keys.iter());
         assert!(missing.is_empty(), "missing: {missing:?}");
-        let many = tr(Locale::En, "job-gpu-many", &[]);
-        assert_eq!(fill(many, &[("n", "4".into())]), "4 GPUs");
-        let place = tr(Locale::Ko, "job-place", &[]);
-        let filled = fill(place, &[("gpus", "GPU 2개".into()), ("tier", "rtx4090".into()), ("node", "node-a".into())]);
-        assert_eq!(filled, "GPU 2개 · node-a의 rtx4090");
-        assert_eq!(tr(Locale::En, "job-exit-code", &[]).replace("{$code}", "1"), " (exit code 1)");
+        assert_eq!(tr(Locale::En, "job-gpu-many", &[("n", "4".into())]), "4 GPUs");
+        let place = tr(
+            Locale::Ko,
+            "job-place",
+            &[("gpus", "GPU 2개".into()), ("tier", "rtx4090".into()), ("node", "node-a".into())],
+        );
+        assert_eq!(place, "GPU 2개 · node-a의 rtx4090");
+        assert_eq!(tr(Locale::En, "job-exit-code", &[("code", "1".into())]), " (exit code 1)");
+        assert_eq!(
+            fill(tr(Locale::En, "job-earlier", &[]), &[("kib", "3".into())]),
+            "Show earlier output (3 KiB before this)"
+        );
     }
 }

@@ -5,8 +5,8 @@
 //! and, in its last ten idle minutes, the warning.
 
 use crate::api::{session_apps, StartSession};
-use crate::i18n::Words;
-use crate::model::views::{reason_in_words, JobDetail};
+use crate::i18n::{locale, reason_text, t, t_with, Words};
+use crate::model::views::JobDetail;
 use crate::model::SessionState;
 use crate::pages::components::{ReadyWorkspaceOptions, Time};
 use leptos::prelude::*;
@@ -62,12 +62,10 @@ pub fn StartNotebook(w: Words) -> impl IntoView {
     }
 }
 
-/// Where a session stands, on its job page (refreshed with it); nothing
-/// for a batch job. In the reader's language: `w` is the page's words.
-pub fn session_panel(detail: &JobDetail, w: &Words) -> Option<AnyView> {
-    let get = |key: &str| w.get(key);
-    let fill =
-        |key: &str, args: &[(&str, String)]| args.iter().fold(get(key), |t, (k, v)| t.replace(&format!("{{${k}}}"), v));
+/// Where a session stands, on its job page (rendered on the server with
+/// the rest of the job's summary, in the reader's language); nothing for a
+/// batch job.
+pub fn session_panel(detail: &JobDetail) -> Option<AnyView> {
     let job = &detail.job;
     let session = job.session.clone()?;
     let app = if session.app == "jupyterlab" { "JupyterLab".to_string() } else { session.app.clone() };
@@ -75,71 +73,62 @@ pub fn session_panel(detail: &JobDetail, w: &Words) -> Option<AnyView> {
         SessionState::Waiting => view! {
             <p data-testid="session-waiting">
                 {match job.rank {
-                    Some(rank) => fill("session-waiting-at", &[("rank", rank.to_string())]),
-                    None => get("session-waiting"),
+                    Some(rank) => t_with("session-waiting-at", &[("rank", rank.to_string().into())]),
+                    None => t("session-waiting"),
                 }}
-                {job.pending_reason.clone().map(|r| format!(" — {}", reason_in_words(&r)))}
+                {job.pending_reason.clone().map(|r| format!(" — {}", reason_text(locale(), &r)))}
                 "."
                 {job.estimated_start.clone().map(|at| view! {
-                    " " {get("job-estimate")} <Time at=at/> "."
+                    " " {t("job-estimate")} <Time at=at/> "."
                 })}
             </p>
         }
         .into_any(),
         SessionState::Starting => {
-            view! { <p data-testid="session-starting">{fill("session-starting", &[("app", app.clone())])}</p> }.into_any()
+            view! { <p data-testid="session-starting">{t_with("session-starting", &[("app", app.clone().into())])}</p> }.into_any()
         }
         SessionState::Ready => view! {
             {detail.can_open.then(|| view! {
                 <p><a class="button primary" href=session.url.clone() target="_blank" rel="noopener" data-testid="open-session">
-                    {fill("session-open", &[("app", app.clone())])}
+                    {t_with("session-open", &[("app", app.clone().into())])}
                 </a></p>
             })}
-            {detail.minutes_left.map(|m| view! { <p data-testid="session-time-left">{fill("session-time-left", &[("left", minutes_in_words(m, &get))])}</p> })}
+            {detail.minutes_left.map(|m| view! { <p data-testid="session-time-left">{t_with("session-time-left", &[("left", minutes_in_words(m).into())])}</p> })}
             {detail.idle_minutes_left.map(|m| view! {
                 <p class="error" role="alert" data-testid="idle-warning">
-                    {fill("session-idle", &[("left", minutes_in_words(m, &get))])}
+                    {t_with("session-idle", &[("left", minutes_in_words(m).into())])}
                 </p>
             })}
         }
         .into_any(),
-        SessionState::Ended => view! { <p class="muted" data-testid="session-ended">{get("session-ended")}</p> }.into_any(),
+        SessionState::Ended => view! { <p class="muted" data-testid="session-ended">{t("session-ended")}</p> }.into_any(),
     };
     Some(view! {
         <section class="card" aria-labelledby="session-h" data-testid="session" data-session-state=format!("{:?}", session.state).to_uppercase()>
-            <h2 id="session-h">{fill("session-title", &[("app", app)])}</h2>
+            <h2 id="session-h">{t_with("session-title", &[("app", app.into())])}</h2>
             {body}
         </section>
     }
     .into_any())
 }
 
-/// Minutes as a person would say them, in the words `get` looks up.
-fn minutes_in_words(m: i64, get: &dyn Fn(&str) -> String) -> String {
-    let fill =
-        |key: &str, args: &[(&str, String)]| args.iter().fold(get(key), |t, (k, v)| t.replace(&format!("{{${k}}}"), v));
+/// Minutes as a person would say them, in the reader's language.
+fn minutes_in_words(m: i64) -> String {
     match m {
-        0 => get("session-less-than-minute"),
-        m if m < 120 => fill("session-minutes", &[("n", m.to_string())]),
-        m => fill("job-hours-minutes", &[("h", (m / 60).to_string()), ("m", (m % 60).to_string())]),
+        0 => t("session-less-than-minute"),
+        m if m < 120 => t_with("session-minutes", &[("n", m.into())]),
+        m => t_with("job-hours-minutes", &[("h", (m / 60).to_string().into()), ("m", (m % 60).to_string().into())]),
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ssr"))]
 mod tests {
     #[test]
     fn minutes_read_as_a_person_would_say_them() {
-        let english = |key: &str| {
-            match key {
-                "session-less-than-minute" => "less than a minute",
-                "session-minutes" => "{$n} min",
-                "job-hours-minutes" => "{$h} h {$m} min",
-                other => other,
-            }
-            .to_string()
-        };
-        assert_eq!(super::minutes_in_words(0, &english), "less than a minute");
-        assert_eq!(super::minutes_in_words(9, &english), "9 min");
-        assert_eq!(super::minutes_in_words(239, &english), "3 h 59 min");
+        // outside a request the words are English
+        assert_eq!(super::minutes_in_words(0), "less than a minute");
+        assert_eq!(super::minutes_in_words(1), "1 minute");
+        assert_eq!(super::minutes_in_words(9), "9 minutes");
+        assert_eq!(super::minutes_in_words(239), "3 h 59 min");
     }
 }
