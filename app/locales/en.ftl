@@ -579,3 +579,187 @@ mail-where = where
 mail-exit = exit code
 mail-reason = end reason
 mail-off = Turn these off on your account page or with PUT /v1/me/notifications.
+
+# Messages of refused input and other answers the server writes (the
+# API's English comes from here; the console shows the reader's language).
+# The field an error is about stays in front, as the API names it.
+err-internal = internal error
+err-too-many-attempts = too many failed sign-ins; retry in { $secs } s
+err-wrong-password = wrong username or password
+err-account-disabled = this account is disabled; ask an admin
+err-passwords-off = password sign-in here is only for local accounts: use "{ $button }" instead
+err-maintenance-paused = submissions are paused for maintenance ({ $phase })
+err-no-fit = no placement can ever fit { $gpus } GPU(s): the largest request any tier and node can take is { $largest }
+err-no-fit-vram = no placement can ever fit { $gpus } GPU(s) with { $vram } GB VRAM: the largest request any tier and node can take is { $largest }
+err-queue-limit-full = you already have { $unfinished } unfinished jobs, the most allowed; wait for some to finish or cancel some
+err-queue-limit-adding = you have { $unfinished } unfinished jobs; { $adding } more would pass the limit of { $limit } (each array element counts)
+err-range = must be between { $min } and { $max }, got { $got }
+err-chars-count = must be 1 to { $max } characters, got { $got }
+err-printable = must contain printable characters only
+err-invisible = must not contain invisible or text-direction characters ({ $char })
+err-empty = must not be empty
+err-command-size = must be at most 64 KiB, got { $got } bytes
+err-nul = must not contain NUL bytes
+err-env-count = at most { $max } variables, got { $got }
+err-env-name = `{ $name }` is not a valid variable name
+err-env-reserved = `{ $name }` is set by JPU-Share and cannot be overridden
+err-env-value = value of `{ $name }` must be at most 4096 bytes without NUL
+err-at-least = must be at least { $min }, got { $got }
+err-time-limit-max = must be at most { $max } (and the tier's maximum), got { $got }
+err-chars-max = must be at most { $max } characters
+err-array-limit = `%{ $text }`: the limit after % must be a whole number of at least 1
+err-array-index-max = index { $index } is over the largest allowed, { $max }
+err-array-part = `{ $part }` is not an index or a range (write e.g. "0-15%4" or "0-3,8,10-11")
+err-array-backwards = `{ $part }`: a range must not end before it starts
+err-array-step = `{ $part }`: the step after : must be at least 1
+err-array-size = an array has at most { $max } elements
+err-array-twice = an index is listed twice
+err-deps-count = at most { $max } dependencies, got { $got }
+err-deps-twice = job { $id } is listed twice
+err-no-job = no job { $id }
+err-deps-other-lab = job { $id } is another lab's; depend on your own lab's jobs
+err-deps-never = job { $id } ended { $state }, so `{ $kind }` on it can never be met
+err-no-workspace = no workspace named `{ $name }` in lab { $lab }
+err-workspace-building = workspace `{ $name }` is still building; submit when it is READY
+err-workspace-broken = workspace `{ $name }` is { $status }; create it again to rebuild it
+err-one-of = `{ $text }` is not one of { $options }
+err-no-uid = your account ({ $user }) has no unix uid, and Slurm runs every job as its user's own uid: ask an admin to set yours
+err-not-root = this server does not run as root, so it cannot run jobs isolated from it and from each other: it runs none (an admin may set executor.allow_unisolated on a one-person machine)
+err-no-such-job = no such job
+err-cancel-not-yours = only the job's owner or an admin may cancel it
+err-job-ended = job { $id } already ended ({ $state })
+err-past-log = { $offset } is past the end of the log ({ $len } bytes)
+err-path-relative = must be a relative path inside the job's output directory
+err-path-dotdot = must not contain `..`
+err-output-not-yours = logs and output files are readable by the job's owner and admins only
+err-no-such-file = no such file in the job's output directory
+err-tier-time-limit = must be at most { $max } (the tier maximum), got { $got }
+err-sessions-limit = you have { $had } sessions that have not ended, the most one may have (sessions.max_per_user): end one first
+err-no-lab-group = { $user } is in no lab group of this cluster (groups matching `{ $pattern }`); ask your lab's head to add you
+err-campus-disabled = the account { $user } is disabled here; ask an admin
+err-campus-local = { $user } is a local account of this site: sign in with its password
+err-campus-bad-name = the university's name `{ $name }` cannot be a user or lab name here (letters, digits, `.`, `_`, `-`; at most 64)
+err-no-directory-entry = the university's directory has no entry for { $user }; ask your IT office
+err-directory-ambiguous = the university's directory lists { $n } entries named { $user }; ask your IT office
+err-uid-taken-directory = the directory's uid { $uid } belongs to another user here ({ $other }); ask an admin
+err-no-campus-sign-in = this site has no university sign-in
+err-provider-rejected = { $why }
+err-device-code-missing = the code POST /v1/auth/device answered
+err-device-pending = not signed in at the university yet: finish there, then ask again after `interval` seconds
+err-device-expired = expired, already used or unknown: start again
+err-device-denied = the sign-in was declined at the university
+err-no-lab = no lab named `{ $name }`
+err-no-such-session = no such session
+err-session-not-ready = session { $id } is not ready yet
+err-session-ended = session { $id } has ended
+err-no-array = no array { $id }
+err-cancel-array-not-yours = only the array's owner or an admin may cancel it
+err-array-done = array { $id } has no unfinished elements
+err-password-length = must be { $min } to 1024 characters
+err-current-password = the current password is wrong
+err-token-name = 1 to 64 characters (what the token is for)
+err-token-name-chars = printable characters only, no invisible or text-direction ones
+err-one-to = must be 1 to { $max }
+err-no-such-token = no such token
+err-not-url = `{ $text }` is not a URL ({ $why })
+err-url-scheme = must be http or https, not { $scheme }
+err-url-credentials = must not carry a user name or password (deliveries are listed with their URL)
+err-url-host = must name a host
+err-url-metadata = `{ $host }` is a cloud metadata service
+err-url-port = must name a port
+err-resolve-slow = `{ $host }` did not resolve within { $secs } s
+err-resolve-failed = cannot resolve `{ $host }`: { $why }
+err-resolve-none = `{ $host }` resolves to no address
+err-resolve-forbidden = `{ $host }` resolves to { $ip }, { $kind ->
+        [link-local] a link-local address
+        [metadata] a cloud metadata address
+        [not-host] not a host address
+        [loopback] a loopback address
+        [private] a private address
+        [cgnat] a shared (CGNAT) address
+        [unique-local] a unique-local address
+        [site-local] a site-local address
+        [nat64] a NAT64 address
+       *[reserved] a reserved address
+    }
+err-resolve-internal = `{ $host }` resolves to { $ip }, { $kind ->
+        [link-local] a link-local address
+        [metadata] a cloud metadata address
+        [not-host] not a host address
+        [loopback] a loopback address
+        [private] a private address
+        [cgnat] a shared (CGNAT) address
+        [unique-local] a unique-local address
+        [site-local] a site-local address
+        [nat64] a NAT64 address
+       *[reserved] a reserved address
+    } inside this site's network; webhooks reach such addresses only where an admin allows them (notify.webhook_allow)
+err-resolve-not-allowed = `{ $host }` is not among the webhook targets this server allows (notify.webhook_allow)
+err-listed-twice = `{ $text }` is listed twice
+err-no-smtp = this server sends no e-mail (an admin sets notify.smtp_url); use a webhook
+err-not-email = `{ $text }` is not an e-mail address ({ $why })
+err-image-chars = must be an image reference of 1 to 256 letters, digits and `._-/:@` (e.g. docker://python:3.11-slim)
+err-image-source = must come from docker://, library:// or oras:// (a plain name means Docker Hub)
+err-packages-count = at most { $max } packages
+err-not-pip = `{ $text }` is not a pip requirement (a name, optional [extras] and version bounds like ==2.4.0)
+err-workspace-exists = workspace `{ $name }` already exists in lab { $lab }
+err-workspaces-limit = lab { $lab } already has { $count } workspaces, the most a lab may have ({ $max }): remove one or rebuild a FAILED one
+err-workspace-build-busy = lab { $lab } is already building workspace `{ $name }` (one build per lab at a time): try again when it is done
+err-workspace-builds-full = { $running } workspace builds are running on this server, the most at once: try again in a few minutes
+err-not-date = `{ $text }` is not a date written YYYY-MM-DD
+err-date-range = `{ $text }` must lie between 1970-01-01 and 9999-12-30
+err-from-after-to = { $from } is after `to` ({ $to })
+err-report-days = a report covers at most { $max } days
+err-before-9999 = must lie before 9999-12-31
+err-not-month = `{ $text }` is not a month written YYYY-MM
+err-name-printable = must be 1 to 64 printable characters
+err-tflops = must be above 0 and at most { $max }, got { $got }
+err-tier-exists = tier `{ $name }` already exists
+err-no-tier = no tier named `{ $name }`
+err-node-no-gpus = must list at least one {"{"}"tier", "count"{"}"}
+err-node-gpus-max = at most { $max } GPUs per node, got { $got }
+err-node-exists = node `{ $name }` already exists
+err-no-node = no node named `{ $name }`
+err-node-busy = node `{ $name }` still runs { $busy } job(s) or backfill instance(s); drain it and wait
+err-node-draining = node `{ $name }` is already draining
+err-node-up = node `{ $name }` is already up
+err-node-down = node `{ $name }` is down; it comes back when the executor says so
+err-patterns-count = at most { $max }, got { $got }
+err-pattern-length = entry { $entry }: must be 1 to { $max } characters
+err-pattern-chars = entry { $entry }: printable characters only
+err-maintenance-on = maintenance is already on (phase { $phase })
+err-maintenance-off = maintenance is not on
+err-plain-name = must be 1 to 64 letters, digits, `.`, `_` or `-`
+err-lab-exists = lab `{ $name }` already exists
+err-user-exists = user `{ $name }` already exists
+err-uid-regular = must be a regular user's uid (1000 or more)
+err-uid-taken = unix_uid { $uid } is already { $other }'s: no two users may share a uid
+err-between = must be between { $min } and { $max }
+err-no-user = no user named `{ $name }`
+err-campus-owned = { $user } signs in through the university, which owns their lab, role and uid
+err-self-demote = you cannot take the admin role from yourself
+err-self-disable = you cannot disable yourself
+err-bytes-no-nul = must be at most { $max } bytes without NUL
+err-backfill-command = backfill needs a command to serve the model before it can be enabled
+err-env-line = env line { $line }: write KEY=value
+err-not-number = `{ $text }` is not a number
+err-deps-body = { $why }
+err-required = required
+err-sign-in = please sign in
+err-admins-only = this page is for admins
+err-whole-days = a whole number of days
+err-after-form = `{ $part }`: write KIND:JOB, e.g. ok:12
+err-not-job-id = `{ $text }` is not a job id
+oidc-none-title = No university sign-in here
+oidc-none-why = This site signs in with passwords only.
+oidc-failed-title = Sign-in failed
+oidc-retry = Try again in a moment.
+oidc-rejected-title = Sign-in refused
+oidc-not-started = This sign-in was not started in this browser, or was already used. Start again.
+oidc-provider-said = The university's sign-in did not complete: { $why }
+oidc-no-code = The answer from the university's sign-in lacks its code or state.
+oidc-refused-title = You cannot sign in here
+oidc-unavailable-title = Sign-in unavailable
+oidc-directory-down = The university's directory cannot be reached. Try again later.
+oidc-provider-down = The university's sign-in service cannot be reached. Try again later.
+oidc-back = Back to sign-in

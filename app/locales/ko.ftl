@@ -559,3 +559,186 @@ mail-where = 위치
 mail-exit = 종료 코드
 mail-reason = 종료 사유
 mail-off = 알림은 계정 페이지나 PUT /v1/me/notifications 로 끌 수 있습니다.
+
+# 서버가 쓰는 메시지: 거부된 입력과 그 밖의 답 (API의 영어는 en.ftl에서 옵니다).
+# 오류가 가리키는 필드 이름은 API의 이름 그대로 앞에 둡니다.
+err-internal = 내부 오류가 났습니다
+err-too-many-attempts = 로그인 실패가 너무 많습니다. { $secs }초 뒤에 다시 시도하세요
+err-wrong-password = 사용자 이름 또는 비밀번호가 틀렸습니다
+err-account-disabled = 이 계정은 비활성화되었습니다. 관리자에게 문의하세요
+err-passwords-off = 이곳의 비밀번호 로그인은 로컬 계정 전용입니다. 대신 "{ $button }"을(를) 사용하세요
+err-maintenance-paused = 점검 중이라 제출이 멈춰 있습니다 ({ $phase })
+err-no-fit = 어떤 placement에도 GPU { $gpus }장은 들어가지 않습니다. tier와 노드가 받을 수 있는 가장 큰 요청은 { $largest }장입니다
+err-no-fit-vram = VRAM { $vram } GB인 GPU { $gpus }장이 들어가는 placement는 없습니다. tier와 노드가 받을 수 있는 가장 큰 요청은 { $largest }장입니다
+err-queue-limit-full = 끝나지 않은 작업이 이미 { $unfinished }개로 한도에 닿았습니다. 일부가 끝나기를 기다리거나 취소하세요
+err-queue-limit-adding = 끝나지 않은 작업이 { $unfinished }개입니다. { $adding }개를 더하면 한도 { $limit }개를 넘습니다 (배열 원소도 하나씩 셉니다)
+err-range = { $min }에서 { $max } 사이여야 합니다 (받은 값: { $got })
+err-chars-count = 1~{ $max }자여야 합니다 (받은 길이: { $got }자)
+err-printable = 출력 가능한 문자만 쓸 수 있습니다
+err-invisible = 보이지 않는 문자나 텍스트 방향 문자를 쓸 수 없습니다 ({ $char })
+err-empty = 비워 둘 수 없습니다
+err-command-size = 64 KiB 이하여야 합니다 (받은 크기: { $got }바이트)
+err-nul = NUL 바이트를 포함할 수 없습니다
+err-env-count = 변수는 { $max }개까지입니다 (받은 개수: { $got })
+err-env-name = `{ $name }`은(는) 올바른 변수 이름이 아닙니다
+err-env-reserved = `{ $name }`은(는) JPU-Share가 정하는 값이라 바꿀 수 없습니다
+err-env-value = `{ $name }`의 값은 NUL 없이 4096바이트 이하여야 합니다
+err-at-least = { $min } 이상이어야 합니다 (받은 값: { $got })
+err-time-limit-max = { $max } 이하여야 하고 tier의 최대값도 넘을 수 없습니다 (받은 값: { $got })
+err-chars-max = { $max }자 이하여야 합니다
+err-array-limit = `%{ $text }`: % 뒤의 한도는 1 이상의 정수여야 합니다
+err-array-index-max = 인덱스 { $index }은(는) 허용되는 최대값 { $max }보다 큽니다
+err-array-part = `{ $part }`은(는) 인덱스나 범위가 아닙니다 (예: "0-15%4", "0-3,8,10-11")
+err-array-backwards = `{ $part }`: 범위의 끝이 시작보다 앞설 수 없습니다
+err-array-step = `{ $part }`: : 뒤의 간격은 1 이상이어야 합니다
+err-array-size = 배열의 원소는 { $max }개까지입니다
+err-array-twice = 같은 인덱스가 두 번 있습니다
+err-deps-count = 의존성은 { $max }개까지입니다 (받은 개수: { $got })
+err-deps-twice = 작업 { $id }이(가) 두 번 있습니다
+err-no-job = 작업 { $id }은(는) 없습니다
+err-deps-other-lab = 작업 { $id }은(는) 다른 연구실의 작업입니다. 자기 연구실의 작업에만 의존할 수 있습니다
+err-deps-never = 작업 { $id }이(가) { $state }(으)로 끝나서 `{ $kind }` 조건은 결코 충족될 수 없습니다
+err-no-workspace = { $lab } 연구실에 `{ $name }`(이)라는 workspace가 없습니다
+err-workspace-building = workspace `{ $name }`은(는) 아직 빌드 중입니다. READY가 되면 제출하세요
+err-workspace-broken = workspace `{ $name }`은(는) { $status } 상태입니다. 다시 만들어 새로 빌드하세요
+err-one-of = `{ $text }`은(는) { $options } 중 하나가 아닙니다
+err-no-uid = 계정({ $user })에 unix uid가 없습니다. Slurm은 모든 작업을 사용자 본인의 uid로 실행하므로, 관리자에게 uid 설정을 요청하세요
+err-not-root = 이 서버는 root로 실행되지 않아 작업을 서버와 서로로부터 격리할 수 없으므로 작업을 실행하지 않습니다 (1인용 머신이라면 관리자가 executor.allow_unisolated를 설정할 수 있습니다)
+err-no-such-job = 그런 작업은 없습니다
+err-cancel-not-yours = 작업의 소유자나 관리자만 취소할 수 있습니다
+err-job-ended = 작업 { $id }은(는) 이미 끝났습니다 ({ $state })
+err-past-log = { $offset }은(는) 로그의 끝({ $len }바이트)을 넘습니다
+err-path-relative = 작업 출력 디렉터리 안의 상대 경로여야 합니다
+err-path-dotdot = `..`을 포함할 수 없습니다
+err-output-not-yours = 로그와 출력 파일은 작업 소유자와 관리자만 읽을 수 있습니다
+err-no-such-file = 작업 출력 디렉터리에 그런 파일이 없습니다
+err-tier-time-limit = tier 최대값인 { $max } 이하여야 합니다 (받은 값: { $got })
+err-sessions-limit = 끝나지 않은 세션이 이미 { $had }개로 한 사람이 가질 수 있는 최대치입니다 (sessions.max_per_user). 하나를 먼저 끝내세요
+err-no-lab-group = { $user }은(는) 이 클러스터의 어떤 연구실 그룹(`{ $pattern }`에 맞는 그룹)에도 속해 있지 않습니다. 연구실 책임자에게 추가를 요청하세요
+err-campus-disabled = { $user } 계정은 이곳에서 비활성화되었습니다. 관리자에게 문의하세요
+err-campus-local = { $user }은(는) 이 사이트의 로컬 계정입니다. 비밀번호로 로그인하세요
+err-campus-bad-name = 대학의 이름 `{ $name }`은(는) 이곳의 사용자나 연구실 이름으로 쓸 수 없습니다 (영문자, 숫자, `.`, `_`, `-`; 64자 이하)
+err-no-directory-entry = 대학 디렉터리에 { $user } 항목이 없습니다. 전산 부서에 문의하세요
+err-directory-ambiguous = 대학 디렉터리에 { $user }(이)라는 항목이 { $n }개 있습니다. 전산 부서에 문의하세요
+err-uid-taken-directory = 디렉터리의 uid { $uid }은(는) 이곳의 다른 사용자({ $other })의 것입니다. 관리자에게 문의하세요
+err-no-campus-sign-in = 이 사이트에는 대학 로그인이 없습니다
+err-provider-rejected = 대학 로그인이 거부되었습니다: { $why }
+err-device-code-missing = POST /v1/auth/device가 준 코드가 필요합니다
+err-device-pending = 아직 대학에서 로그인하지 않았습니다. 그곳에서 마친 뒤 `interval`초 후에 다시 요청하세요
+err-device-expired = 만료되었거나 이미 쓰였거나 알 수 없는 코드입니다. 처음부터 다시 시작하세요
+err-device-denied = 대학에서 로그인이 거절되었습니다
+err-no-lab = `{ $name }`(이)라는 연구실이 없습니다
+err-no-such-session = 그런 세션은 없습니다
+err-session-not-ready = 세션 { $id }은(는) 아직 준비되지 않았습니다
+err-session-ended = 세션 { $id }은(는) 끝났습니다
+err-no-array = 배열 { $id }은(는) 없습니다
+err-cancel-array-not-yours = 배열의 소유자나 관리자만 취소할 수 있습니다
+err-array-done = 배열 { $id }에 끝나지 않은 원소가 없습니다
+err-password-length = { $min }~1024자여야 합니다
+err-current-password = 현재 비밀번호가 틀렸습니다
+err-token-name = 1~64자로, 토큰의 용도를 적으세요
+err-token-name-chars = 출력 가능한 문자만 쓸 수 있고, 보이지 않는 문자나 텍스트 방향 문자는 안 됩니다
+err-one-to = 1~{ $max }이어야 합니다
+err-no-such-token = 그런 토큰은 없습니다
+err-not-url = `{ $text }`은(는) URL이 아닙니다 ({ $why })
+err-url-scheme = http나 https여야 합니다 ({ $scheme }은(는) 안 됩니다)
+err-url-credentials = 사용자 이름이나 비밀번호를 넣을 수 없습니다 (전송 기록에 URL이 그대로 표시됩니다)
+err-url-host = 호스트를 적어야 합니다
+err-url-metadata = `{ $host }`은(는) 클라우드 메타데이터 서비스입니다
+err-url-port = 포트를 적어야 합니다
+err-resolve-slow = `{ $host }`의 주소를 { $secs }초 안에 찾지 못했습니다
+err-resolve-failed = `{ $host }`의 주소를 찾을 수 없습니다: { $why }
+err-resolve-none = `{ $host }`에 해당하는 주소가 없습니다
+err-resolve-forbidden = `{ $host }`의 주소는 { $ip }(으)로, { $kind ->
+        [link-local] 링크 로컬 주소
+        [metadata] 클라우드 메타데이터 주소
+        [not-host] 호스트 주소가 아닌 것
+        [loopback] 루프백 주소
+        [private] 사설 주소
+        [cgnat] 공유(CGNAT) 주소
+        [unique-local] 고유 로컬 주소
+        [site-local] 사이트 로컬 주소
+        [nat64] NAT64 주소
+       *[reserved] 예약된 주소
+    }입니다
+err-resolve-internal = `{ $host }`의 주소는 { $ip }(으)로, 이 사이트 네트워크 안의 { $kind ->
+        [link-local] 링크 로컬 주소
+        [metadata] 클라우드 메타데이터 주소
+        [not-host] 호스트 주소가 아닌 것
+        [loopback] 루프백 주소
+        [private] 사설 주소
+        [cgnat] 공유(CGNAT) 주소
+        [unique-local] 고유 로컬 주소
+        [site-local] 사이트 로컬 주소
+        [nat64] NAT64 주소
+       *[reserved] 예약된 주소
+    }입니다. 관리자가 허용한 곳(notify.webhook_allow)에만 webhook을 보낼 수 있습니다
+err-resolve-not-allowed = `{ $host }`은(는) 이 서버가 허용하는 webhook 대상(notify.webhook_allow)이 아닙니다
+err-listed-twice = `{ $text }`이(가) 두 번 있습니다
+err-no-smtp = 이 서버는 이메일을 보내지 않습니다 (관리자가 notify.smtp_url을 설정해야 합니다). webhook을 사용하세요
+err-not-email = `{ $text }`은(는) 이메일 주소가 아닙니다 ({ $why })
+err-image-chars = 영문자, 숫자, `._-/:@`로 된 1~256자의 이미지 참조여야 합니다 (예: docker://python:3.11-slim)
+err-image-source = docker://, library://, oras:// 중 하나에서 와야 합니다 (이름만 쓰면 Docker Hub입니다)
+err-packages-count = 패키지는 { $max }개까지입니다
+err-not-pip = `{ $text }`은(는) pip 요구 사항이 아닙니다 (이름, 선택적인 [extras], ==2.4.0 같은 버전 조건)
+err-workspace-exists = { $lab } 연구실에 workspace `{ $name }`이(가) 이미 있습니다
+err-workspaces-limit = { $lab } 연구실은 이미 workspace가 { $count }개로, 연구실당 최대치({ $max })입니다. 하나를 지우거나 FAILED인 것을 다시 빌드하세요
+err-workspace-build-busy = { $lab } 연구실은 이미 workspace `{ $name }`을(를) 빌드하고 있습니다 (연구실당 한 번에 하나). 끝나면 다시 시도하세요
+err-workspace-builds-full = 이 서버에서 workspace 빌드가 { $running }개 돌고 있어 동시 최대치입니다. 몇 분 뒤 다시 시도하세요
+err-not-date = `{ $text }`은(는) YYYY-MM-DD 형식의 날짜가 아닙니다
+err-date-range = `{ $text }`은(는) 1970-01-01과 9999-12-30 사이여야 합니다
+err-from-after-to = { $from }이(가) `to`({ $to })보다 뒤입니다
+err-report-days = 보고서는 최대 { $max }일을 다룹니다
+err-before-9999 = 9999-12-31 전이어야 합니다
+err-not-month = `{ $text }`은(는) YYYY-MM 형식의 월이 아닙니다
+err-name-printable = 출력 가능한 문자 1~64자여야 합니다
+err-tflops = 0보다 크고 { $max } 이하여야 합니다 (받은 값: { $got })
+err-tier-exists = tier `{ $name }`은(는) 이미 있습니다
+err-no-tier = `{ $name }`(이)라는 tier가 없습니다
+err-node-no-gpus = {"{"}"tier", "count"{"}"}를 하나 이상 적어야 합니다
+err-node-gpus-max = 노드당 GPU는 { $max }장까지입니다 (받은 값: { $got })
+err-node-exists = 노드 `{ $name }`은(는) 이미 있습니다
+err-no-node = `{ $name }`(이)라는 노드가 없습니다
+err-node-busy = 노드 `{ $name }`에서 아직 작업이나 backfill 인스턴스 { $busy }개가 돌고 있습니다. drain한 뒤 기다리세요
+err-node-draining = 노드 `{ $name }`은(는) 이미 drain 중입니다
+err-node-up = 노드 `{ $name }`은(는) 이미 켜져 있습니다
+err-node-down = 노드 `{ $name }`은(는) 꺼져 있습니다. executor가 알리면 돌아옵니다
+err-patterns-count = { $max }개까지입니다 (받은 개수: { $got })
+err-pattern-length = { $entry }번째 항목: 1~{ $max }자여야 합니다
+err-pattern-chars = { $entry }번째 항목: 출력 가능한 문자만 쓸 수 있습니다
+err-maintenance-on = 점검이 이미 진행 중입니다 (단계 { $phase })
+err-maintenance-off = 점검 중이 아닙니다
+err-plain-name = 영문자, 숫자, `.`, `_`, `-`로 된 1~64자여야 합니다
+err-lab-exists = 연구실 `{ $name }`은(는) 이미 있습니다
+err-user-exists = 사용자 `{ $name }`은(는) 이미 있습니다
+err-uid-regular = 일반 사용자의 uid(1000 이상)여야 합니다
+err-uid-taken = unix_uid { $uid }은(는) 이미 { $other }의 것입니다. 두 사용자가 uid를 함께 쓸 수 없습니다
+err-between = { $min }에서 { $max } 사이여야 합니다
+err-no-user = `{ $name }`(이)라는 사용자가 없습니다
+err-campus-owned = { $user }은(는) 대학 로그인을 쓰며, 연구실·역할·uid는 대학이 관리합니다
+err-self-demote = 자기 자신의 관리자 역할을 뺏을 수 없습니다
+err-self-disable = 자기 자신을 비활성화할 수 없습니다
+err-bytes-no-nul = NUL 없이 { $max }바이트 이하여야 합니다
+err-backfill-command = backfill을 켜려면 먼저 모델을 서빙할 명령이 있어야 합니다
+err-env-line = env { $line }번째 줄: KEY=value 형식으로 쓰세요
+err-not-number = `{ $text }`은(는) 숫자가 아닙니다
+err-deps-body = { $why }
+err-required = 필수 항목입니다
+err-sign-in = 로그인하세요
+err-admins-only = 관리자 전용 페이지입니다
+err-whole-days = 일 수를 정수로 적으세요
+err-after-form = `{ $part }`: KIND:JOB 형식으로 쓰세요 (예: ok:12)
+err-not-job-id = `{ $text }`은(는) 작업 ID가 아닙니다
+oidc-none-title = 대학 로그인이 없습니다
+oidc-none-why = 이 사이트는 비밀번호로만 로그인합니다.
+oidc-failed-title = 로그인 실패
+oidc-retry = 잠시 뒤 다시 시도하세요.
+oidc-rejected-title = 로그인 거부됨
+oidc-not-started = 이 로그인은 이 브라우저에서 시작되지 않았거나 이미 쓰였습니다. 처음부터 다시 하세요.
+oidc-provider-said = 대학 로그인이 끝나지 않았습니다: { $why }
+oidc-no-code = 대학 로그인의 응답에 code나 state가 없습니다.
+oidc-refused-title = 이곳에 로그인할 수 없습니다
+oidc-unavailable-title = 로그인할 수 없음
+oidc-directory-down = 대학 디렉터리에 연결할 수 없습니다. 나중에 다시 시도하세요.
+oidc-provider-down = 대학 로그인 서비스에 연결할 수 없습니다. 나중에 다시 시도하세요.
+oidc-back = 로그인으로 돌아가기

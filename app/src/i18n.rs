@@ -10,6 +10,11 @@
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "ssr")]
+mod msg;
+#[cfg(feature = "ssr")]
+pub use msg::Msg;
+
 /// A language the console speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Locale {
@@ -89,7 +94,7 @@ pub fn t_with(key: &str, args: &[(&str, Arg)]) -> String {
 
 /// An argument of a message: text, or a number Fluent may pick a plural
 /// form for.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Arg {
     Text(String),
     Number(f64),
@@ -98,6 +103,12 @@ pub enum Arg {
 impl From<&str> for Arg {
     fn from(s: &str) -> Self {
         Arg::Text(s.to_string())
+    }
+}
+
+impl From<&String> for Arg {
+    fn from(s: &String) -> Self {
+        Arg::Text(s.clone())
     }
 }
 
@@ -116,7 +127,7 @@ macro_rules! number_arg {
         }
     )*};
 }
-number_arg!(u32, u64, i64, usize, f64);
+number_arg!(u8, u16, u32, u64, i32, i64, usize, f64);
 
 #[cfg(feature = "ssr")]
 mod bundles {

@@ -41,7 +41,7 @@ test('a job submitted to run after another shows its chain and runs once it may'
   await demo.getByLabel('Script (run with bash)').fill('true');
   await demo.getByLabel(/^Run after/).fill('soon:1');
   await demo.getByRole('button', { name: 'Submit' }).click();
-  await demo.getByText(/not a dependency kind/).waitFor();
+  await demo.getByText(/is not one of ok, any, notok/).waitFor();
 });
 
 test('an array is one row with counts by state and one Cancel', async () => {

@@ -25,7 +25,9 @@ pub async fn create_token(name: String, expires_in_days: String) -> Result<Perso
     use crate::api::backend::*;
     let days = match expires_in_days.trim() {
         "" => None,
-        days => Some(days.parse().map_err(|_| ConsoleError::invalid("expires_in_days: a whole number of days"))?),
+        days => Some(days.parse().map_err(|_| {
+            ConsoleError::invalid(crate::msg!("err-whole-days").on("expires_in_days").text(crate::i18n::locale()))
+        })?),
     };
     let (backend, who) = signed_in().await?;
     backend.create_token(&who, name, days).await.map_err(answer)

@@ -82,11 +82,11 @@ impl ConsoleError {
     }
 
     pub fn unauthenticated() -> Self {
-        Self::new(ErrorCode::Unauthenticated, "please sign in")
+        Self::new(ErrorCode::Unauthenticated, words("err-sign-in"))
     }
 
     pub fn forbidden() -> Self {
-        Self::new(ErrorCode::Forbidden, "this page is for admins")
+        Self::new(ErrorCode::Forbidden, words("err-admins-only"))
     }
 
     /// A mistake in a form field, named.
@@ -95,8 +95,14 @@ impl ConsoleError {
     }
 
     pub fn internal() -> Self {
-        Self::new(ErrorCode::Internal, "internal error")
+        Self::new(ErrorCode::Internal, words("err-internal"))
     }
+}
+
+/// The message in the request's language; the browser never makes these
+/// errors (its bundle carries no messages), so there it is the key.
+fn words(key: &str) -> String {
+    crate::i18n::t(key)
 }
 
 /// Failures of the transport itself (the server unreachable, a reply

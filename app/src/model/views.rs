@@ -476,23 +476,25 @@ pub struct DashboardView {
 
 /// `ok:12,any:13,notok:14` (the CLI's `--after` and the submit form) as
 /// api.md's `(type, job)` pairs: `afterok`, `afterany`, `afternotok`.
-pub fn parse_after(text: &str) -> Result<Vec<(&'static str, i64)>, String> {
+#[cfg(feature = "ssr")]
+pub fn parse_after(text: &str) -> Result<Vec<(&'static str, i64)>, crate::i18n::Msg> {
+    use crate::msg;
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (kind, id) = part.split_once(':').ok_or_else(|| format!("`{part}`: write KIND:JOB, e.g. ok:12"))?;
+        let (kind, id) = part.split_once(':').ok_or_else(|| msg!("err-after-form", part = part))?;
         let kind = match kind.trim().trim_start_matches("after") {
             "ok" => "afterok",
             "any" => "afterany",
             "notok" => "afternotok",
-            other => return Err(format!("`{other}` is not a dependency kind (ok, any or notok)")),
+            other => return Err(msg!("err-one-of", text = other, options = "ok, any, notok")),
         };
-        let id = id.trim().trim_start_matches('#').parse::<i64>().map_err(|_| format!("`{id}` is not a job id"))?;
+        let id = id.trim().trim_start_matches('#').parse::<i64>().map_err(|_| msg!("err-not-job-id", text = id))?;
         out.push((kind, id));
     }
     Ok(out)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ssr"))]
 mod after_tests {
     use super::parse_after;
 
@@ -503,9 +505,9 @@ mod after_tests {
             vec![("afterok", 12), ("afterany", 13), ("afternotok", 14)]
         );
         assert_eq!(parse_after("").unwrap(), vec![]);
-        assert!(parse_after("12").unwrap_err().contains("KIND:JOB"));
-        assert!(parse_after("maybe:12").unwrap_err().contains("not a dependency kind"));
-        assert!(parse_after("ok:x").unwrap_err().contains("not a job id"));
+        assert!(parse_after("12").unwrap_err().to_string().contains("KIND:JOB"));
+        assert!(parse_after("maybe:12").unwrap_err().to_string().contains("is not one of ok, any, notok"));
+        assert!(parse_after("ok:x").unwrap_err().to_string().contains("not a job id"));
     }
 }
 

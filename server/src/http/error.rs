@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn the_api_and_the_console_give_a_service_error_the_same_code() {
         let every = || {
-            let m = || "m".to_string();
+            let m = || app::msg!("err-no-such-job");
             [
                 ServiceError::Validation(m()),
                 ServiceError::NotFound(m()),
@@ -185,7 +185,7 @@ mod tests {
                 ServiceError::InvalidCredentials(m()),
                 ServiceError::TooManyAttempts(3),
                 ServiceError::AuthorizationPending(m()),
-                ServiceError::Internal(m()),
+                ServiceError::Internal("m".into()),
             ]
         };
         for (service, again) in every().into_iter().zip(every()) {

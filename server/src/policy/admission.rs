@@ -2,29 +2,39 @@
 //! service taking jobs, is the user under the unfinished-jobs limit, and
 //! which queue does it enter.
 
+use app::i18n::Msg;
 use app::model::{JobState, MaintenancePhase};
+use app::msg;
 
 use super::model::{PendingReason, TierInfo};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.message())]
 pub enum AdmissionError {
-    #[error("submissions are paused for maintenance ({0})")]
     Maintenance(MaintenancePhase),
-    #[error("no placement can ever fit {num_gpus} GPU(s){vram}: the largest request any tier and node can take is {largest}")]
-    NoFit { num_gpus: u32, vram: String, largest: u32 },
-    #[error("{}", queue_limit_message(*unfinished, *adding, *limit))]
+    NoFit { num_gpus: u32, min_vram_gb: u32, largest: u32 },
     QueueLimit { unfinished: u32, adding: u32, limit: u32 },
 }
 
-fn queue_limit_message(unfinished: u32, adding: u32, limit: u32) -> String {
-    if adding <= 1 {
-        format!(
-            "you already have {unfinished} unfinished jobs, the most allowed; wait for some to finish or cancel some"
-        )
-    } else {
-        format!(
-            "you have {unfinished} unfinished jobs; {adding} more would pass the limit of {limit} (each array element counts)"
-        )
+impl AdmissionError {
+    /// Why, as a message the API gives in English and the console in the
+    /// reader's language.
+    pub fn message(&self) -> Msg {
+        match *self {
+            AdmissionError::Maintenance(phase) => msg!("err-maintenance-paused", phase = phase.to_string()),
+            AdmissionError::NoFit { num_gpus, min_vram_gb: 0, largest } => {
+                msg!("err-no-fit", gpus = num_gpus, largest = largest)
+            }
+            AdmissionError::NoFit { num_gpus, min_vram_gb, largest } => {
+                msg!("err-no-fit-vram", gpus = num_gpus, vram = min_vram_gb, largest = largest)
+            }
+            AdmissionError::QueueLimit { unfinished, adding, .. } if adding <= 1 => {
+                msg!("err-queue-limit-full", unfinished = unfinished)
+            }
+            AdmissionError::QueueLimit { unfinished, adding, limit } => {
+                msg!("err-queue-limit-adding", unfinished = unfinished, adding = adding, limit = limit)
+            }
+        }
     }
 }
 
@@ -78,8 +88,7 @@ pub fn admit(
     };
     let largest = placements.iter().map(largest_for).max().unwrap_or(0);
     if req.num_gpus > largest {
-        let vram = if req.min_vram_gb > 0 { format!(" with {} GB VRAM", req.min_vram_gb) } else { String::new() };
-        return Err(AdmissionError::NoFit { num_gpus: req.num_gpus, vram, largest });
+        return Err(AdmissionError::NoFit { num_gpus: req.num_gpus, min_vram_gb: req.min_vram_gb, largest });
     }
     if req.unfinished.saturating_add(req.count) > max_unfinished {
         return Err(AdmissionError::QueueLimit {

@@ -2,6 +2,7 @@
 //! with the sign-in slow-down), and API tokens (list, create — the secret
 //! is shown once —, revoke one's own).
 
+use app::msg;
 use std::time::Duration;
 
 use app::model::views::{NewToken, PersonalToken, TokenView};
@@ -17,16 +18,14 @@ use crate::services::{ServiceError, Services};
 pub async fn change_password(state: &Services, caller: &Caller, current: &str, new: &str) -> Result<i64, ServiceError> {
     let min = crate::services::admin::MIN_PASSWORD;
     if new.chars().count() < min || new.len() > 1024 {
-        return Err(ServiceError::Validation(format!("new password: must be {min} to 1024 characters")));
+        return Err(ServiceError::Validation(msg!("err-password-length", min = min).on("new password")));
     }
     // one slow-down for every signed-in check of this user's password,
     // wherever it comes from
     let anywhere = std::net::IpAddr::from([0, 0, 0, 0]);
     match check_password(state, &caller.user.username, current, anywhere).await {
         Ok(_) => {}
-        Err(AuthError::InvalidCredentials) => {
-            return Err(ServiceError::Validation("the current password is wrong".into()))
-        }
+        Err(AuthError::InvalidCredentials) => return Err(ServiceError::Validation(msg!("err-current-password"))),
         Err(e) => return Err(e.into()),
     }
     let hash = auth::password::hash_password(new.to_string()).await.map_err(ServiceError::from)?;
@@ -97,14 +96,14 @@ pub async fn create_token(
 ) -> Result<PersonalToken, ServiceError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 64 {
-        return Err(ServiceError::field("name", "1 to 64 characters (what the token is for)"));
+        return Err(ServiceError::field("name", msg!("err-token-name")));
     }
     if name.chars().any(|c| c.is_control() || crate::services::jobs::input::is_invisible(c)) {
-        return Err(ServiceError::field("name", "printable characters only, no invisible or text-direction ones"));
+        return Err(ServiceError::field("name", msg!("err-token-name-chars")));
     }
     let days = expires_in_days.unwrap_or(PERSONAL_TOKEN_DAYS_DEFAULT);
     if !(1..=PERSONAL_TOKEN_DAYS_MAX).contains(&days) {
-        return Err(ServiceError::field("expires_in_days", format!("must be 1 to {PERSONAL_TOKEN_DAYS_MAX}")));
+        return Err(ServiceError::field("expires_in_days", msg!("err-one-to", max = PERSONAL_TOKEN_DAYS_MAX)));
     }
     let ttl = Duration::from_secs(days as u64 * 86_400);
     let issued = auth::issue_labelled_token(&state.db, caller.user.id, Some(name), ttl, now_ms()).await?;
@@ -123,7 +122,7 @@ pub async fn revoke_token(state: &Services, caller: &Caller, id: i64) -> Result<
     if done {
         Ok(())
     } else {
-        Err(ServiceError::NotFound("no such token".into()))
+        Err(ServiceError::NotFound(msg!("err-no-such-token")))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The audit log as admins read it: every admin action, newest first, a
 //! page at a time (REST) or the latest few (the console's admin page).
 
+use app::msg;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -34,7 +35,7 @@ pub struct AuditPage {
 pub async fn page(state: &Services, before: Option<i64>, limit: Option<i64>) -> ServiceResult<AuditPage> {
     let limit = limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ServiceError::field("limit", format!("must be between 1 and {MAX_PAGE}, got {limit}")));
+        return Err(ServiceError::field("limit", msg!("err-range", min = 1u32, max = MAX_PAGE, got = limit)));
     }
     let rows = db::audit::list(&mut *state.db.acquire().await?, before.unwrap_or(i64::MAX), limit).await?;
     let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();

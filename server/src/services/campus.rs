@@ -9,6 +9,7 @@
 //! submitted under: only the user's row changes here.
 
 use app::model::{Role, SignIn};
+use app::{i18n::Msg, msg};
 
 use crate::auth::directory::DirectoryError;
 use crate::auth::oidc::Identity;
@@ -22,25 +23,31 @@ const ACTOR: &str = "oidc";
 
 /// Why someone the provider vouched for is not let in (a 403 page).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", self.message())]
 pub enum Refusal {
-    #[error(
-        "{username} is in no lab group of this cluster (groups matching `{pattern}`); ask your lab's head to add you"
-    )]
     NoLabGroup { username: String, pattern: String },
-    #[error("the account {0} is disabled here; ask an admin")]
     Disabled(String),
-    #[error("{0} is a local account of this site: sign in with its password")]
     Local(String),
-    #[error(
-        "the university's name `{0}` cannot be a user or lab name here (letters, digits, `.`, `_`, `-`; at most 64)"
-    )]
     BadName(String),
-    #[error("the university's directory has no entry for {0}; ask your IT office")]
     NoDirectoryEntry(String),
-    #[error("the university's directory lists {1} entries named {0}; ask your IT office")]
     Ambiguous(String, usize),
-    #[error("the directory's uid {uid} belongs to another user here ({other}); ask an admin")]
     UidTaken { uid: i64, other: String },
+}
+
+impl Refusal {
+    /// Why, for the person at the sign-in page (in their language) or the
+    /// CLI's device sign-in (in English).
+    pub fn message(&self) -> Msg {
+        match self {
+            Refusal::NoLabGroup { username, pattern } => msg!("err-no-lab-group", user = username, pattern = pattern),
+            Refusal::Disabled(user) => msg!("err-campus-disabled", user = user),
+            Refusal::Local(user) => msg!("err-campus-local", user = user),
+            Refusal::BadName(name) => msg!("err-campus-bad-name", name = name),
+            Refusal::NoDirectoryEntry(user) => msg!("err-no-directory-entry", user = user),
+            Refusal::Ambiguous(user, n) => msg!("err-directory-ambiguous", user = user, n = *n),
+            Refusal::UidTaken { uid, other } => msg!("err-uid-taken-directory", uid = *uid, other = other),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -99,7 +106,7 @@ struct Facts {
 
 async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
     let Some(directory) = &state.directory else {
-        let oidc = state.oidc.as_deref().ok_or_else(|| ServiceError::NotFound("no university sign-in here".into()))?;
+        let oidc = state.oidc.as_deref().ok_or_else(|| ServiceError::NotFound(msg!("err-no-campus-sign-in")))?;
         return Ok(Facts {
             groups: who.groups.clone(),
             lab_group: oidc.lab_group().clone(),

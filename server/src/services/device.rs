@@ -5,6 +5,7 @@
 //! in at the provider, the same campus rules as the browser's sign-in
 //! apply and the CLI gets a personal token named after the device.
 
+use app::msg;
 use std::time::Duration;
 
 use app::model::views::NewToken;
@@ -15,12 +16,12 @@ use crate::services::campus::{self, CampusError};
 use crate::services::{ServiceError, Services};
 
 fn oidc(state: &Services) -> Result<&crate::auth::oidc::Oidc, ServiceError> {
-    state.oidc.as_deref().ok_or_else(|| ServiceError::NotFound("this site has no university sign-in".into()))
+    state.oidc.as_deref().ok_or_else(|| ServiceError::NotFound(msg!("err-no-campus-sign-in")))
 }
 
 fn provider_error(e: OidcError) -> ServiceError {
     match e {
-        OidcError::Rejected(why) => ServiceError::Forbidden(why),
+        OidcError::Rejected(why) => ServiceError::Forbidden(msg!("err-provider-rejected", why = why)),
         other => ServiceError::Internal(other.to_string()),
     }
 }
@@ -34,23 +35,17 @@ pub async fn start(state: &Services) -> Result<DeviceStart, ServiceError> {
 pub async fn finish(state: &Services, device_code: &str, device: Option<&str>) -> Result<NewToken, ServiceError> {
     let oidc = oidc(state)?;
     if device_code.is_empty() || device_code.len() > 1024 {
-        return Err(ServiceError::field("device_code", "the code POST /v1/auth/device answered"));
+        return Err(ServiceError::field("device_code", msg!("err-device-code-missing")));
     }
     let identity = match oidc.device_poll(device_code).await.map_err(provider_error)? {
-        DevicePoll::Pending => {
-            return Err(ServiceError::AuthorizationPending(
-                "not signed in at the university yet: finish there, then ask again after `interval` seconds".into(),
-            ))
-        }
-        DevicePoll::Expired => {
-            return Err(ServiceError::field("device_code", "expired, already used or unknown: start again"))
-        }
-        DevicePoll::Denied => return Err(ServiceError::Forbidden("the sign-in was declined at the university".into())),
+        DevicePoll::Pending => return Err(ServiceError::AuthorizationPending(msg!("err-device-pending"))),
+        DevicePoll::Expired => return Err(ServiceError::field("device_code", msg!("err-device-expired"))),
+        DevicePoll::Denied => return Err(ServiceError::Forbidden(msg!("err-device-denied"))),
         DevicePoll::Done(identity) => identity,
     };
     let user = match campus::sign_in(state, &identity).await {
         Ok(user) => user,
-        Err(CampusError::Refused(why)) => return Err(ServiceError::Forbidden(why.to_string())),
+        Err(CampusError::Refused(why)) => return Err(ServiceError::Forbidden(why.message())),
         Err(CampusError::Directory(e)) => return Err(ServiceError::Internal(format!("directory: {e}"))),
         Err(CampusError::Service(e)) => return Err(e),
     };

@@ -1,10 +1,15 @@
 //! The one error every service function returns. Each variant is an
 //! api.md code (see [`ServiceError::code`]); the HTTP layer maps it once
 //! into its response and the console backend once into a
-//! `ConsoleError`, and both keep the code. `Internal` carries the detail
-//! for the log, never for the caller.
+//! `ConsoleError`, and both keep the code. A refusal carries its message
+//! as a key and arguments ([`Msg`], written `msg!(…)`), so the API
+//! answers in English and the console in the reader's language from one
+//! source. `Internal` carries the detail for the log, never for the
+//! caller.
 
+pub use app::i18n::Msg;
 use app::model::error::ErrorCode;
+pub use app::msg;
 
 use crate::auth::{AuthError, PasswordError};
 use crate::policy::admission::AdmissionError;
@@ -13,30 +18,30 @@ use crate::policy::admission::AdmissionError;
 pub enum ServiceError {
     /// A field out of range or malformed, named in the message.
     #[error("{0}")]
-    Validation(String),
+    Validation(Msg),
     #[error("{0}")]
-    NotFound(String),
+    NotFound(Msg),
     #[error("{0}")]
-    Forbidden(String),
+    Forbidden(Msg),
     #[error("{0}")]
-    Conflict(String),
+    Conflict(Msg),
     #[error("{0}")]
-    NoFitPlacement(String),
+    NoFitPlacement(Msg),
     /// A limit on how many of something one may have or run (429).
     #[error("{0}")]
-    QueueLimit(String),
+    QueueLimit(Msg),
     #[error("{0}")]
-    Maintenance(String),
+    Maintenance(Msg),
     /// A wrong password (or username) where one was asked for.
     #[error("{0}")]
-    InvalidCredentials(String),
+    InvalidCredentials(Msg),
     /// Too many failed sign-ins (or too many at once); retry after this
     /// many seconds.
-    #[error("too many failed sign-ins; retry in {0} s")]
+    #[error("{}", msg!("err-too-many-attempts", secs = *.0))]
     TooManyAttempts(u64),
     /// A device sign-in the person has not finished at the provider yet.
     #[error("{0}")]
-    AuthorizationPending(String),
+    AuthorizationPending(Msg),
     #[error("internal error")]
     Internal(String),
 }
@@ -61,18 +66,33 @@ impl ServiceError {
     }
 
     /// `field: message`, the form every field error takes.
-    pub fn field(field: &str, message: impl std::fmt::Display) -> Self {
-        ServiceError::Validation(format!("{field}: {message}"))
+    pub fn field(field: &str, message: Msg) -> Self {
+        ServiceError::Validation(message.on(field))
     }
 
-    /// A unique-constraint failure as a 409 naming `what`; anything else
-    /// stays internal.
-    pub fn unique(e: sqlx::Error, what: impl std::fmt::Display) -> Self {
+    /// A unique-constraint failure as a 409 saying `exists`; anything
+    /// else stays internal.
+    pub fn unique(e: sqlx::Error, exists: Msg) -> Self {
         match e {
-            sqlx::Error::Database(d) if d.is_unique_violation() => {
-                ServiceError::Conflict(format!("{what} already exists"))
-            }
+            sqlx::Error::Database(d) if d.is_unique_violation() => ServiceError::Conflict(exists),
             other => other.into(),
+        }
+    }
+
+    /// The message for a person in `locale` (internals stay hidden).
+    pub fn text(&self, locale: app::i18n::Locale) -> String {
+        match self {
+            ServiceError::Validation(m)
+            | ServiceError::NotFound(m)
+            | ServiceError::Forbidden(m)
+            | ServiceError::Conflict(m)
+            | ServiceError::NoFitPlacement(m)
+            | ServiceError::QueueLimit(m)
+            | ServiceError::Maintenance(m)
+            | ServiceError::InvalidCredentials(m)
+            | ServiceError::AuthorizationPending(m) => m.text(locale),
+            ServiceError::TooManyAttempts(secs) => msg!("err-too-many-attempts", secs = *secs).text(locale),
+            ServiceError::Internal(_) => app::i18n::tr(locale, "err-internal", &[]),
         }
     }
 }
@@ -85,7 +105,7 @@ impl From<sqlx::Error> for ServiceError {
 
 impl From<AdmissionError> for ServiceError {
     fn from(e: AdmissionError) -> Self {
-        let message = e.to_string();
+        let message = e.message();
         match e {
             AdmissionError::Maintenance(_) => ServiceError::Maintenance(message),
             AdmissionError::NoFit { .. } => ServiceError::NoFitPlacement(message),
@@ -97,9 +117,10 @@ impl From<AdmissionError> for ServiceError {
 impl From<AuthError> for ServiceError {
     fn from(e: AuthError) -> Self {
         match e {
-            AuthError::InvalidCredentials => ServiceError::InvalidCredentials(e.to_string()),
+            AuthError::InvalidCredentials => ServiceError::InvalidCredentials(msg!("err-wrong-password")),
             AuthError::Throttled(wait) => ServiceError::TooManyAttempts(wait.as_secs().max(1)),
-            AuthError::Disabled | AuthError::PasswordsOff(_) => ServiceError::Forbidden(e.to_string()),
+            AuthError::Disabled => ServiceError::Forbidden(msg!("err-account-disabled")),
+            AuthError::PasswordsOff(button) => ServiceError::Forbidden(msg!("err-passwords-off", button = button)),
             AuthError::Password(p) => p.into(),
             AuthError::Db(e) => e.into(),
         }
@@ -118,6 +139,6 @@ impl From<PasswordError> for ServiceError {
 
 impl From<crate::services::jobs::input::FieldError> for ServiceError {
     fn from(e: crate::services::jobs::input::FieldError) -> Self {
-        ServiceError::Validation(e.to_string())
+        ServiceError::Validation(e.message.on(e.field))
     }
 }

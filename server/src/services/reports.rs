@@ -5,6 +5,7 @@
 
 use app::model::views::{UsageReport, UsageReportRow};
 use app::model::Role;
+use app::msg;
 use time::{Date, OffsetDateTime};
 
 use crate::auth::Caller;
@@ -34,10 +35,10 @@ const DATE: &[time::format_description::BorrowedFormatItem<'static>] =
 /// A day of the report's window; the last day a window can end on is the
 /// one before the calendar's last (the window runs to the next midnight).
 fn day(field: &'static str, text: &str) -> Result<Date, ServiceError> {
-    let date = Date::parse(text.trim(), DATE)
-        .map_err(|_| ServiceError::field(field, format!("`{text}` is not a date written YYYY-MM-DD")))?;
+    let date =
+        Date::parse(text.trim(), DATE).map_err(|_| ServiceError::field(field, msg!("err-not-date", text = text)))?;
     if date.year() < 1970 || date.next_day().is_none_or(|d| d.year() > 9999) {
-        return Err(ServiceError::field(field, format!("`{text}` must lie between 1970-01-01 and 9999-12-30")));
+        return Err(ServiceError::field(field, msg!("err-date-range", text = text)));
     }
     Ok(date)
 }
@@ -48,7 +49,7 @@ fn group_by(text: Option<&str>) -> Result<GroupBy, ServiceError> {
         "user" => Ok(GroupBy::User),
         "tier" => Ok(GroupBy::Tier),
         "month" => Ok(GroupBy::Month),
-        other => Err(ServiceError::field("by", format!("`{other}` is not one of lab, user, tier, month"))),
+        other => Err(ServiceError::field("by", msg!("err-one-of", text = other, options = "lab, user, tier, month"))),
     }
 }
 
@@ -57,7 +58,7 @@ pub fn wants_csv(q: &ReportQuery) -> Result<bool, ServiceError> {
     match q.format.as_deref().unwrap_or("json") {
         "json" => Ok(false),
         "csv" => Ok(true),
-        other => Err(ServiceError::field("format", format!("`{other}` is not json or csv"))),
+        other => Err(ServiceError::field("format", msg!("err-one-of", text = other, options = "json, csv"))),
     }
 }
 
@@ -71,13 +72,16 @@ pub async fn usage(state: &Services, caller: &Caller, q: &ReportQuery) -> Result
         None => to.replace_day(1).unwrap_or(to),
     };
     if from > to {
-        return Err(ServiceError::field("from", format!("{from} is after `to` ({to})")));
+        return Err(ServiceError::field(
+            "from",
+            msg!("err-from-after-to", from = from.to_string(), to = to.to_string()),
+        ));
     }
     if (to - from).whole_days() >= MAX_DAYS {
-        return Err(ServiceError::field("from", format!("a report covers at most {MAX_DAYS} days")));
+        return Err(ServiceError::field("from", msg!("err-report-days", max = MAX_DAYS)));
     }
     let ms = |d: Date| d.midnight().assume_utc().unix_timestamp() * 1000;
-    let end = to.next_day().ok_or_else(|| ServiceError::field("to", "must lie before 9999-12-31"))?;
+    let end = to.next_day().ok_or_else(|| ServiceError::field("to", msg!("err-before-9999")))?;
     let (from_ms, to_ms) = (ms(from), ms(end));
     let lab = (caller.user.role != Role::Admin).then_some(caller.user.lab_id);
     let rows = db::reports::usage(&mut *state.db.acquire().await?, from_ms, to_ms, lab, by).await?;
@@ -102,7 +106,7 @@ pub async fn usage(state: &Services, caller: &Caller, q: &ReportQuery) -> Result
 pub fn month_query(month: Option<&str>, by: &str) -> Result<ReportQuery, ServiceError> {
     let first = match month.map(str::trim).filter(|m| !m.is_empty()) {
         Some(m) => day("month", &format!("{m}-01"))
-            .map_err(|_| ServiceError::field("month", format!("`{m}` is not a month written YYYY-MM")))?,
+            .map_err(|_| ServiceError::field("month", msg!("err-not-month", text = m)))?,
         None => OffsetDateTime::now_utc().date().replace_day(1).map_err(|e| ServiceError::Internal(e.to_string()))?,
     };
     let last = first.replace_day(first.month().length(first.year())).unwrap_or(first);

@@ -2,6 +2,7 @@
 //! usage page, placements, backfill, maintenance) shared by the REST API
 //! and the console.
 
+use app::msg;
 use std::sync::Arc;
 
 use app::model::views::{
@@ -77,12 +78,12 @@ pub const MAX_DAYS: u32 = 366;
 pub async fn lab_usage(state: &Services, lab: &str, days: Option<i64>) -> Result<LabUsageSeries, ServiceError> {
     let days = days.unwrap_or(30);
     if !(1..=i64::from(MAX_DAYS)).contains(&days) {
-        return Err(ServiceError::field("days", format!("must be between 1 and {MAX_DAYS}, got {days}")));
+        return Err(ServiceError::field("days", msg!("err-range", min = 1u32, max = MAX_DAYS, got = days)));
     }
     let mut conn = state.db.acquire().await?;
     let id = db::views::lab_id(&mut conn, lab)
         .await?
-        .ok_or_else(|| ServiceError::NotFound(format!("no lab named `{lab}`")))?;
+        .ok_or_else(|| ServiceError::NotFound(msg!("err-no-lab", name = lab)))?;
     let days = db::views::daily_usage(&mut conn, id, days as u32, now_ms()).await?;
     Ok(LabUsageSeries { lab: lab.to_string(), days })
 }

@@ -310,3 +310,96 @@ async fn the_admin_forms_server_function_checks_the_role_and_the_form() {
     let resp = post(&app.client, &[("form", "create_tier"), ("name", "t1")]).await.unwrap();
     assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
 }
+
+/// A refused input reads in the reader's language in the console, with
+/// its api.md code, and the same refusal stays English on /v1; every
+/// message key the server writes exists in both languages.
+#[tokio::test]
+async fn refusals_read_in_the_readers_language_and_keep_their_code() {
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn().await;
+    let token = app.demo_token().await;
+    let submit = |client: &reqwest::Client, fields: Vec<(&'static str, &'static str)>| {
+        client.post(app.url(app::api::jobs::SubmitJob::PATH)).header("origin", &app.base).form(&fields).send()
+    };
+    let form = |gpus: &'static str, env: &'static str, after: &'static str| {
+        vec![
+            ("name", "x"),
+            ("command", "true"),
+            ("num_gpus", gpus),
+            ("time_limit_minutes", ""),
+            ("env", env),
+            ("after", after),
+        ]
+    };
+    let korean = crate::helpers::client();
+    assert_eq!(app.console_login_as(&korean, "demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let _ = korean.get(app.url("/lang/ko?back=/")).send().await.unwrap();
+    let table = [
+        (form("9", "", ""), 422, "VALIDATION", "num_gpus: 1에서 8 사이여야 합니다 (받은 값: 9)"),
+        (form("1", "JOB_ID=1", ""), 422, "VALIDATION", "env: `JOB_ID`은(는) JPU-Share가 정하는 값이라"),
+        (form("1", "oops", ""), 422, "VALIDATION", "env 1번째 줄: KEY=value 형식으로 쓰세요"),
+        (form("two", "", ""), 422, "VALIDATION", "num_gpus: `two`은(는) 숫자가 아닙니다"),
+        (form("1", "", "soon:1"), 422, "VALIDATION", "dependencies: `soon`은(는) ok, any, notok 중 하나가 아닙니다"),
+        (form("1", "", "ok:999999"), 404, "NOT_FOUND", "dependencies: 작업 999999은(는) 없습니다"),
+    ];
+    for (fields, status, code, says) in table {
+        let resp = submit(&korean, fields).await.unwrap();
+        assert_eq!(resp.status().as_u16(), status, "{says}");
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(body["code"], code, "{body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+    // the same refusals on /v1 stay in English, whatever the browser says
+    let resp = app
+        .client
+        .post(app.url("/v1/jobs"))
+        .bearer_auth(&token)
+        .header("accept-language", "ko")
+        .json(&serde_json::json!({"name": "x", "command": "true", "num_gpus": 9}))
+        .send()
+        .await
+        .unwrap();
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["message"], "num_gpus: must be between 1 and 8, got 9", "{body}");
+    // not signed in: the console says so in the browser's language
+    let anonymous = crate::helpers::client();
+    let resp = anonymous
+        .post(app.url(app::api::jobs::SubmitJob::PATH))
+        .header("origin", &app.base)
+        .header("accept-language", "ko-KR")
+        .form(&form("1", "", ""))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert!(resp.text().await.unwrap().contains("로그인하세요"));
+}
+
+/// Every `msg!("…")` key the server and the console write is in both
+/// languages: a refusal can never show its key instead of its words.
+#[test]
+fn every_message_key_the_server_writes_exists_in_both_languages() {
+    let mut keys = Vec::new();
+    for root in [concat!(env!("CARGO_MANIFEST_DIR"), "/src"), concat!(env!("CARGO_MANIFEST_DIR"), "/../app/src")] {
+        let mut stack = vec![std::path::PathBuf::from(root)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (i, _) in text.match_indices("msg!(\"") {
+                    let key = text[i + 6..].split('"').next().unwrap_or("");
+                    keys.push(key.to_string());
+                }
+            }
+        }
+    }
+    assert!(keys.len() > 150, "found {} keys", keys.len());
+    let missing = app::i18n::missing_keys(&keys);
+    assert!(missing.is_empty(), "message keys missing: {missing:?}");
+}

@@ -6,9 +6,10 @@
 use app::model::admin::{AdminAction, AdminClusterView};
 use app::model::error::ConsoleError;
 use app::model::Role;
+use app::msg;
 
 use crate::auth::Caller;
-use crate::http::console::backend::parse_number;
+use crate::http::console::backend::{parse_number, refused};
 use crate::services::admin::backfill::{self, BackfillPatch};
 use crate::services::admin::cluster::{self, NewNodeBody, NewTierBody, NodeGpus, TierPatch};
 use crate::services::admin::oom::{self, OomPatterns};
@@ -16,15 +17,16 @@ use crate::services::admin::{self, NewLabBody, NewUserBody, UserPatch};
 use crate::services::{views, Services};
 
 fn required<T: std::str::FromStr>(field: &str, text: &str) -> Result<T, ConsoleError> {
-    parse_number(field, text)?.ok_or_else(|| ConsoleError::invalid(format!("{field}: required")))
+    parse_number(field, text)?.ok_or_else(|| refused(msg!("err-required").on(field)))
 }
 
 fn role(field: &str, text: &str) -> Result<Option<Role>, ConsoleError> {
     match text.trim() {
         "" => Ok(None),
-        other => {
-            other.parse().map(Some).map_err(|_| ConsoleError::invalid(format!("{field}: must be researcher or admin")))
-        }
+        other => other
+            .parse()
+            .map(Some)
+            .map_err(|_| refused(msg!("err-one-of", text = other, options = "researcher, admin").on(field))),
     }
 }
 
@@ -134,7 +136,9 @@ pub async fn act(state: &Services, admin: &Caller, action: AdminAction) -> Resul
                     "" => None,
                     "disable" => Some(true),
                     "enable" => Some(false),
-                    other => return Err(ConsoleError::invalid(format!("access: `{other}` is not disable or enable"))),
+                    other => {
+                        return Err(refused(msg!("err-one-of", text = other, options = "disable, enable").on("access")))
+                    }
                 },
             };
             admin::update_user(state, admin, &username, patch).await?;

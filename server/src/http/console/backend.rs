@@ -4,6 +4,7 @@
 //! REST API uses, so console and API cannot disagree, and maps the error
 //! once ([`From<ServiceError>`] below), keeping its api.md code.
 
+use app::{i18n::Msg, msg};
 use std::collections::BTreeMap;
 
 use app::api::backend::{ConsoleBackend, SignedIn};
@@ -30,9 +31,14 @@ impl From<ServiceError> for ConsoleError {
                 tracing::error!(error = %detail, "console request failed");
                 ConsoleError::internal()
             }
-            other => ConsoleError::new(other.code(), other.to_string()),
+            other => ConsoleError::new(other.code(), other.text(app::i18n::locale())),
         }
     }
+}
+
+/// A form's mistake the console itself finds, in the reader's language.
+pub(crate) fn refused(message: Msg) -> ConsoleError {
+    ConsoleError::invalid(message.text(app::i18n::locale()))
 }
 
 /// The server's record of the caller, put there by the middleware.
@@ -57,9 +63,7 @@ fn parse_env(text: &str) -> Result<BTreeMap<String, String>, ConsoleError> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (key, value) = line
-            .split_once('=')
-            .ok_or_else(|| ConsoleError::invalid(format!("env line {}: write KEY=value", n + 1)))?;
+        let (key, value) = line.split_once('=').ok_or_else(|| refused(msg!("err-env-line", line = n + 1)))?;
         env.insert(key.trim().to_string(), value.to_string());
     }
     Ok(env)
@@ -71,7 +75,7 @@ pub(crate) fn parse_number<T: std::str::FromStr>(field: &str, text: &str) -> Res
     if text.is_empty() {
         return Ok(None);
     }
-    text.parse().map(Some).map_err(|_| ConsoleError::invalid(format!("{field}: `{text}` is not a number")))
+    text.parse().map(Some).map_err(|_| refused(msg!("err-not-number", text = text).on(field)))
 }
 
 /// The submit form's text fields as the body /v1/jobs takes.
@@ -85,11 +89,11 @@ fn submit_body(form: SubmitForm) -> Result<SubmitBody, ConsoleError> {
         env: parse_env(&form.env)?,
         min_vram_gb: parse_number("min_vram_gb", &form.min_vram_gb)?,
         dependencies: app::model::views::parse_after(&form.after)
-            .map_err(|e| ConsoleError::invalid(format!("dependencies: {e}")))?
+            .map_err(|e| refused(e.on("dependencies")))?
             .into_iter()
             .map(|(kind, job)| serde_json::from_value(serde_json::json!({"type": kind, "job": job})))
             .collect::<Result<_, _>>()
-            .map_err(|e| ConsoleError::invalid(format!("dependencies: {e}")))?,
+            .map_err(|e| refused(msg!("err-deps-body", why = e.to_string()).on("dependencies")))?,
         array: Some(form.array.trim().to_string()).filter(|a| !a.is_empty()),
     })
 }
@@ -272,7 +276,7 @@ impl ConsoleBackend for AppState {
         let action = match action.as_str() {
             "start" => admin::MaintenanceAction::Start { message: Some(message) },
             "end" => admin::MaintenanceAction::End,
-            other => return Err(ConsoleError::invalid(format!("action: unknown `{other}`"))),
+            other => return Err(refused(msg!("err-one-of", text = other, options = "start, end").on("action"))),
         };
         Ok(admin::maintenance(self, caller, action).await?)
     }
@@ -304,9 +308,10 @@ mod tests {
 
     #[test]
     fn service_errors_keep_their_code_and_hide_internals() {
-        let limit = ConsoleError::from(ServiceError::QueueLimit("too many".into()));
-        assert_eq!((limit.code, limit.message.as_str()), (ErrorCode::QueueLimit, "too many"));
-        let fit = ConsoleError::from(ServiceError::NoFitPlacement("never fits".into()));
+        let limit = ConsoleError::from(ServiceError::QueueLimit(msg!("err-queue-limit-full", unfinished = 3u32)));
+        assert_eq!(limit.code, ErrorCode::QueueLimit);
+        assert!(limit.message.contains("you already have 3 unfinished jobs"), "{}", limit.message);
+        let fit = ConsoleError::from(ServiceError::NoFitPlacement(msg!("err-no-fit", gpus = 9u32, largest = 8u32)));
         assert_eq!(fit.code, ErrorCode::NoFitPlacement);
         let internal = ConsoleError::from(ServiceError::Internal("database: disk I/O error".into()));
         assert_eq!((internal.code, internal.message.as_str()), (ErrorCode::Internal, "internal error"));

@@ -19,9 +19,19 @@ use crate::state::AppState;
 /// The language of the page this request renders.
 pub fn request_locale(parts: &Parts) -> Locale {
     let stored = parts.extensions.get::<Caller>().and_then(|c| c.user.locale.clone());
-    let cookie = cookie_value(&parts.headers, LOCALE_COOKIE);
-    let accept = parts.headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
-    Locale::negotiate(stored.as_deref(), cookie.as_deref(), accept)
+    negotiate(stored.as_deref(), &parts.headers)
+}
+
+/// The language of someone not signed in (yet): their cookie's, else
+/// their browser's.
+pub fn headers_locale(headers: &HeaderMap) -> Locale {
+    negotiate(None, headers)
+}
+
+fn negotiate(stored: Option<&str>, headers: &HeaderMap) -> Locale {
+    let cookie = cookie_value(headers, LOCALE_COOKIE);
+    let accept = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    Locale::negotiate(stored, cookie.as_deref(), accept)
 }
 
 fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {

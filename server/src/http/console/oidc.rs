@@ -6,8 +6,9 @@
 //! fails a check is a 400 page saying so; someone the rules keep out, a
 //! 403 page saying why; neither sets a session.
 
+use app::i18n::{tr, Locale};
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -25,17 +26,23 @@ pub struct LoginQuery {
     next: Option<String>,
 }
 
-pub async fn login(State(state): State<AppState>, session: Session, Query(q): Query<LoginQuery>) -> Response {
+pub async fn login(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    Query(q): Query<LoginQuery>,
+) -> Response {
+    let page = Page(super::lang::headers_locale(&headers));
     let Some(oidc) = state.oidc.clone() else {
-        return page(StatusCode::NOT_FOUND, "No university sign-in here", "This site signs in with passwords only.");
+        return page.show(StatusCode::NOT_FOUND, "oidc-none-title", &page.t("oidc-none-why"));
     };
     let (url, pending) = match oidc.begin(q.next.as_deref().unwrap_or("/"), now_ms()).await {
         Ok(started) => started,
-        Err(e) => return failed(e),
+        Err(e) => return page.failed(e),
     };
     if let Err(e) = session.insert(PENDING_KEY, pending).await {
         tracing::error!(error = %e, "cannot keep a sign-in's state");
-        return page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "Try again in a moment.");
+        return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
     }
     Redirect::to(&url).into_response()
 }
@@ -48,42 +55,44 @@ pub struct CallbackQuery {
     error_description: Option<String>,
 }
 
-pub async fn callback(State(state): State<AppState>, session: Session, Query(q): Query<CallbackQuery>) -> Response {
+pub async fn callback(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    Query(q): Query<CallbackQuery>,
+) -> Response {
+    let page = Page(super::lang::headers_locale(&headers));
     let Some(oidc) = state.oidc.clone() else {
-        return page(StatusCode::NOT_FOUND, "No university sign-in here", "This site signs in with passwords only.");
+        return page.show(StatusCode::NOT_FOUND, "oidc-none-title", &page.t("oidc-none-why"));
     };
     // one use: whatever happens next, this browser's pending sign-in ends
     let pending: Option<Pending> = session.remove(PENDING_KEY).await.ok().flatten();
     let Some(pending) = pending else {
-        return rejected("This sign-in was not started in this browser, or was already used. Start again.");
+        return page.rejected(&page.t("oidc-not-started"));
     };
     if let Some(error) = q.error {
         let why = q.error_description.unwrap_or(error);
-        return rejected(&format!("The university's sign-in did not complete: {why}"));
+        return page.rejected(&tr(page.0, "oidc-provider-said", &[("why", why.into())]));
     }
     let (Some(code), Some(returned_state)) = (q.code, q.state) else {
-        return rejected("The answer from the university's sign-in lacks its code or state.");
+        return page.rejected(&page.t("oidc-no-code"));
     };
     let identity = match oidc.finish(&pending, &code, &returned_state, now_ms()).await {
         Ok(identity) => identity,
-        Err(e) => return failed(e),
+        Err(e) => return page.failed(e),
     };
     let user = match campus::sign_in(&state, &identity).await {
         Ok(user) => user,
         Err(CampusError::Refused(why)) => {
-            return page(StatusCode::FORBIDDEN, "You cannot sign in here", &why.to_string())
+            return page.show(StatusCode::FORBIDDEN, "oidc-refused-title", &why.message().text(page.0))
         }
         Err(CampusError::Directory(e)) => {
             tracing::error!(error = %e, "the directory cannot be asked");
-            return page(
-                StatusCode::BAD_GATEWAY,
-                "Sign-in unavailable",
-                "The university's directory cannot be reached. Try again later.",
-            );
+            return page.show(StatusCode::BAD_GATEWAY, "oidc-unavailable-title", &page.t("oidc-directory-down"));
         }
         Err(CampusError::Service(e)) => {
             tracing::error!(error = %e, "campus sign-in failed");
-            return page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "Try again in a moment.");
+            return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
         }
     };
     // a new session id at sign-in defeats session fixation
@@ -94,40 +103,47 @@ pub async fn callback(State(state): State<AppState>, session: Session, Query(q):
     };
     if let Err(e) = stored.await {
         tracing::error!(error = %e, "cannot store session");
-        return page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "Try again in a moment.");
+        return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
     }
     Redirect::to(&pending.next).into_response()
 }
 
-fn rejected(why: &str) -> Response {
-    page(StatusCode::BAD_REQUEST, "Sign-in refused", why)
-}
+/// The plain pages of the way through, in the browser's language.
+struct Page(Locale);
 
-fn failed(e: OidcError) -> Response {
-    match e {
-        OidcError::Rejected(why) => rejected(&why),
-        OidcError::Provider(_) | OidcError::Config(_) => {
-            tracing::error!(error = %e, "university sign-in");
-            page(
-                StatusCode::BAD_GATEWAY,
-                "Sign-in unavailable",
-                "The university's sign-in service cannot be reached. Try again later.",
-            )
+impl Page {
+    fn t(&self, key: &str) -> String {
+        tr(self.0, key, &[])
+    }
+
+    fn rejected(&self, why: &str) -> Response {
+        self.show(StatusCode::BAD_REQUEST, "oidc-rejected-title", why)
+    }
+
+    fn failed(&self, e: OidcError) -> Response {
+        match e {
+            OidcError::Rejected(why) => self.rejected(&why),
+            OidcError::Provider(_) | OidcError::Config(_) => {
+                tracing::error!(error = %e, "university sign-in");
+                self.show(StatusCode::BAD_GATEWAY, "oidc-unavailable-title", &self.t("oidc-provider-down"))
+            }
         }
     }
-}
 
-/// A plain page (no script): a title, why, and the way back.
-fn page(status: StatusCode, title: &str, why: &str) -> Response {
-    let body = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
-         <body><main><h1>{title}</h1><p role=\"alert\" data-testid=\"why\">{why}</p>\
-         <p><a href=\"/login\">Back to sign-in</a></p></main></body></html>",
-        title = escape(title),
-        why = escape(why)
-    );
-    (status, Html(body)).into_response()
+    /// A plain page (no script): a title, why, and the way back.
+    fn show(&self, status: StatusCode, title: &str, why: &str) -> Response {
+        let body = format!(
+            "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+             content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
+             <body><main><h1>{title}</h1><p role=\"alert\" data-testid=\"why\">{why}</p>\
+             <p><a href=\"/login\">{back}</a></p></main></body></html>",
+            lang = self.0.tag(),
+            title = escape(&self.t(title)),
+            why = escape(why),
+            back = escape(&self.t("oidc-back")),
+        );
+        (status, Html(body)).into_response()
+    }
 }
 
 fn escape(text: &str) -> String {

@@ -4,6 +4,7 @@
 //! the shared [`BackfillControl`] the scheduler loop reads every cycle, so
 //! switching backfill on or off takes effect at the next cycle.
 
+use app::msg;
 use std::sync::{Arc, RwLock};
 
 use serde::Deserialize;
@@ -103,20 +104,20 @@ pub struct BackfillPatch {
 fn check(patch: &BackfillPatch, merged: &BackfillConfig) -> Result<(), ServiceError> {
     if let Some(c) = &patch.command {
         if c.len() > MAX_COMMAND || c.contains('\0') {
-            return Err(ServiceError::field("command", format!("must be at most {MAX_COMMAND} bytes without NUL")));
+            return Err(ServiceError::field("command", msg!("err-bytes-no-nul", max = MAX_COMMAND)));
         }
     }
     if patch.min_idle_seconds.is_some_and(|s| s > MAX_MIN_IDLE_SECONDS) {
-        return Err(ServiceError::field("min_idle_seconds", format!("must be between 0 and {MAX_MIN_IDLE_SECONDS}")));
+        return Err(ServiceError::field(
+            "min_idle_seconds",
+            msg!("err-between", min = 0u32, max = MAX_MIN_IDLE_SECONDS),
+        ));
     }
     if patch.gpus_per_instance.is_some_and(|g| !(1..=8).contains(&g)) {
-        return Err(ServiceError::field("gpus_per_instance", "must be between 1 and 8"));
+        return Err(ServiceError::field("gpus_per_instance", msg!("err-between", min = 1u32, max = 8u32)));
     }
     if merged.enabled && merged.command.trim().is_empty() {
-        return Err(ServiceError::field(
-            "command",
-            "backfill needs a command to serve the model before it can be enabled",
-        ));
+        return Err(ServiceError::field("command", msg!("err-backfill-command")));
     }
     Ok(())
 }
@@ -189,11 +190,11 @@ mod tests {
         let c = BackfillConfig { enabled: true, command: "  ".into(), min_idle_seconds: 0, gpus_per_instance: 1 };
         assert!(!c.policy().enabled);
         let err = check(&BackfillPatch { enabled: Some(true), ..Default::default() }, &c).unwrap_err();
-        assert!(matches!(err, ServiceError::Validation(m) if m.starts_with("command:")));
+        assert!(matches!(err, ServiceError::Validation(m) if m.to_string().starts_with("command:")));
         let bad = BackfillPatch { gpus_per_instance: Some(9), ..Default::default() };
         assert!(matches!(
             check(&bad, &BackfillConfig::from_file(&file())),
-            Err(ServiceError::Validation(m)) if m.starts_with("gpus_per_instance:")
+            Err(ServiceError::Validation(m)) if m.to_string().starts_with("gpus_per_instance:")
         ));
     }
 }

@@ -4,6 +4,7 @@
 
 use app::model::admin::{tier_bounds, Bound};
 use app::model::{GpuUse, NodeState, NodeView, TierView};
+use app::{i18n::Msg, msg};
 use serde::Deserialize;
 
 use crate::auth::Caller;
@@ -13,7 +14,7 @@ use crate::services::admin::check_name;
 use crate::services::ServiceError;
 use crate::services::Services;
 
-fn field(field: &'static str, message: impl std::fmt::Display) -> ServiceError {
+fn field(field: &'static str, message: Msg) -> ServiceError {
     ServiceError::field(field, message)
 }
 
@@ -21,7 +22,7 @@ fn in_range(name: &'static str, value: i64, bound: Bound) -> Result<i64, Service
     if bound.contains(value) {
         Ok(value)
     } else {
-        Err(field(name, format!("must be between {} and {}, got {value}", bound.min, bound.max)))
+        Err(field(name, msg!("err-range", min = bound.min, max = bound.max, got = value)))
     }
 }
 
@@ -90,7 +91,7 @@ mod bounds_schema {
 fn label(name: &'static str, value: &str) -> Result<String, ServiceError> {
     let v = value.trim();
     if v.is_empty() || v.chars().count() > 64 || v.chars().any(char::is_control) {
-        return Err(field(name, "must be 1 to 64 printable characters"));
+        return Err(field(name, msg!("err-name-printable")));
     }
     Ok(v.to_string())
 }
@@ -156,7 +157,7 @@ fn patched(mut tier: TierView, patch: &TierPatch) -> Result<TierView, ServiceErr
     }
     if let Some(v) = patch.tflops {
         if !(v.is_finite() && v > 0.0 && v <= tier_bounds::TFLOPS_MAX) {
-            return Err(field("tflops", format!("must be above 0 and at most {}, got {v}", tier_bounds::TFLOPS_MAX)));
+            return Err(field("tflops", msg!("err-tflops", max = tier_bounds::TFLOPS_MAX, got = v)));
         }
         tier.tflops = v;
     }
@@ -232,7 +233,7 @@ pub async fn create_tier(state: &Services, admin: &Caller, body: NewTierBody) ->
     };
     db::cluster::insert_tier(&mut tx, new)
         .await
-        .map_err(|e| ServiceError::unique(e, format!("tier `{}`", tier.name)))?;
+        .map_err(|e| ServiceError::unique(e, msg!("err-tier-exists", name = &tier.name)))?;
     // the insert leaves the time limit at its default
     db::cluster::update_tier(&mut tx, &tier).await?;
     db::audit::record(
@@ -258,7 +259,7 @@ pub async fn update_tier(
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     let current =
-        tier_by_name(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no tier named `{name}`")))?;
+        tier_by_name(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(msg!("err-no-tier", name = name)))?;
     let tier = patched(current.clone(), &patch)?;
     db::cluster::update_tier(&mut tx, &tier).await?;
     let detail = serde_json::json!({"from": current, "to": tier});
@@ -315,14 +316,14 @@ pub async fn nodes_in_use(conn: &mut sqlx::SqliteConnection) -> Result<Vec<NodeV
 pub async fn create_node(state: &Services, admin: &Caller, body: NewNodeBody) -> Result<NodeView, ServiceError> {
     check_name("name", &body.name)?;
     if body.gpus.is_empty() {
-        return Err(field("gpus", "must list at least one {\"tier\", \"count\"}"));
+        return Err(field("gpus", msg!("err-node-no-gpus")));
     }
     let total: i64 = body.gpus.iter().map(|g| g.count.max(0)).sum();
     for g in &body.gpus {
         in_range("gpus.count", g.count, Bound { min: 1, max: MAX_GPUS_PER_NODE })?;
     }
     if total > MAX_GPUS_PER_NODE {
-        return Err(field("gpus", format!("at most {MAX_GPUS_PER_NODE} GPUs per node, got {total}")));
+        return Err(field("gpus", msg!("err-node-gpus-max", max = MAX_GPUS_PER_NODE, got = total)));
     }
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
@@ -330,12 +331,12 @@ pub async fn create_node(state: &Services, admin: &Caller, body: NewNodeBody) ->
     for g in &body.gpus {
         let id = db::cluster::tier_id(&mut tx, &g.tier)
             .await?
-            .ok_or_else(|| field("gpus.tier", format!("no tier named `{}`", g.tier)))?;
+            .ok_or_else(|| field("gpus.tier", msg!("err-no-tier", name = &g.tier)))?;
         gpus.push((id, g.count as u32));
     }
     db::cluster::insert_node(&mut tx, &body.name, &gpus, "admin", now)
         .await
-        .map_err(|e| ServiceError::unique(e, format!("node `{}`", body.name)))?;
+        .map_err(|e| ServiceError::unique(e, msg!("err-node-exists", name = &body.name)))?;
     let detail = serde_json::json!({"gpus": body.gpus.iter().map(|g| serde_json::json!({"tier": g.tier, "count": g.count})).collect::<Vec<_>>()});
     db::audit::record(&mut tx, &admin.user.username, "node.create", Some(&body.name), &detail, now).await?;
     let view = node_view(&mut tx, &body.name)
@@ -349,7 +350,7 @@ pub async fn create_node(state: &Services, admin: &Caller, body: NewNodeBody) ->
 /// Stops new dispatches to a node; what runs there finishes.
 pub async fn drain_node(state: &Services, admin: &Caller, name: &str) -> Result<NodeView, ServiceError> {
     change_node_state(state, admin, name, "DRAINING", "node.drain", |node| match node.state {
-        NodeState::Draining | NodeState::Drained => Some(format!("node `{name}` is already draining")),
+        NodeState::Draining | NodeState::Drained => Some(msg!("err-node-draining", name = name)),
         NodeState::Up | NodeState::Down => None,
     })
     .await
@@ -358,9 +359,9 @@ pub async fn drain_node(state: &Services, admin: &Caller, name: &str) -> Result<
 /// The way back from a drain: the node takes new work again.
 pub async fn resume_node(state: &Services, admin: &Caller, name: &str) -> Result<NodeView, ServiceError> {
     change_node_state(state, admin, name, "UP", "node.resume", |node| match node.state {
-        NodeState::Up => Some(format!("node `{name}` is already up")),
+        NodeState::Up => Some(msg!("err-node-up", name = name)),
         // Slurm says when a node is down; only Slurm can bring it back
-        NodeState::Down => Some(format!("node `{name}` is down; it comes back when the executor says so")),
+        NodeState::Down => Some(msg!("err-node-down", name = name)),
         NodeState::Draining | NodeState::Drained => None,
     })
     .await
@@ -375,12 +376,12 @@ async fn change_node_state(
     name: &str,
     to: &str,
     action: &str,
-    refuse: impl FnOnce(&NodeView) -> Option<String>,
+    refuse: impl FnOnce(&NodeView) -> Option<Msg>,
 ) -> Result<NodeView, ServiceError> {
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     let node =
-        node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(format!("no node named `{name}`")))?;
+        node_view(&mut tx, name).await?.ok_or_else(|| ServiceError::NotFound(msg!("err-no-node", name = name)))?;
     if let Some(conflict) = refuse(&node) {
         return Err(ServiceError::Conflict(conflict));
     }
@@ -398,13 +399,11 @@ pub async fn delete_node(state: &Services, admin: &Caller, name: &str) -> Result
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     if node_view(&mut tx, name).await?.is_none() {
-        return Err(ServiceError::NotFound(format!("no node named `{name}`")));
+        return Err(ServiceError::NotFound(msg!("err-no-node", name = name)));
     }
     let busy = db::cluster::node_in_use(&mut tx, name).await?;
     if busy > 0 {
-        return Err(ServiceError::Conflict(format!(
-            "node `{name}` still runs {busy} job(s) or backfill instance(s); drain it and wait"
-        )));
+        return Err(ServiceError::Conflict(msg!("err-node-busy", name = name, busy = busy)));
     }
     db::cluster::delete_node(&mut tx, name).await?;
     db::audit::record(&mut tx, &admin.user.username, "node.delete", Some(name), &serde_json::json!({}), now).await?;

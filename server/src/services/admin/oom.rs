@@ -3,6 +3,7 @@
 //! attempt's output. A change is audited and in force at the next
 //! attempt end (the loop reads the list each time it records ends).
 
+use app::msg;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Caller;
@@ -43,7 +44,10 @@ pub async fn set(state: &Services, admin: &Caller, body: OomPatterns) -> Result<
 /// 1 to 200 characters, at most 100.
 fn check(patterns: Vec<String>) -> Result<Vec<String>, ServiceError> {
     if patterns.len() > MAX_PATTERNS {
-        return Err(ServiceError::field("patterns", format!("at most {MAX_PATTERNS}, got {}", patterns.len())));
+        return Err(ServiceError::field(
+            "patterns",
+            msg!("err-patterns-count", max = MAX_PATTERNS, got = patterns.len()),
+        ));
     }
     let mut kept: Vec<String> = Vec::with_capacity(patterns.len());
     for (i, p) in patterns.into_iter().enumerate() {
@@ -52,11 +56,11 @@ fn check(patterns: Vec<String>) -> Result<Vec<String>, ServiceError> {
         if chars == 0 || chars > MAX_PATTERN_CHARS {
             return Err(ServiceError::field(
                 "patterns",
-                format!("entry {}: must be 1 to {MAX_PATTERN_CHARS} characters", i + 1),
+                msg!("err-pattern-length", entry = i + 1, max = MAX_PATTERN_CHARS),
             ));
         }
         if p.chars().any(char::is_control) {
-            return Err(ServiceError::field("patterns", format!("entry {}: printable characters only", i + 1)));
+            return Err(ServiceError::field("patterns", msg!("err-pattern-chars", entry = i + 1)));
         }
         if !kept.iter().any(|k| k.to_lowercase() == p.to_lowercase()) {
             kept.push(p);

@@ -3,6 +3,7 @@
 //! Each change is audited in its own transaction and wakes the scheduler.
 
 use app::model::{MaintenancePhase, MaintenanceView};
+use app::msg;
 use serde::Deserialize;
 
 use crate::auth::Caller;
@@ -37,17 +38,17 @@ pub async fn maintenance(
     let (phase, message, audit_action) = match &action {
         MaintenanceAction::Start { message } => {
             if current.phase != MaintenancePhase::Normal {
-                return Err(ServiceError::Conflict(format!("maintenance is already on (phase {})", current.phase)));
+                return Err(ServiceError::Conflict(msg!("err-maintenance-on", phase = current.phase.to_string())));
             }
             let message = message.as_deref().map(str::trim).filter(|m| !m.is_empty());
             if message.is_some_and(|m| m.chars().count() > MAX_MESSAGE) {
-                return Err(ServiceError::field("message", format!("must be at most {MAX_MESSAGE} characters")));
+                return Err(ServiceError::field("message", msg!("err-chars-max", max = MAX_MESSAGE)));
             }
             (MaintenancePhase::Draining, message.map(str::to_string), "maintenance.start")
         }
         MaintenanceAction::End => {
             if current.phase == MaintenancePhase::Normal {
-                return Err(ServiceError::Conflict("maintenance is not on".into()));
+                return Err(ServiceError::Conflict(msg!("err-maintenance-off")));
             }
             (MaintenancePhase::Normal, None, "maintenance.end")
         }
@@ -78,7 +79,7 @@ pub(crate) fn check_name(field: &'static str, name: &str) -> Result<(), ServiceE
     if ok {
         Ok(())
     } else {
-        Err(ServiceError::field(field, "must be 1 to 64 letters, digits, `.`, `_` or `-`"))
+        Err(ServiceError::field(field, msg!("err-plain-name")))
     }
 }
 
@@ -88,7 +89,7 @@ pub async fn create_lab(state: &Services, admin: &Caller, body: NewLabBody) -> R
     let mut tx = db::write_tx(&state.db).await?;
     db::accounts::insert_lab(&mut tx, &body.name, now)
         .await
-        .map_err(|e| ServiceError::unique(e, format!("lab `{}`", body.name)))?;
+        .map_err(|e| ServiceError::unique(e, msg!("err-lab-exists", name = &body.name)))?;
     db::audit::record(&mut tx, &admin.user.username, "lab.create", Some(&body.name), &serde_json::json!({}), now)
         .await?;
     tx.commit().await?;
@@ -126,7 +127,7 @@ pub async fn create_user(
 ) -> Result<app::model::Viewer, ServiceError> {
     check_name("username", &body.username)?;
     if body.password.chars().count() < MIN_PASSWORD || body.password.len() > 1024 {
-        return Err(ServiceError::field("password", format!("must be {MIN_PASSWORD} to 1024 characters")));
+        return Err(ServiceError::field("password", msg!("err-password-length", min = MIN_PASSWORD)));
     }
     check_uid(body.unix_uid)?;
     let max_concurrent = body.max_concurrent.unwrap_or(crate::policy::personal::DEFAULT_CONCURRENCY);
@@ -138,7 +139,7 @@ pub async fn create_user(
     let mut tx = db::write_tx(&state.db).await?;
     let lab_id = db::views::lab_id(&mut tx, &body.lab)
         .await?
-        .ok_or_else(|| ServiceError::field("lab", format!("no lab named `{}`", body.lab)))?;
+        .ok_or_else(|| ServiceError::field("lab", msg!("err-no-lab", name = &body.lab)))?;
     let user = db::accounts::NewUser {
         username: &body.username,
         password_hash: &hash,
@@ -150,7 +151,7 @@ pub async fn create_user(
     };
     let id = db::accounts::insert_user(&mut tx, user, now)
         .await
-        .map_err(|e| ServiceError::unique(e, format!("user `{}`", body.username)))?;
+        .map_err(|e| ServiceError::unique(e, msg!("err-user-exists", name = &body.username)))?;
     check_uid_free(&mut tx, body.unix_uid, id).await?;
     allocate_uids(&state.settings, &mut tx).await?;
     let detail = serde_json::json!({"lab": body.lab, "role": body.role.as_str(), "unix_uid": body.unix_uid, "max_concurrent": max_concurrent, "local": body.local.unwrap_or(false)});
@@ -164,7 +165,7 @@ pub async fn create_user(
 
 fn check_uid(uid: Option<i64>) -> Result<(), ServiceError> {
     if uid.is_some_and(|u| !(1000..=i64::from(u32::MAX >> 1)).contains(&u)) {
-        return Err(ServiceError::field("unix_uid", "must be a regular user's uid (1000 or more)"));
+        return Err(ServiceError::field("unix_uid", msg!("err-uid-regular")));
     }
     Ok(())
 }
@@ -174,9 +175,7 @@ fn check_uid(uid: Option<i64>) -> Result<(), ServiceError> {
 async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, user_id: i64) -> Result<(), ServiceError> {
     let Some(uid) = uid else { return Ok(()) };
     match db::accounts::user_with_uid(conn, uid, user_id).await? {
-        Some(other) => {
-            Err(ServiceError::Conflict(format!("unix_uid {uid} is already {other}'s: no two users may share a uid")))
-        }
+        Some(other) => Err(ServiceError::Conflict(msg!("err-uid-taken", uid = uid, other = other))),
         None => Ok(()),
     }
 }
@@ -197,7 +196,7 @@ pub async fn allocate_uids(settings: &crate::config::Settings, conn: &mut db::Wr
 
 fn check_max_concurrent(n: i64) -> Result<(), ServiceError> {
     if !(0..=64).contains(&n) {
-        return Err(ServiceError::field("max_concurrent", "must be between 0 and 64"));
+        return Err(ServiceError::field("max_concurrent", msg!("err-between", min = 0u32, max = 64u32)));
     }
     Ok(())
 }
@@ -242,7 +241,7 @@ pub async fn update_user(
     }
     let hash = match &patch.password {
         Some(p) if p.chars().count() < MIN_PASSWORD || p.len() > 1024 => {
-            return Err(ServiceError::field("password", format!("must be {MIN_PASSWORD} to 1024 characters")));
+            return Err(ServiceError::field("password", msg!("err-password-length", min = MIN_PASSWORD)));
         }
         Some(p) => Some(
             crate::auth::password::hash_password(p.clone())
@@ -255,25 +254,22 @@ pub async fn update_user(
     let mut tx = db::write_tx(&state.db).await?;
     let mut user = db::accounts::user_by_username(&mut tx, username)
         .await?
-        .ok_or_else(|| ServiceError::NotFound(format!("no user named `{username}`")))?;
+        .ok_or_else(|| ServiceError::NotFound(msg!("err-no-user", name = username)))?;
     // the university owns what it keeps in step at every sign-in
     if user.sign_in == app::model::SignIn::Oidc {
         let owned =
             [("lab", patch.lab.is_some()), ("role", patch.role.is_some()), ("unix_uid", patch.unix_uid.is_some())];
         if let Some((field, _)) = owned.iter().find(|(_, given)| *given) {
-            return Err(ServiceError::field(
-                field,
-                format!("{username} signs in through the university, which owns their lab, role and uid"),
-            ));
+            return Err(ServiceError::field(field, msg!("err-campus-owned", user = username)));
         }
     }
     if user.id == admin.user.id && patch.role == Some(app::model::Role::Researcher) {
-        return Err(ServiceError::Conflict("you cannot take the admin role from yourself".into()));
+        return Err(ServiceError::Conflict(msg!("err-self-demote")));
     }
     if let Some(lab) = &patch.lab {
         user.lab_id = db::views::lab_id(&mut tx, lab)
             .await?
-            .ok_or_else(|| ServiceError::field("lab", format!("no lab named `{lab}`")))?;
+            .ok_or_else(|| ServiceError::field("lab", msg!("err-no-lab", name = lab)))?;
         user.lab = lab.clone();
     }
     if let Some(role) = patch.role {
@@ -287,7 +283,7 @@ pub async fn update_user(
         user.max_concurrent = n;
     }
     if patch.disabled == Some(true) && user.id == admin.user.id {
-        return Err(ServiceError::Conflict("you cannot disable yourself".into()));
+        return Err(ServiceError::Conflict(msg!("err-self-disable")));
     }
     db::accounts::update_user(&mut tx, &user).await?;
     allocate_uids(&state.settings, &mut tx).await?;

@@ -3,6 +3,7 @@
 //! batch; listing one is `GET /v1/jobs?array=ID`.
 
 use app::model::{ArrayJobs, Role};
+use app::msg;
 
 use crate::auth::Caller;
 use crate::clock::now_ms;
@@ -13,7 +14,7 @@ use crate::services::{ServiceError, Services};
 /// ones get the grace period), in one transaction; answers with every
 /// element as it now stands.
 pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<ArrayJobs, ServiceError> {
-    let not_found = || ServiceError::NotFound(format!("no array {id}"));
+    let not_found = || ServiceError::NotFound(msg!("err-no-array", id = id));
     let mut tx = db::write_tx(&state.db).await?;
     let (owner, lab) = db::gates::array_owner(&mut tx, id).await?.ok_or_else(not_found)?;
     let admin = caller.user.role == Role::Admin;
@@ -21,7 +22,7 @@ pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<ArrayJ
         return Err(not_found());
     }
     if !admin && owner != caller.user.username {
-        return Err(ServiceError::Forbidden("only the array's owner or an admin may cancel it".into()));
+        return Err(ServiceError::Forbidden(msg!("err-cancel-array-not-yours")));
     }
     let now = now_ms();
     let elements = db::gates::elements(&mut tx, id).await?;
@@ -37,7 +38,7 @@ pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<ArrayJ
         }
     }
     if stopped.is_empty() {
-        return Err(ServiceError::Conflict(format!("array {id} has no unfinished elements")));
+        return Err(ServiceError::Conflict(msg!("err-array-done", id = id)));
     }
     if owner != caller.user.username {
         let detail = serde_json::json!({"array": id, "owner": owner, "jobs": stopped.len()});

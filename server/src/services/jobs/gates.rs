@@ -12,6 +12,7 @@ use crate::db;
 use crate::policy::personal::{met, Met};
 use crate::policy::AfterKind;
 use crate::services::ServiceError;
+use app::{i18n::Msg, msg};
 
 use super::input::FieldError;
 
@@ -30,8 +31,8 @@ pub struct ArraySpec {
     pub max_running: Option<u32>,
 }
 
-fn array_error(message: impl Into<String>) -> FieldError {
-    FieldError { field: "array", message: message.into() }
+fn array_error(message: Msg) -> FieldError {
+    FieldError { field: "array", message }
 }
 
 impl ArraySpec {
@@ -44,9 +45,7 @@ impl ArraySpec {
             None => None,
             Some(n) => match n.trim().parse::<u32>() {
                 Ok(n) if n >= 1 => Some(n),
-                _ => {
-                    return Err(array_error(format!("`%{n}`: the limit after % must be a whole number of at least 1")))
-                }
+                _ => return Err(array_error(msg!("err-array-limit", text = n))),
             },
         };
         let mut indices = Vec::new();
@@ -58,10 +57,8 @@ impl ArraySpec {
             let index = |s: &str| -> Result<u32, FieldError> {
                 match s.trim().parse::<u32>() {
                     Ok(i) if i <= MAX_ARRAY_INDEX => Ok(i),
-                    Ok(_) => Err(array_error(format!("index {s} is over the largest allowed, {MAX_ARRAY_INDEX}"))),
-                    Err(_) => Err(array_error(format!(
-                        "`{part}` is not an index or a range (write e.g. \"0-15%4\" or \"0-3,8,10-11\")"
-                    ))),
+                    Ok(_) => Err(array_error(msg!("err-array-index-max", index = s, max = MAX_ARRAY_INDEX))),
+                    Err(_) => Err(array_error(msg!("err-array-part", part = part))),
                 }
             };
             let (first, last) = match range.split_once('-') {
@@ -69,18 +66,18 @@ impl ArraySpec {
                 None => (index(range)?, index(range)?),
             };
             if last < first {
-                return Err(array_error(format!("`{part}`: a range must not end before it starts")));
+                return Err(array_error(msg!("err-array-backwards", part = part)));
             }
             let step = match step {
                 None => 1,
                 Some(s) => match s.trim().parse::<u32>() {
                     Ok(s) if s >= 1 => s,
-                    _ => return Err(array_error(format!("`{part}`: the step after : must be at least 1"))),
+                    _ => return Err(array_error(msg!("err-array-step", part = part))),
                 },
             };
             let count = ((last - first) / step) as usize + 1;
             if indices.len() + count > MAX_ARRAY_ELEMENTS {
-                return Err(array_error(format!("an array has at most {MAX_ARRAY_ELEMENTS} elements")));
+                return Err(array_error(msg!("err-array-size", max = MAX_ARRAY_ELEMENTS)));
             }
             indices.extend((first..=last).step_by(step as usize));
         }
@@ -88,7 +85,7 @@ impl ArraySpec {
         let before = indices.len();
         indices.dedup();
         if indices.len() != before {
-            return Err(array_error("an index is listed twice"));
+            return Err(array_error(msg!("err-array-twice")));
         }
         Ok(ArraySpec { text: text.trim().to_string(), indices, max_running })
     }
@@ -126,15 +123,12 @@ impl From<DependencyKind> for AfterKind {
 pub fn parse_dependencies(deps: Vec<DependencyBody>) -> Result<Vec<(AfterKind, i64)>, FieldError> {
     let field = "dependencies";
     if deps.len() > MAX_DEPENDENCIES {
-        return Err(FieldError {
-            field,
-            message: format!("at most {MAX_DEPENDENCIES} dependencies, got {}", deps.len()),
-        });
+        return Err(FieldError { field, message: msg!("err-deps-count", max = MAX_DEPENDENCIES, got = deps.len()) });
     }
     let mut out: Vec<(AfterKind, i64)> = Vec::with_capacity(deps.len());
     for d in deps {
         if out.iter().any(|(_, job)| *job == d.job) {
-            return Err(FieldError { field, message: format!("job {} is listed twice", d.job) });
+            return Err(FieldError { field, message: msg!("err-deps-twice", id = d.job) });
         }
         out.push((d.kind.into(), d.job));
     }
@@ -151,19 +145,19 @@ pub async fn check_dependencies(
     let mut views = Vec::with_capacity(after.len());
     for &(kind, id) in after {
         let Some((lab, state)) = db::gates::lab_and_state(conn, id).await? else {
-            return Err(ServiceError::NotFound(format!("dependencies: no job {id}")));
+            return Err(ServiceError::NotFound(msg!("err-no-job", id = id).on("dependencies")));
         };
         if lab != caller.user.lab_id {
             return Err(if caller.user.role == app::model::Role::Admin {
-                ServiceError::field("dependencies", format!("job {id} is another lab's; depend on your own lab's jobs"))
+                ServiceError::field("dependencies", msg!("err-deps-other-lab", id = id))
             } else {
-                ServiceError::NotFound(format!("dependencies: no job {id}"))
+                ServiceError::NotFound(msg!("err-no-job", id = id).on("dependencies"))
             });
         }
         if met(kind, db::gates::outcome_of(&state)) == Met::Never {
             return Err(ServiceError::field(
                 "dependencies",
-                format!("job {id} ended {state}, so `{}` on it can never be met", db::gates::kind_text(kind)),
+                msg!("err-deps-never", id = id, state = &state, kind = db::gates::kind_text(kind)),
             ));
         }
         let state = state.parse().map_err(|_| ServiceError::Internal(format!("job {id} has state {state}")))?;
@@ -204,7 +198,7 @@ mod tests {
         for (spec, says) in table {
             let e = ArraySpec::parse(spec).unwrap_err();
             assert_eq!(e.field, "array");
-            assert!(e.message.contains(says), "{spec:?}: {e}");
+            assert!(e.message.to_string().contains(says), "{spec:?}: {e}");
         }
     }
 
@@ -212,7 +206,7 @@ mod tests {
     fn dependencies_are_bounded_and_distinct() {
         let dep = |job| DependencyBody { kind: DependencyKind::Afterok, job };
         assert_eq!(parse_dependencies(vec![dep(1), dep(2)]).unwrap(), vec![(AfterKind::Ok, 1), (AfterKind::Ok, 2)]);
-        assert!(parse_dependencies(vec![dep(1), dep(1)]).unwrap_err().message.contains("twice"));
+        assert!(parse_dependencies(vec![dep(1), dep(1)]).unwrap_err().message.to_string().contains("twice"));
         assert!(parse_dependencies((0..MAX_DEPENDENCIES as i64).map(dep).collect()).is_ok());
         assert!(parse_dependencies((0..=MAX_DEPENDENCIES as i64).map(dep).collect()).is_err());
     }

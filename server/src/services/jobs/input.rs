@@ -3,19 +3,21 @@
 
 use std::collections::BTreeMap;
 
+use app::i18n::Msg;
+use app::msg;
 use serde::Deserialize;
 
 use super::gates::{parse_dependencies, ArraySpec, DependencyBody};
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct FieldError {
     pub field: &'static str,
-    pub message: String,
+    pub message: Msg,
 }
 
-fn field_error(field: &'static str, message: impl Into<String>) -> FieldError {
-    FieldError { field, message: message.into() }
+pub(crate) fn field_error(field: &'static str, message: Msg) -> FieldError {
+    FieldError { field, message }
 }
 
 /// 1 to 8 GPUs (policy: the request range is the same for everyone).
@@ -27,7 +29,7 @@ impl NumGpus {
         if (1..=8).contains(&n) {
             Ok(NumGpus(n as u32))
         } else {
-            Err(field_error("num_gpus", format!("must be between 1 and 8, got {n}")))
+            Err(field_error("num_gpus", msg!("err-range", min = 1u32, max = 8u32, got = n)))
         }
     }
     pub fn get(self) -> u32 {
@@ -43,16 +45,13 @@ impl JobName {
     pub fn parse(s: &str) -> Result<Self, FieldError> {
         let count = s.chars().count();
         if count == 0 || count > 128 {
-            return Err(field_error("name", format!("must be 1 to 128 characters, got {count}")));
+            return Err(field_error("name", msg!("err-chars-count", max = 128u32, got = count)));
         }
         if s.chars().any(char::is_control) {
-            return Err(field_error("name", "must contain printable characters only"));
+            return Err(field_error("name", msg!("err-printable")));
         }
         if let Some(c) = s.chars().find(|c| is_invisible(*c)) {
-            return Err(field_error(
-                "name",
-                format!("must not contain invisible or text-direction characters (U+{:04X})", u32::from(c)),
-            ));
+            return Err(field_error("name", msg!("err-invisible", char = format!("U+{:04X}", u32::from(c)))));
         }
         Ok(JobName(s.to_string()))
     }
@@ -78,13 +77,13 @@ pub struct Command(String);
 impl Command {
     pub fn parse(s: &str) -> Result<Self, FieldError> {
         if s.trim().is_empty() {
-            return Err(field_error("command", "must not be empty"));
+            return Err(field_error("command", msg!("err-empty")));
         }
         if s.len() > MAX_COMMAND_BYTES {
-            return Err(field_error("command", format!("must be at most 64 KiB, got {} bytes", s.len())));
+            return Err(field_error("command", msg!("err-command-size", got = s.len())));
         }
         if s.contains('\0') {
-            return Err(field_error("command", "must not contain NUL bytes"));
+            return Err(field_error("command", msg!("err-nul")));
         }
         Ok(Command(s.to_string()))
     }
@@ -104,20 +103,20 @@ pub struct EnvVars(BTreeMap<String, String>);
 impl EnvVars {
     pub fn parse(vars: BTreeMap<String, String>) -> Result<Self, FieldError> {
         if vars.len() > MAX_ENV_VARS {
-            return Err(field_error("env", format!("at most {MAX_ENV_VARS} variables, got {}", vars.len())));
+            return Err(field_error("env", msg!("err-env-count", max = MAX_ENV_VARS, got = vars.len())));
         }
         for (k, v) in &vars {
             let mut chars = k.chars();
             let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid || k.len() > 128 {
-                return Err(field_error("env", format!("`{k}` is not a valid variable name")));
+                return Err(field_error("env", msg!("err-env-name", name = k)));
             }
             if RESERVED_ENV.contains(&k.as_str()) {
-                return Err(field_error("env", format!("`{k}` is set by JPU-Share and cannot be overridden")));
+                return Err(field_error("env", msg!("err-env-reserved", name = k)));
             }
             if v.contains('\0') || v.len() > 4096 {
-                return Err(field_error("env", format!("value of `{k}` must be at most 4096 bytes without NUL")));
+                return Err(field_error("env", msg!("err-env-value", name = k)));
             }
         }
         Ok(EnvVars(vars))
@@ -187,19 +186,18 @@ impl TryFrom<SubmitBody> for ValidSubmit {
         let time_limit_minutes = match b.time_limit_minutes {
             None => None,
             Some(m) if m >= 1 && m <= i64::from(u32::MAX) => Some(m as u32),
-            Some(m) if m < 1 => return Err(field_error("time_limit_minutes", format!("must be at least 1, got {m}"))),
+            Some(m) if m < 1 => {
+                return Err(field_error("time_limit_minutes", msg!("err-at-least", min = 1u32, got = m)))
+            }
             Some(m) => {
-                return Err(field_error(
-                    "time_limit_minutes",
-                    format!("must be at most {} (and the tier's maximum), got {m}", u32::MAX),
-                ))
+                return Err(field_error("time_limit_minutes", msg!("err-time-limit-max", max = u32::MAX, got = m)))
             }
         };
         let min_vram_gb = match b.min_vram_gb {
             None => 0,
             Some(gb) if (0..=MAX_VRAM_GB).contains(&gb) => gb as u32,
             Some(gb) => {
-                return Err(field_error("min_vram_gb", format!("must be between 0 and {MAX_VRAM_GB}, got {gb}")))
+                return Err(field_error("min_vram_gb", msg!("err-range", min = 0u32, max = MAX_VRAM_GB, got = gb)))
             }
         };
         Ok(ValidSubmit {
@@ -212,7 +210,9 @@ impl TryFrom<SubmitBody> for ValidSubmit {
             env: EnvVars::parse(b.env)?,
             after: parse_dependencies(b.dependencies)?,
             array: match b.array.as_deref() {
-                Some(text) if text.len() > 200 => return Err(field_error("array", "must be at most 200 characters")),
+                Some(text) if text.len() > 200 => {
+                    return Err(field_error("array", msg!("err-chars-max", max = 200u32)))
+                }
                 Some(text) => Some(ArraySpec::parse(text)?),
                 None => None,
             },
@@ -242,7 +242,7 @@ mod tests {
         assert!(JobName::parse("a\nb").is_err());
         for sneaky in ["train\u{202E}yp.exe", "a\u{200B}b", "\u{FEFF}x", "x\u{2066}y\u{2069}"] {
             let e = JobName::parse(sneaky).unwrap_err();
-            assert!(e.message.contains("invisible or text-direction"), "{sneaky:?}: {e}");
+            assert!(e.message.to_string().contains("invisible or text-direction"), "{sneaky:?}: {e}");
         }
         assert!(JobName::parse("학습 – ResNet").is_ok(), "ordinary non-ASCII is fine");
     }
@@ -281,9 +281,9 @@ mod tests {
             array: None,
         };
         assert!(ValidSubmit::try_from(body(1)).is_ok());
-        assert!(ValidSubmit::try_from(body(0)).unwrap_err().message.contains("at least 1"));
+        assert!(ValidSubmit::try_from(body(0)).unwrap_err().message.to_string().contains("at least 1"));
         let too_big = ValidSubmit::try_from(body(1 << 32)).unwrap_err();
-        assert!(too_big.message.contains("at most 4294967295"), "{too_big}");
+        assert!(too_big.message.to_string().contains("at most 4294967295"), "{too_big}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod reading;
 pub mod submit_batch;
 
 use app::model::{JobState, Role};
+use app::msg;
 
 use crate::auth::Caller;
 use crate::clock::now_ms;
@@ -38,16 +39,11 @@ pub async fn submit(
 fn can_run_jobs_of(settings: &crate::config::Settings, caller: &Caller) -> Result<(), ServiceError> {
     use crate::config::ExecutorKind;
     match settings.executor.kind {
-        ExecutorKind::Slurm if caller.user.unix_uid.is_none() => Err(ServiceError::Forbidden(format!(
-            "your account ({}) has no unix uid, and Slurm runs every job as its user's own uid: ask an admin to set yours",
-            caller.user.username
-        ))),
+        ExecutorKind::Slurm if caller.user.unix_uid.is_none() => {
+            Err(ServiceError::Forbidden(msg!("err-no-uid", user = &caller.user.username)))
+        }
         ExecutorKind::Local if !settings.executor.allow_unisolated && !nix::unistd::geteuid().is_root() => {
-            Err(ServiceError::Forbidden(
-                "this server does not run as root, so it cannot run jobs isolated from it and from each other: \
-                 it runs none (an admin may set executor.allow_unisolated on a one-person machine)"
-                    .into(),
-            ))
+            Err(ServiceError::Forbidden(msg!("err-not-root")))
         }
         _ => Ok(()),
     }
@@ -58,9 +54,9 @@ async fn check_workspace(conn: &mut sqlx::SqliteConnection, lab: &str, name: &st
     let status = db::workspaces::get(conn, lab, name).await?.map(|w| w.status);
     let problem = match status.as_deref() {
         Some("READY") => return Ok(()),
-        None => format!("no workspace named `{name}` in lab {lab}"),
-        Some("BUILDING") => format!("workspace `{name}` is still building; submit when it is READY"),
-        Some(other) => format!("workspace `{name}` is {other}; create it again to rebuild it"),
+        None => msg!("err-no-workspace", name = name, lab = lab),
+        Some("BUILDING") => msg!("err-workspace-building", name = name),
+        Some(other) => msg!("err-workspace-broken", name = name, status = other),
     };
     Err(FieldError { field: "workspace", message: problem }.into())
 }
@@ -81,25 +77,25 @@ fn estimate(state: &Services, job: &JobView) -> Option<String> {
 pub async fn get(state: &Services, caller: &Caller, id: i64) -> Result<JobView, ServiceError> {
     let mut view = db::job_view::view(&mut *state.db.acquire().await?, id)
         .await?
-        .ok_or(ServiceError::NotFound("no such job".into()))?;
+        .ok_or_else(|| ServiceError::NotFound(msg!("err-no-such-job")))?;
     if visible(caller, &view) {
         view.estimated_start = estimate(state, &view);
         Ok(super::sessions::with_idle_end(&state.settings, view))
     } else {
-        Err(ServiceError::NotFound("no such job".into()))
+        Err(ServiceError::NotFound(msg!("err-no-such-job")))
     }
 }
 
 pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<JobView, ServiceError> {
     let view = get(state, caller, id).await?;
     if caller.user.role != Role::Admin && view.user != caller.user.username {
-        return Err(ServiceError::Forbidden("only the job's owner or an admin may cancel it".into()));
+        return Err(ServiceError::Forbidden(msg!("err-cancel-not-yours")));
     }
     let mut tx = db::write_tx(&state.db).await?;
     let now = now_ms();
     let outcome = db::jobs::cancel(&mut tx, id, now).await?;
     let before = view.state;
-    let view = db::job_view::view(&mut tx, id).await?.ok_or(ServiceError::NotFound("no such job".into()))?;
+    let view = db::job_view::view(&mut tx, id).await?.ok_or_else(|| ServiceError::NotFound(msg!("err-no-such-job")))?;
     let cancelled = matches!(outcome, db::jobs::CancelOutcome::Cancelled | db::jobs::CancelOutcome::Cancelling);
     if cancelled && view.user != caller.user.username {
         // an admin stopping someone else's work answers for it (api.md)
@@ -109,9 +105,9 @@ pub async fn cancel(state: &Services, caller: &Caller, id: i64) -> Result<JobVie
     tx.commit().await?;
     match outcome {
         db::jobs::CancelOutcome::AlreadyEnded => {
-            Err(ServiceError::Conflict(format!("job {id} already ended ({})", view.state)))
+            Err(ServiceError::Conflict(msg!("err-job-ended", id = id, state = view.state.to_string())))
         }
-        db::jobs::CancelOutcome::NotFound => Err(ServiceError::NotFound("no such job".into())),
+        db::jobs::CancelOutcome::NotFound => Err(ServiceError::NotFound(msg!("err-no-such-job"))),
         db::jobs::CancelOutcome::Cancelled | db::jobs::CancelOutcome::Cancelling => {
             state.wake_scheduler();
             debug_assert!(matches!(view.state, JobState::Cancelled | JobState::Cancelling));
@@ -148,16 +144,17 @@ pub async fn list(
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(
-            FieldError { field: "limit", message: format!("must be between 1 and {MAX_PAGE}, got {limit}") }.into()
+            FieldError { field: "limit", message: msg!("err-range", min = 1u32, max = MAX_PAGE, got = limit) }.into()
         );
     }
     if let Some(states) = q.state.as_deref().filter(|s| !s.is_empty()) {
         for s in states.split(',') {
             s.parse::<JobState>().map_err(|_| FieldError {
                 field: "state",
-                message: format!(
-                    "`{s}` is not a job state (one of {})",
-                    JobState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                message: msg!(
+                    "err-one-of",
+                    text = s,
+                    options = JobState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
                 ),
             })?;
         }
@@ -168,7 +165,7 @@ pub async fn list(
         Some(other) => {
             return Err(FieldError {
                 field: "kind",
-                message: format!("`{other}` is not a kind of job (batch or session)"),
+                message: msg!("err-one-of", text = other, options = "batch, session"),
             }
             .into())
         }

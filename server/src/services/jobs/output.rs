@@ -9,6 +9,7 @@ use std::path::{Component, Path};
 
 use app::model::views::{FileEntry, LogChunk};
 use app::model::{JobView, Role};
+use app::{i18n::Msg, msg};
 
 use super::input::FieldError;
 use crate::auth::Caller;
@@ -17,7 +18,9 @@ use crate::executor::layout::Layout;
 use crate::services::ServiceError;
 
 /// What the caller is told when a path names no file of the job's.
-pub const NO_SUCH_FILE: &str = "no such file in the job's output directory";
+fn no_such_file() -> ServiceError {
+    ServiceError::NotFound(msg!("err-no-such-file"))
+}
 
 /// Reading the job's output failed on the host: the server's fault.
 fn output_io(e: std::io::Error) -> ServiceError {
@@ -51,7 +54,7 @@ pub fn check_owner(caller: &Caller, job: &JobView) -> Result<(), ServiceError> {
     if caller.user.role == Role::Admin || caller.user.username == job.user {
         Ok(())
     } else {
-        Err(ServiceError::Forbidden("logs and output files are readable by the job's owner and admins only".into()))
+        Err(ServiceError::Forbidden(msg!("err-output-not-yours")))
     }
 }
 
@@ -134,7 +137,7 @@ fn modified(meta: &std::fs::Metadata) -> String {
 }
 
 fn beyond(offset: u64, len: u64) -> ServiceError {
-    FieldError { field: "offset", message: format!("{offset} is past the end of the log ({len} bytes)") }.into()
+    FieldError { field: "offset", message: msg!("err-past-log", offset = offset, len = len) }.into()
 }
 
 /// Regular files under the job's output directory (symlinks are not
@@ -204,12 +207,12 @@ fn attempt_ranges(layout: &Layout, job: i64) -> Vec<(u32, u64, u64)> {
 /// hold a server thread until someone writes to it.
 pub fn open_file(layout: &Layout, job: i64, relative: &str) -> Result<Download, ServiceError> {
     let clean = Path::new(relative);
-    let refused = |message: &str| -> ServiceError { FieldError { field: "path", message: message.to_string() }.into() };
+    let refused = |message: Msg| -> ServiceError { FieldError { field: "path", message }.into() };
     if relative.is_empty() || clean.is_absolute() {
-        return Err(refused("must be a relative path inside the job's output directory"));
+        return Err(refused(msg!("err-path-relative")));
     }
     if clean.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
-        return Err(refused("must not contain `..`"));
+        return Err(refused(msg!("err-path-dotdot")));
     }
     if let Some((_, start, end)) =
         attempt_ranges(layout, job).into_iter().find(|(n, ..)| attempt_log_name(*n) == relative)
@@ -217,11 +220,10 @@ pub fn open_file(layout: &Layout, job: i64, relative: &str) -> Result<Download, 
         let file = File::open(layout.log(job)).map_err(output_io)?;
         return Ok(Download { file, name: relative.to_string(), start, len: end - start });
     }
-    let file = crate::executor::walk::open_beneath(&layout.output_dir(job), clean)
-        .map_err(|_| ServiceError::NotFound(NO_SUCH_FILE.into()))?;
+    let file = crate::executor::walk::open_beneath(&layout.output_dir(job), clean).map_err(|_| no_such_file())?;
     let meta = file.metadata().map_err(output_io)?;
     if !meta.is_file() {
-        return Err(ServiceError::NotFound(NO_SUCH_FILE.into()));
+        return Err(no_such_file());
     }
     let name = clean.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     Ok(Download { file, name, start: 0, len: meta.len() })
@@ -250,9 +252,15 @@ mod tests {
             assert!(matches!(open_file(&layout, 1, bad), Err(ServiceError::Validation(_))), "{bad}");
         }
         // a link out answers as a missing file: nothing is told of what is outside
-        assert!(matches!(open_file(&layout, 1, "escape"), Err(ServiceError::NotFound(m)) if m == NO_SUCH_FILE));
-        assert!(matches!(open_file(&layout, 1, "missing"), Err(ServiceError::NotFound(m)) if m == NO_SUCH_FILE));
-        assert!(matches!(open_file(&layout, 1, "sub"), Err(ServiceError::NotFound(m)) if m == NO_SUCH_FILE));
+        assert!(
+            matches!(open_file(&layout, 1, "escape"), Err(ServiceError::NotFound(m)) if m.key() == "err-no-such-file")
+        );
+        assert!(
+            matches!(open_file(&layout, 1, "missing"), Err(ServiceError::NotFound(m)) if m.key() == "err-no-such-file")
+        );
+        assert!(
+            matches!(open_file(&layout, 1, "sub"), Err(ServiceError::NotFound(m)) if m.key() == "err-no-such-file")
+        );
     }
 
     #[test]
@@ -263,7 +271,9 @@ mod tests {
             .status()
             .unwrap()
             .success());
-        assert!(matches!(open_file(&layout, 1, "pipe"), Err(ServiceError::NotFound(m)) if m == NO_SUCH_FILE));
+        assert!(
+            matches!(open_file(&layout, 1, "pipe"), Err(ServiceError::NotFound(m)) if m.key() == "err-no-such-file")
+        );
     }
 
     #[test]
@@ -290,7 +300,7 @@ mod tests {
         let listed: Vec<String> = list_files(&layout, 1).unwrap().into_iter().map(|f| f.path).collect();
         assert_eq!(listed, ["jpu-attempt-1.log", "jpu-attempt-2.log", "sub/a.txt"]);
         assert!(
-            matches!(open_file(&layout, 1, "jpu-attempt-3.log"), Err(ServiceError::NotFound(m)) if m == NO_SUCH_FILE)
+            matches!(open_file(&layout, 1, "jpu-attempt-3.log"), Err(ServiceError::NotFound(m)) if m.key() == "err-no-such-file")
         );
     }
 

@@ -5,6 +5,7 @@
 
 use app::model::views::{FileEntry, JobDetail, LogChunk};
 use app::model::{JobState, JobView, Role};
+use app::msg;
 
 use super::output::{self, Download};
 use crate::auth::Caller;
@@ -50,7 +51,7 @@ pub async fn files(
     if !(1..=output::MAX_FILES_PAGE as i64).contains(&limit) {
         return Err(ServiceError::field(
             "limit",
-            format!("must be between 1 and {}, got {limit}", output::MAX_FILES_PAGE),
+            msg!("err-range", min = 1u32, max = output::MAX_FILES_PAGE, got = limit),
         ));
     }
     readable(state, caller, id).await?;

@@ -12,6 +12,7 @@
 //! transaction count towards its user's limits. Only a database error
 //! fails the whole batch, and then nothing of it is committed.
 
+use app::msg;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -154,10 +155,7 @@ async fn admit_and_insert(
                 None => db::jobs::unfinished_sessions(&mut tx, user).await?,
             };
             if had >= settings.sessions.max_per_user {
-                judged.push(Err(ServiceError::QueueLimit(format!(
-                    "you have {had} sessions that have not ended, the most one may have (sessions.max_per_user): \
-                     end one first"
-                ))));
+                judged.push(Err(ServiceError::QueueLimit(msg!("err-sessions-limit", had = had))));
                 continue;
             }
             sessions.insert(user, had);
@@ -318,7 +316,7 @@ fn time_limit(settings: &Settings, tier_views: &[app::model::TierView], job: &Va
     match job.time_limit_minutes {
         Some(m) if m > max_minutes => Err(FieldError {
             field: "time_limit_minutes",
-            message: format!("must be at most {max_minutes} (the tier maximum), got {m}"),
+            message: msg!("err-tier-time-limit", max = max_minutes, got = m),
         }),
         Some(m) => Ok(m),
         None => Ok(settings.scheduler.default_time_limit_minutes.min(max_minutes)),

@@ -10,6 +10,7 @@ pub mod send;
 pub mod targets;
 
 use app::model::views::{Deliveries, NotificationSettings};
+use app::msg;
 use rand::Rng;
 
 use crate::auth::Caller;
@@ -107,10 +108,10 @@ fn check_events(events: Vec<String>) -> Result<Vec<String>, ServiceError> {
     let mut out: Vec<String> = Vec::new();
     for e in events {
         if !EVENTS.contains(&e.as_str()) {
-            return Err(ServiceError::field("events", format!("`{e}` is not one of {}", EVENTS.join(", "))));
+            return Err(ServiceError::field("events", msg!("err-one-of", text = e, options = EVENTS.join(", "))));
         }
         if out.contains(&e) {
-            return Err(ServiceError::field("events", format!("`{e}` is listed twice")));
+            return Err(ServiceError::field("events", msg!("err-listed-twice", text = e)));
         }
         out.push(e);
     }
@@ -119,16 +120,13 @@ fn check_events(events: Vec<String>) -> Result<Vec<String>, ServiceError> {
 
 fn check_email(state: &Services, email: String) -> Result<String, ServiceError> {
     if state.settings.notify.smtp_url.trim().is_empty() {
-        return Err(ServiceError::field(
-            "email",
-            "this server sends no e-mail (an admin sets notify.smtp_url); use a webhook",
-        ));
+        return Err(ServiceError::field("email", msg!("err-no-smtp")));
     }
     if email.chars().count() > MAX_EMAIL_CHARS {
-        return Err(ServiceError::field("email", format!("must be at most {MAX_EMAIL_CHARS} characters")));
+        return Err(ServiceError::field("email", msg!("err-chars-max", max = MAX_EMAIL_CHARS)));
     }
     email
         .parse::<lettre::Address>()
-        .map_err(|e| ServiceError::field("email", format!("`{email}` is not an e-mail address ({e})")))?;
+        .map_err(|e| ServiceError::field("email", msg!("err-not-email", text = &email, why = e.to_string())))?;
     Ok(email)
 }

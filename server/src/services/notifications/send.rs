@@ -36,8 +36,8 @@ pub async fn webhook(
     event: &str,
     body: Vec<u8>,
 ) -> Result<(), String> {
-    let target = targets::parse(url)?;
-    let addr = targets::resolve(&target, allow).await?;
+    let target = targets::parse(url).map_err(|m| m.to_string())?;
+    let addr = targets::resolve(&target, allow).await.map_err(|m| m.to_string())?;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(WEBHOOK_TIMEOUT)

@@ -12,6 +12,7 @@
 //! delivery, which then connects to the very address it checked (a name
 //! that re-resolves elsewhere gains nothing).
 
+use app::{i18n::Msg, msg};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use ipnet::IpNet;
@@ -35,27 +36,27 @@ pub struct WebhookUrl {
 }
 
 /// http(s), a host, no user or password, at most [`MAX_URL_CHARS`].
-pub fn parse(text: &str) -> Result<WebhookUrl, String> {
+pub fn parse(text: &str) -> Result<WebhookUrl, Msg> {
     if text.chars().count() > MAX_URL_CHARS {
-        return Err(format!("must be at most {MAX_URL_CHARS} characters"));
+        return Err(msg!("err-chars-max", max = MAX_URL_CHARS));
     }
-    let url = Url::parse(text.trim()).map_err(|e| format!("`{text}` is not a URL ({e})"))?;
+    let url = Url::parse(text.trim()).map_err(|e| msg!("err-not-url", text = text, why = e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("must be http or https, not {}", url.scheme()));
+        return Err(msg!("err-url-scheme", scheme = url.scheme()));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("must not carry a user name or password (deliveries are listed with their URL)".into());
+        return Err(msg!("err-url-credentials"));
     }
     let host = match url.host() {
         Some(url::Host::Domain(d)) => d.trim_end_matches('.').to_ascii_lowercase(),
         Some(url::Host::Ipv4(a)) => a.to_string(),
         Some(url::Host::Ipv6(a)) => a.to_string(),
-        None => return Err("must name a host".into()),
+        None => return Err(msg!("err-url-host")),
     };
     if METADATA_NAMES.contains(&host.as_str()) {
-        return Err(format!("`{host}` is a cloud metadata service"));
+        return Err(msg!("err-url-metadata", host = host));
     }
-    let port = url.port_or_known_default().ok_or("must name a port")?;
+    let port = url.port_or_known_default().ok_or_else(|| msg!("err-url-port"))?;
     Ok(WebhookUrl { url, host, port })
 }
 
@@ -91,14 +92,14 @@ fn plain(ip: IpAddr) -> IpAddr {
 /// that use others.
 pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
     match plain(ip) {
-        IpAddr::V4(a) if a.is_link_local() => Some("a link-local address"),
-        IpAddr::V4(a) if a == Ipv4Addr::new(100, 100, 100, 200) => Some("a cloud metadata address"),
+        IpAddr::V4(a) if a.is_link_local() => Some("link-local"),
+        IpAddr::V4(a) if a == Ipv4Addr::new(100, 100, 100, 200) => Some("metadata"),
         IpAddr::V4(a) if a.is_unspecified() || a.is_broadcast() || a.is_multicast() || a.octets()[0] == 0 => {
-            Some("not a host address")
+            Some("not-host")
         }
-        IpAddr::V6(a) if (a.segments()[0] & 0xffc0) == 0xfe80 => Some("a link-local address"),
-        IpAddr::V6(a) if a == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) => Some("a cloud metadata address"),
-        IpAddr::V6(a) if a.is_unspecified() || a.is_multicast() => Some("not a host address"),
+        IpAddr::V6(a) if (a.segments()[0] & 0xffc0) == 0xfe80 => Some("link-local"),
+        IpAddr::V6(a) if a == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) => Some("metadata"),
+        IpAddr::V6(a) if a.is_unspecified() || a.is_multicast() => Some("not-host"),
         _ => None,
     }
 }
@@ -107,18 +108,18 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
 /// names it.
 pub fn internal(ip: IpAddr) -> Option<&'static str> {
     match plain(ip) {
-        IpAddr::V4(a) if a.is_loopback() => Some("a loopback address"),
-        IpAddr::V4(a) if a.is_private() => Some("a private address"),
+        IpAddr::V4(a) if a.is_loopback() => Some("loopback"),
+        IpAddr::V4(a) if a.is_private() => Some("private"),
         // 100.64.0.0/10, carrier-grade NAT
-        IpAddr::V4(a) if a.octets()[0] == 100 && (a.octets()[1] & 0xc0) == 64 => Some("a shared (CGNAT) address"),
+        IpAddr::V4(a) if a.octets()[0] == 100 && (a.octets()[1] & 0xc0) == 64 => Some("cgnat"),
         // 198.18.0.0/15 (benchmarking) and 240.0.0.0/4 (reserved)
         IpAddr::V4(a) if (a.octets()[0] == 198 && (a.octets()[1] & 0xfe) == 18) || a.octets()[0] >= 240 => {
-            Some("a reserved address")
+            Some("reserved")
         }
-        IpAddr::V6(a) if a.is_loopback() => Some("a loopback address"),
-        IpAddr::V6(a) if (a.segments()[0] & 0xfe00) == 0xfc00 => Some("a unique-local address"),
-        IpAddr::V6(a) if (a.segments()[0] & 0xffc0) == 0xfec0 => Some("a site-local address"),
-        IpAddr::V6(a) if a.segments()[0] == 0x64 && a.segments()[1] == 0xff9b => Some("a NAT64 address"),
+        IpAddr::V6(a) if a.is_loopback() => Some("loopback"),
+        IpAddr::V6(a) if (a.segments()[0] & 0xfe00) == 0xfc00 => Some("unique-local"),
+        IpAddr::V6(a) if (a.segments()[0] & 0xffc0) == 0xfec0 => Some("site-local"),
+        IpAddr::V6(a) if a.segments()[0] == 0x64 && a.segments()[1] == 0xff9b => Some("nat64"),
         _ => None,
     }
 }
@@ -162,35 +163,28 @@ impl AllowList {
 
 /// Resolves the URL's host and checks every address; answers the one to
 /// connect to.
-pub async fn resolve(target: &WebhookUrl, allow: &AllowList) -> Result<SocketAddr, String> {
+pub async fn resolve(target: &WebhookUrl, allow: &AllowList) -> Result<SocketAddr, Msg> {
     let lookup = tokio::net::lookup_host((target.host.as_str(), target.port));
     let addrs: Vec<SocketAddr> = tokio::time::timeout(RESOLVE_TIMEOUT, lookup)
         .await
-        .map_err(|_| format!("`{}` did not resolve within {} s", target.host, RESOLVE_TIMEOUT.as_secs()))?
-        .map_err(|e| format!("cannot resolve `{}`: {e}", target.host))?
+        .map_err(|_| msg!("err-resolve-slow", host = &target.host, secs = RESOLVE_TIMEOUT.as_secs()))?
+        .map_err(|e| msg!("err-resolve-failed", host = &target.host, why = e.to_string()))?
         .collect();
     if addrs.is_empty() {
-        return Err(format!("`{}` resolves to no address", target.host));
+        return Err(msg!("err-resolve-none", host = &target.host));
     }
     for a in &addrs {
         if let Some(why) = forbidden(a.ip()) {
-            return Err(format!("`{}` resolves to {}, {why}", target.host, a.ip()));
+            return Err(msg!("err-resolve-forbidden", host = &target.host, ip = a.ip().to_string(), kind = why));
         }
         if let Some(why) = internal(a.ip()) {
             if !allow.host_allowed(&target.host) && !allow.address_allowed(a.ip()) {
-                return Err(format!(
-                    "`{}` resolves to {}, {why} inside this site's network; webhooks reach such addresses only where an admin allows them (notify.webhook_allow)",
-                    target.host,
-                    a.ip()
-                ));
+                return Err(msg!("err-resolve-internal", host = &target.host, ip = a.ip().to_string(), kind = why));
             }
         }
     }
     if !allow.is_open() && !allow.host_allowed(&target.host) && !addrs.iter().all(|a| allow.address_allowed(a.ip())) {
-        return Err(format!(
-            "`{}` is not among the webhook targets this server allows (notify.webhook_allow)",
-            target.host
-        ));
+        return Err(msg!("err-resolve-not-allowed", host = &target.host));
     }
     Ok(addrs[0])
 }
@@ -212,7 +206,7 @@ mod tests {
             ("http://metadata.google.internal/computeMetadata/v1/", "metadata"),
         ];
         for (url, says) in table {
-            let e = parse(url).unwrap_err();
+            let e = parse(url).unwrap_err().to_string();
             assert!(e.contains(says), "{url}: {e}");
         }
         assert!(parse(&format!("https://e.edu/{}", "a".repeat(MAX_URL_CHARS))).is_err());
@@ -286,10 +280,10 @@ mod tests {
         assert!(list.host_allowed("hooks.example.edu") && list.host_allowed("example.edu"));
         assert!(!list.host_allowed("badexample.edu"));
         let local = parse("http://127.0.0.1:9/").unwrap();
-        let e = resolve(&local, &list).await.unwrap_err();
+        let e = resolve(&local, &list).await.unwrap_err().to_string();
         assert!(e.contains("notify.webhook_allow"), "{e}");
         assert!(resolve(&local, &AllowList::new(&["127.0.0.0/8".into()])).await.is_ok());
-        let e = resolve(&local, &AllowList::default()).await.unwrap_err();
+        let e = resolve(&local, &AllowList::default()).await.unwrap_err().to_string();
         assert!(e.contains("loopback") && e.contains("notify.webhook_allow"), "no list: no inside address: {e}");
         let mapped = parse("http://[::ffff:7f00:1]:9/").unwrap();
         assert!(resolve(&mapped, &AllowList::default()).await.is_err());
@@ -298,8 +292,13 @@ mod tests {
         assert!(resolve(&metadata, &AllowList::new(&["169.254.0.0/16".into()]))
             .await
             .unwrap_err()
+            .to_string()
             .contains("link-local"));
         let nat64 = parse("http://[64:ff9b::a9fe:a9fe]/").unwrap();
-        assert!(resolve(&nat64, &AllowList::new(&["64:ff9b::/96".into()])).await.unwrap_err().contains("link-local"));
+        assert!(resolve(&nat64, &AllowList::new(&["64:ff9b::/96".into()]))
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("link-local"));
     }
 }

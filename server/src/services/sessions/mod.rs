@@ -9,6 +9,7 @@
 pub mod app;
 pub mod watch;
 
+use ::app::msg;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -41,7 +42,7 @@ pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result
         let known: Vec<&str> = settings.sessions.apps.keys().map(String::as_str).collect();
         return Err(FieldError {
             field: "app",
-            message: format!("`{}` is not an app here (one of: {})", body.app, known.join(", ")),
+            message: msg!("err-one-of", text = &body.app, options = known.join(", ")),
         }
         .into());
     };
@@ -50,7 +51,7 @@ pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result
         Some(m) if (1..=i64::from(u32::MAX)).contains(&m) => Some(m as u32),
         Some(m) => {
             return Err(
-                FieldError { field: "time_limit_minutes", message: format!("must be at least 1, got {m}") }.into()
+                FieldError { field: "time_limit_minutes", message: msg!("err-at-least", min = 1u32, got = m) }.into()
             )
         }
     };
@@ -60,7 +61,7 @@ pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result
         Some(gb) => {
             return Err(FieldError {
                 field: "min_vram_gb",
-                message: format!("must be between 0 and {MAX_VRAM_GB}, got {gb}"),
+                message: msg!("err-range", min = 0u32, max = MAX_VRAM_GB, got = gb),
             }
             .into())
         }
@@ -127,7 +128,7 @@ pub fn launcher(program: &str, executor: ExecutorKind) -> String {
 /// caller owns the session and it is READY. Anyone else — another user,
 /// a colleague, an admin — learns nothing, not even that it exists (404).
 pub async fn target(state: &Services, caller: &Caller, id: i64) -> Result<AppAddress, ServiceError> {
-    let missing = || ServiceError::NotFound("no such session".into());
+    let missing = || ServiceError::NotFound(msg!("err-no-such-session"));
     let mut conn = state.db.acquire().await?;
     let row = db::sessions::reach(&mut conn, id).await?.ok_or_else(missing)?;
     if row.user_id != caller.user.id {
@@ -136,9 +137,9 @@ pub async fn target(state: &Services, caller: &Caller, id: i64) -> Result<AppAdd
     match (row.state, row.ready) {
         (JobState::Running, true) => {}
         (JobState::Running | JobState::Dispatching | JobState::UserQueueWait | JobState::GlobalQueueWait, _) => {
-            return Err(ServiceError::Conflict(format!("session {id} is not ready yet")))
+            return Err(ServiceError::Conflict(msg!("err-session-not-ready", id = id)))
         }
-        _ => return Err(ServiceError::NotFound(format!("session {id} has ended"))),
+        _ => return Err(ServiceError::NotFound(msg!("err-session-ended", id = id))),
     }
     let uid = row.uid.ok_or_else(missing)?;
     let layout = crate::executor::layout::Layout::new(&state.settings.executor.output_root);

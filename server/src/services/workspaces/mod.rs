@@ -9,6 +9,7 @@ pub mod build;
 
 use app::model::views::WorkspaceView;
 use app::model::Role;
+use app::msg;
 use serde::Deserialize;
 
 use crate::auth::Caller;
@@ -44,17 +45,11 @@ pub fn check_base_image(image: &str) -> Result<String, ServiceError> {
         && image.chars().all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c))
         && !image.starts_with(['-', ':', '/']);
     if !ok {
-        return Err(ServiceError::field(
-            "base_image",
-            "must be an image reference of 1 to 256 letters, digits and `._-/:@` (e.g. docker://python:3.11-slim)",
-        ));
+        return Err(ServiceError::field("base_image", msg!("err-image-chars")));
     }
     let full = if image.contains("://") { image.to_string() } else { format!("docker://{image}") };
     if build::bootstrap_of(&full).is_none() {
-        return Err(ServiceError::field(
-            "base_image",
-            "must come from docker://, library:// or oras:// (a plain name means Docker Hub)",
-        ));
+        return Err(ServiceError::field("base_image", msg!("err-image-source")));
     }
     Ok(full)
 }
@@ -62,7 +57,7 @@ pub fn check_base_image(image: &str) -> Result<String, ServiceError> {
 /// A pip requirement: a name with optional extras and version bounds.
 pub fn check_packages(packages: &[String]) -> Result<Vec<String>, ServiceError> {
     if packages.len() > MAX_PACKAGES {
-        return Err(ServiceError::field("packages", format!("at most {MAX_PACKAGES} packages")));
+        return Err(ServiceError::field("packages", msg!("err-packages-count", max = MAX_PACKAGES)));
     }
     packages
         .iter()
@@ -74,12 +69,7 @@ pub fn check_packages(packages: &[String]) -> Result<Vec<String>, ServiceError> 
             if ok {
                 Ok(p.to_string())
             } else {
-                Err(ServiceError::field(
-                    "packages",
-                    format!(
-                        "`{p}` is not a pip requirement (a name, optional [extras] and version bounds like ==2.4.0)"
-                    ),
-                ))
+                Err(ServiceError::field("packages", msg!("err-not-pip", text = p.to_string())))
             }
         })
         .collect()
@@ -112,10 +102,7 @@ pub async fn create(state: &Services, caller: &Caller, body: NewWorkspaceBody) -
         db::workspaces::upsert_building(&mut tx, caller.user.lab_id, &body.name, &base_image, &packages_json, now)
             .await?;
     if !fresh {
-        return Err(ServiceError::Conflict(format!(
-            "workspace `{}` already exists in lab {}",
-            body.name, caller.user.lab
-        )));
+        return Err(ServiceError::Conflict(msg!("err-workspace-exists", name = &body.name, lab = &caller.user.lab)));
     }
     let row = db::workspaces::get(&mut tx, &caller.user.lab, &body.name)
         .await?
@@ -143,18 +130,18 @@ async fn check_caps(
     let (others, building, running) = db::workspaces::counts(conn, caller.user.lab_id, name).await?;
     let lab = &caller.user.lab;
     if others >= i64::from(caps.max_per_lab) {
-        return Err(ServiceError::QueueLimit(format!(
-            "lab {lab} already has {others} workspaces, the most a lab may have ({}): remove one or rebuild a FAILED one",
-            caps.max_per_lab
+        return Err(ServiceError::QueueLimit(msg!(
+            "err-workspaces-limit",
+            lab = lab,
+            count = others,
+            max = caps.max_per_lab
         )));
     }
     if let Some(other) = building.filter(|b| b != name) {
-        return Err(ServiceError::QueueLimit(format!("lab {lab} is already building workspace `{other}` (one build per lab at a time): try again when it is done")));
+        return Err(ServiceError::QueueLimit(msg!("err-workspace-build-busy", lab = lab, name = other)));
     }
     if running >= i64::from(caps.max_concurrent_builds) {
-        return Err(ServiceError::QueueLimit(format!(
-            "{running} workspace builds are running on this server, the most at once: try again in a few minutes"
-        )));
+        return Err(ServiceError::QueueLimit(msg!("err-workspace-builds-full", running = running)));
     }
     Ok(())
 }
@@ -182,7 +169,7 @@ pub async fn get(state: &Services, caller: &Caller, name: &str) -> Result<Worksp
         row = db::workspaces::list(&mut conn, None).await?.into_iter().find(|w| w.name == name);
     }
     let row =
-        row.ok_or_else(|| ServiceError::NotFound(format!("no workspace named `{name}` in lab {}", caller.user.lab)))?;
+        row.ok_or_else(|| ServiceError::NotFound(msg!("err-no-workspace", name = name, lab = &caller.user.lab)))?;
     let log = if row.status == "BUILDING" {
         build::live_log(&state.settings.executor.output_root, &row.lab, &row.name)
     } else {
