@@ -218,6 +218,14 @@ test('in Korean (the browser\'s language), every page at 1440 and 375 px: lang="
   await until('a Korean time', async () => /(오늘|어제|내일).* · (지금|\d+분 전|\d+시간( \d+분)? 전)$/.test((await time.textContent()) ?? ''));
   await ko.waitForResponse((r) => r.url().includes('/api/job_panel'));
   assert.match(await ko.getByTestId('facts').textContent(), /상태/, 'the refreshed summary is Korean');
+  // a refused submit says why in Korean, under the form, with its code
+  await visit(ko, '/submit');
+  await ko.getByLabel('이름', { exact: true }).fill('bad');
+  await ko.getByLabel('스크립트 (bash로 실행)').fill('true');
+  await ko.getByLabel(/^선행 작업/).fill('soon:1');
+  await ko.getByRole('button', { name: '제출', exact: true }).click();
+  await ko.getByText(/`soon`은\(는\) ok, any, notok 중 하나가 아닙니다/).waitFor();
+  for (const v of await axe(ko)) found.push(`/submit (refused): ${v}`);
   // the header's switch goes to English and back to the same page, and
   // is kept with the account
   await ko.setViewportSize({ width: 1440, height: 900 });
