@@ -208,6 +208,26 @@ pub fn missing_keys<K: AsRef<str>>(keys: impl IntoIterator<Item = K> + Clone) ->
     missing
 }
 
+/// Every file under `root`, with its text: for the tests that read the
+/// sources for the message keys they name.
+#[cfg(feature = "ssr")]
+pub fn source_texts(root: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                files.push((path, text));
+            }
+        }
+    }
+    files
+}
+
 #[cfg(feature = "ssr")]
 pub fn tr(locale: Locale, key: &str, args: &[(&str, Arg)]) -> String {
     bundles::tr(locale, key, args)
@@ -262,27 +282,18 @@ mod tests {
     fn every_key_the_pages_use_exists() {
         let en = message_ids(EN_SOURCE);
         let mut missing = Vec::new();
-        let mut stack = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                for call in ["t(\"", "t_with(\""] {
-                    let mut from = 0;
-                    while let Some(at) = text[from..].find(call).map(|i| from + i) {
-                        from = at + call.len();
-                        // a call of ours, not `StaticSegment("…")`
-                        if text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                            continue;
-                        }
-                        let key = text[from..].split('"').next().unwrap_or("");
-                        if !en.iter().any(|k| k == key) {
-                            missing.push(format!("{}: {key}", path.display()));
-                        }
+        for (path, text) in source_texts(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))) {
+            for call in ["t(\"", "t_with(\""] {
+                let mut from = 0;
+                while let Some(at) = text[from..].find(call).map(|i| from + i) {
+                    from = at + call.len();
+                    // a call of ours, not `StaticSegment("…")`
+                    if text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                        continue;
+                    }
+                    let key = text[from..].split('"').next().unwrap_or("");
+                    if !en.iter().any(|k| k == key) {
+                        missing.push(format!("{}: {key}", path.display()));
                     }
                 }
             }

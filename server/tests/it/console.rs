@@ -383,19 +383,9 @@ async fn refusals_read_in_the_readers_language_and_keep_their_code() {
 fn every_message_key_the_server_writes_exists_in_both_languages() {
     let mut keys = Vec::new();
     for root in [concat!(env!("CARGO_MANIFEST_DIR"), "/src"), concat!(env!("CARGO_MANIFEST_DIR"), "/../app/src")] {
-        let mut stack = vec![std::path::PathBuf::from(root)];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                for (i, _) in text.match_indices("msg!(\"") {
-                    let key = text[i + 6..].split('"').next().unwrap_or("");
-                    keys.push(key.to_string());
-                }
+        for (_, text) in app::i18n::source_texts(std::path::Path::new(root)) {
+            for (i, _) in text.match_indices("msg!(\"") {
+                keys.push(text[i + 6..].split('"').next().unwrap_or("").to_string());
             }
         }
     }
