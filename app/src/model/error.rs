@@ -81,12 +81,14 @@ impl ConsoleError {
         Self { code, message: message.into() }
     }
 
+    // these three are made on the server, in the request's language (the
+    // browser's bundle carries no messages: there `t` gives the key)
     pub fn unauthenticated() -> Self {
-        Self::new(ErrorCode::Unauthenticated, words("err-sign-in"))
+        Self::new(ErrorCode::Unauthenticated, crate::i18n::t("err-sign-in"))
     }
 
     pub fn forbidden() -> Self {
-        Self::new(ErrorCode::Forbidden, words("err-admins-only"))
+        Self::new(ErrorCode::Forbidden, crate::i18n::t("err-admins-only"))
     }
 
     /// A mistake in a form field, named.
@@ -95,14 +97,8 @@ impl ConsoleError {
     }
 
     pub fn internal() -> Self {
-        Self::new(ErrorCode::Internal, words("err-internal"))
+        Self::new(ErrorCode::Internal, crate::i18n::t("err-internal"))
     }
-}
-
-/// The message in the request's language; the browser never makes these
-/// errors (its bundle carries no messages), so there it is the key.
-fn words(key: &str) -> String {
-    crate::i18n::t(key)
 }
 
 /// Failures of the transport itself (the server unreachable, a reply

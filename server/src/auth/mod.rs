@@ -22,16 +22,16 @@ pub use app::api::principal::Caller;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
-    #[error("wrong username or password")]
+    #[error("{}", app::msg!("err-wrong-password"))]
     InvalidCredentials,
-    #[error("too many failed sign-ins; retry in {} s", .0.as_secs().max(1))]
+    #[error("{}", app::msg!("err-too-many-attempts", secs = .0.as_secs().max(1)))]
     Throttled(Duration),
     /// The password was right, but an admin disabled the account.
-    #[error("this account is disabled; ask an admin")]
+    #[error("{}", app::msg!("err-account-disabled"))]
     Disabled,
     /// `auth.passwords` is off and this is not a local account; the
     /// button to use instead is named.
-    #[error("password sign-in here is only for local accounts: use \"{0}\" instead")]
+    #[error("{}", app::msg!("err-passwords-off", button = .0))]
     PasswordsOff(String),
     #[error(transparent)]
     Password(#[from] PasswordError),

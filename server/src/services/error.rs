@@ -15,34 +15,24 @@ use crate::auth::{AuthError, PasswordError};
 use crate::policy::admission::AdmissionError;
 
 #[derive(Debug, thiserror::Error)]
+#[error("{}", self.message())]
 pub enum ServiceError {
     /// A field out of range or malformed, named in the message.
-    #[error("{0}")]
     Validation(Msg),
-    #[error("{0}")]
     NotFound(Msg),
-    #[error("{0}")]
     Forbidden(Msg),
-    #[error("{0}")]
     Conflict(Msg),
-    #[error("{0}")]
     NoFitPlacement(Msg),
     /// A limit on how many of something one may have or run (429).
-    #[error("{0}")]
     QueueLimit(Msg),
-    #[error("{0}")]
     Maintenance(Msg),
     /// A wrong password (or username) where one was asked for.
-    #[error("{0}")]
     InvalidCredentials(Msg),
     /// Too many failed sign-ins (or too many at once); retry after this
     /// many seconds.
-    #[error("{}", msg!("err-too-many-attempts", secs = *.0))]
     TooManyAttempts(u64),
     /// A device sign-in the person has not finished at the provider yet.
-    #[error("{0}")]
     AuthorizationPending(Msg),
-    #[error("internal error")]
     Internal(String),
 }
 
@@ -79,8 +69,9 @@ impl ServiceError {
         }
     }
 
-    /// The message for a person in `locale` (internals stay hidden).
-    pub fn text(&self, locale: app::i18n::Locale) -> String {
+    /// The message for a person (internals stay hidden): its English is
+    /// the error's `Display`, the API's words.
+    pub fn message(&self) -> Msg {
         match self {
             ServiceError::Validation(m)
             | ServiceError::NotFound(m)
@@ -90,10 +81,15 @@ impl ServiceError {
             | ServiceError::QueueLimit(m)
             | ServiceError::Maintenance(m)
             | ServiceError::InvalidCredentials(m)
-            | ServiceError::AuthorizationPending(m) => m.text(locale),
-            ServiceError::TooManyAttempts(secs) => msg!("err-too-many-attempts", secs = *secs).text(locale),
-            ServiceError::Internal(_) => app::i18n::tr(locale, "err-internal", &[]),
+            | ServiceError::AuthorizationPending(m) => m.clone(),
+            ServiceError::TooManyAttempts(secs) => msg!("err-too-many-attempts", secs = *secs),
+            ServiceError::Internal(_) => msg!("err-internal"),
         }
+    }
+
+    /// The message in `locale`, for the console.
+    pub fn text(&self, locale: app::i18n::Locale) -> String {
+        self.message().text(locale)
     }
 }
 
