@@ -25,7 +25,7 @@ test:
 	.ci/build-site
 	JPU_TEST_SMTP=1 JPU_TEST_OIDC=1 JPU_TEST_LDAP=1 JPU_TEST_JUPYTER=1 .ci/with-slurm cargo test --workspace --exclude frontend
 	.ci/schemathesis
-	cd end2end && npm test
+	cd end2end && ../.ci/with-slurm npm test
 	PROFILE=wasm-release .ci/build-site
 	JPU_SHARE_BIN=target/debug/jpu-share node end2end/first-load.mjs
 

@@ -65,6 +65,7 @@ impl Application {
                 admin_password: bootstrap.admin,
                 demo_password: bootstrap.demo,
                 demo: settings.demo.seed,
+                demo_nodes: settings.executor.kind != crate::config::ExecutorKind::Slurm,
             },
             now_ms(),
         )
@@ -97,7 +98,8 @@ impl Application {
             async move {
                 let _ = tower_sessions::session_store::ExpiredDeletion::continuously_delete_expired(
                     store,
-                    Duration::from_secs(3600),
+                    // a pending university sign-in expires in minutes
+                    Duration::from_secs(300),
                 )
                 .await;
             }
@@ -132,6 +134,7 @@ impl Application {
             forecast: Default::default(),
             sessions: Default::default(),
             isolation: Default::default(),
+            sign_in_starts: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);

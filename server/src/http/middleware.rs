@@ -23,6 +23,20 @@ pub const SESSION_USER_KEY: &str = "user_id";
 /// [`auth::caller_from_session`]).
 pub const SESSION_EPOCH_KEY: &str = "epoch";
 
+/// Makes `session` the signed-in session of a user (id, session epoch): a new id (session
+/// fixation), the console's idle expiry (a pending university sign-in
+/// had minutes), the user and their epoch.
+pub async fn sign_in_session(
+    session: &Session,
+    (user_id, epoch): (i64, i64),
+    idle_minutes: u32,
+) -> Result<(), tower_sessions::session::Error> {
+    session.cycle_id().await?;
+    session.set_expiry(Some(tower_sessions::Expiry::OnInactivity(time::Duration::minutes(i64::from(idle_minutes)))));
+    session.insert(SESSION_USER_KEY, user_id).await?;
+    session.insert(SESSION_EPOCH_KEY, epoch).await
+}
+
 fn bearer_token(req: &Request) -> Option<Result<String, ()>> {
     let value = req.headers().get(header::AUTHORIZATION)?;
     let text = value.to_str().map_err(|_| ());
@@ -161,7 +175,11 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     req.extensions_mut().insert(CspNonce(nonce.clone()));
     if req.uri().path().starts_with("/s/") {
         // a session's pages: the proxy sets their own rules (http::sessions)
-        return next.run(req).await;
+        let mut response = next.run(req).await;
+        if response.extensions().get::<crate::http::sessions::FromTheApp>().is_none() {
+            not_the_apps(response.headers_mut());
+        }
+        return response;
     }
     let mut response = next.run(req).await;
     let html = response
@@ -188,6 +206,22 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
         }
     }
     response
+}
+
+/// A response under `/s/` that the session's app did not write: no
+/// origin (a sandbox without `allow-same-origin`), no script, nothing
+/// loaded, not framed, and a window that opens it loses its opener, so
+/// a session's script that opens it has nothing to reach the console with.
+fn not_the_apps(headers: &mut header::HeaderMap) {
+    let fixed = |v: &'static str| header::HeaderValue::from_static(v);
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        fixed("sandbox; default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    );
+    headers.insert(header::HeaderName::from_static("cross-origin-opener-policy"), fixed("same-origin"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, fixed("nosniff"));
+    headers.insert(header::X_FRAME_OPTIONS, fixed("DENY"));
+    headers.insert(header::REFERRER_POLICY, fixed("same-origin"));
 }
 
 /// Paths that are not console pages (API, assets, sign-in itself, the

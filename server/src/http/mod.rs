@@ -1,8 +1,10 @@
 //! The web adapters: the axum application — the console ([`console`]),
-//! /v1 ([`v1`]), /healthz and /metrics ([`ops`]) — with the session,
-//! auth, security and metrics layers around them ([`middleware`]), and the
-//! one HTTP error ([`error`]).
+//! /v1 ([`v1`]), /healthz and /metrics ([`ops`]), the sessions' proxy
+//! ([`sessions`]) — with the session, auth, security and metrics layers
+//! around them ([`middleware`]), every response body guarded
+//! ([`body_guard`]), and the one HTTP error ([`error`]).
 
+pub mod body_guard;
 pub mod console;
 pub mod error;
 pub mod extract;
@@ -49,6 +51,8 @@ pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> 
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(middleware::security_headers))
         .layer(axum::middleware::from_fn(middleware::observe))
+        // inside compression, which polls a body past its end (body_guard)
+        .layer(axum::middleware::from_fn(body_guard::guard_bodies))
         // brotli or gzip as the client accepts (the console's wasm shrinks
         // to a fraction); event streams and tiny bodies stay as they are
         .layer(tower_http::compression::CompressionLayer::new())

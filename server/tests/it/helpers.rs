@@ -530,3 +530,17 @@ pub async fn wait_finished(
         wake.notified().await;
     }
 }
+
+/// `bytes` decoded from the response's `Content-Encoding` (none, gzip or
+/// brotli: what the site's compression layer sends a browser).
+pub fn decoded(encoding: Option<&str>, bytes: &[u8]) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    match encoding {
+        None | Some("identity") => text = String::from_utf8(bytes.to_vec()).expect("UTF-8"),
+        Some("gzip") => _ = flate2::read::GzDecoder::new(bytes).read_to_string(&mut text).expect("gzip"),
+        Some("br") => _ = brotli::Decompressor::new(bytes, 4096).read_to_string(&mut text).expect("brotli"),
+        Some(other) => panic!("an encoding the request did not ask for: {other}"),
+    }
+    text
+}

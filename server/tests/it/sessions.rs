@@ -69,13 +69,26 @@ async fn wait_ready(app: &TestApp, token: &str, id: i64) -> Value {
     job
 }
 
+/// What every browser asks for, so that the proxy's answers come
+/// compressed as they do to browsers (#41: under compression the Slurm
+/// path once answered nothing at all).
+const BROWSER_ENCODINGS: &str = "gzip, deflate, br, zstd";
+
 async fn through(app: &TestApp, token: Option<&str>, path: &str) -> reqwest::Response {
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let mut req = client.get(app.url(path));
+    let mut req = client.get(app.url(path)).header("accept-encoding", BROWSER_ENCODINGS);
     if let Some(token) = token {
         req = req.bearer_auth(token);
     }
     req.send().await.expect("request")
+}
+
+/// A response's body as the browser reads it: whole (a cut-off body is
+/// an error here) and decoded from what the server compressed it with.
+async fn read_text(resp: reqwest::Response) -> String {
+    let encoding = resp.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_string());
+    let bytes = resp.bytes().await.expect("the whole body");
+    crate::helpers::decoded(encoding.as_deref(), &bytes)
 }
 
 /// Starts a kernel through the proxy and runs `code` in it over the
@@ -84,7 +97,13 @@ async fn run_in_kernel(app: &TestApp, token: &str, id: i64, code: &str) -> Strin
     let client =
         reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
     // the page hands out Jupyter's _xsrf cookie, for its path only
-    let lab = client.get(app.url(&format!("/s/{id}/lab"))).bearer_auth(token).send().await.unwrap();
+    let lab = client
+        .get(app.url(&format!("/s/{id}/lab")))
+        .header("accept-encoding", BROWSER_ENCODINGS)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(lab.status(), StatusCode::OK);
     let xsrf = lab
         .headers()
@@ -98,13 +117,14 @@ async fn run_in_kernel(app: &TestApp, token: &str, id: i64, code: &str) -> Strin
         .bearer_auth(token)
         .header("X-XSRFToken", &xsrf)
         .header("Origin", app.base.clone())
+        .header("accept-encoding", BROWSER_ENCODINGS)
         .json(&json!({"name": "python3"}))
         .send()
         .await
         .unwrap();
     let status = started.status();
     let headers = format!("{:?}", started.headers());
-    let text = started.text().await.unwrap();
+    let text = read_text(started).await;
     let kernel: Value = serde_json::from_str(&text).unwrap_or_default();
     let Some(kernel_id) = kernel["id"].as_str().map(str::to_string) else {
         panic!(
@@ -199,7 +219,8 @@ async fn a_notebook_runs_as_its_owner_without_network_reached_only_through_the_p
         csp.iter().any(|p| p.contains(&format!("connect-src http://{host}/s/{id}/ ws://{host}/s/{id}/;"))),
         "{csp:?}"
     );
-    let html = page.text().await.unwrap();
+    assert!(page.headers().contains_key("content-encoding"), "compressed, as for a browser: {:?}", page.headers());
+    let html = read_text(page).await;
     assert!(html.contains("JupyterLab") && html.contains(r#""token": """#), "no token in the page's config");
 
     // a kernel over the WebSocket: the job's uid, loopback, no network
@@ -226,6 +247,30 @@ async fn a_notebook_runs_as_its_owner_without_network_reached_only_through_the_p
         let resp = through(&app, Some(token), &format!("/s/{id}/api/status")).await;
         assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{who}");
     }
+    // what the app did not write (the proxy's 404 for another id, its
+    // redirect, a path it does not route) is a sandbox without an origin
+    // whose opener is cut off: a session's script that opens it with
+    // window.open finds no same-origin page to call /v1 from (S1)
+    let kims_own = format!("/s/{id}");
+    for (path, who) in [
+        ("/s/99999/", &kim),
+        ("/s/", &kim),
+        ("/s/abc/x", &kim),
+        (kims_own.as_str(), &kim),
+        (kims_own.as_str(), &colleague),
+    ] {
+        let resp = through(&app, Some(who), path).await;
+        let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+        let csp = header("content-security-policy");
+        assert!(csp.starts_with("sandbox;") && csp.contains("default-src 'none'"), "{path} {}: {csp}", resp.status());
+        assert_eq!(header("cross-origin-opener-policy"), "same-origin", "{path}");
+    }
+    let lab = through(&app, Some(&kim), &format!("/s/{id}/lab")).await;
+    let csp: Vec<&str> = lab.headers().get_all("content-security-policy").iter().map(|v| v.to_str().unwrap()).collect();
+    assert!(
+        csp.iter().all(|p| !p.contains("sandbox")) && csp.iter().any(|p| p.contains("connect-src")),
+        "the app's own page keeps its origin, held to its path: {csp:?}"
+    );
     let anonymous = through(&app, None, &format!("/s/{id}/lab")).await;
     assert!(anonymous.status().is_redirection(), "{}", anonymous.status());
     assert_eq!(anonymous.headers()["location"], "/login");
@@ -447,7 +492,8 @@ async fn on_slurm_a_notebook_is_reached_on_its_node_with_a_token_the_browser_nev
 
     let page = through(&app, Some(&token), &format!("/s/{id}/lab")).await;
     assert_eq!(page.status(), StatusCode::OK);
-    let html = page.text().await.unwrap();
+    assert!(page.headers().contains_key("content-encoding"), "compressed, as for a browser: {:?}", page.headers());
+    let html = read_text(page).await;
     assert!(html.contains("JupyterLab") && html.contains(r#""token": """#), "the page's token is scrubbed");
     assert!(!html.contains(secret.trim()), "the app's token reached the browser");
 

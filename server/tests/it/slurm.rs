@@ -44,6 +44,12 @@ echo done > "$JOB_OUTPUT_DIR/out.txt""#;
     for expected in ["s3080-1", "s4090-1", "s4090-2"] {
         assert!(names.contains(&expected), "{names:?}");
     }
+    // and only from Slurm: the embedded default's demo nodes would stand
+    // DOWN beside them on the admin page and the dashboard
+    let admin = app.admin_token().await;
+    let nodes: Value = app.get(Some(&admin), "/v1/admin/nodes").await.json().await.unwrap();
+    let all: Vec<&str> = nodes.as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert!(!all.is_empty() && all.iter().all(|n| n.starts_with('s')), "the demo's nodes were seeded: {all:?}");
 }
 
 #[tokio::test]

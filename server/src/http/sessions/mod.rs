@@ -13,6 +13,11 @@
 //! - console pages are `Cross-Origin-Opener-Policy: same-origin` (these
 //!   are not), so a window a session opens on the console is cut off;
 //!   console pages cannot be framed at all;
+//! - any other response under `/s/` (this proxy's own 404 for another
+//!   id, its 502 and redirects, a refusal before it) is sandboxed without
+//!   an origin, runs no script, and cuts off its opener: a session's script
+//!   that opens one finds nothing to script in (`window.open('/s/99999/')`
+//!   once gave it a same-origin page without a policy, and with it `/v1`);
 //! - a WebSocket must come from the console's origin; `Service-Worker-Allowed`
 //!   from the app is dropped (a worker stays within `/s/{id}/`);
 //! - an app that asks a token (on Slurm) gets it from here, and it is
@@ -69,6 +74,13 @@ async fn proxy(State(state): State<AppState>, req: Request) -> Response {
     }
 }
 
+/// Marks a response the session's app wrote (and [`confine`] held to its
+/// session). Every other response under `/s/` — the proxy's own 404, 502
+/// and redirects, a refusal from a layer before it — gets a sandbox with
+/// no origin of its own instead (`middleware::security_headers`).
+#[derive(Debug, Clone, Copy)]
+pub struct FromTheApp;
+
 /// `/s/{id}…` → id.
 fn session_id(path: &str) -> Option<i64> {
     let id = path.strip_prefix("/s/")?.split('/').next()?;
@@ -110,6 +122,7 @@ async fn forward(
     tokio::spawn(connection.with_upgrades());
     let browser_side = req.extensions_mut().remove::<hyper::upgrade::OnUpgrade>();
     let host = req.headers().get(header::HOST).cloned();
+    let request_path = req.uri().path().to_string();
     let (mut parts, body) = req.into_parts();
     strip_console_credentials(&mut parts.headers);
     if let Some(token) = &token {
@@ -122,7 +135,7 @@ async fn forward(
     let mut response = sender.send_request(upstream).await.map_err(|e| e.to_string())?;
     let base = format!("/s/{id}/");
     if let Some(location) = response.headers().get(header::LOCATION) {
-        if !stays_within(location, &base, host.as_ref()) {
+        if !stays_within(location, &base, host.as_ref(), &request_path) {
             return Ok(
                 (StatusCode::BAD_GATEWAY, "the session's app redirected outside its session: refused").into_response()
             );
@@ -141,6 +154,7 @@ async fn forward(
     }
     let (mut parts, body) = response.into_parts();
     confine(&mut parts.headers, &base, host.as_ref(), state.settings.server.public_url.starts_with("https://"));
+    parts.extensions.insert(FromTheApp);
     let body = match token {
         Some(token) => {
             // the scrub may shorten it
@@ -173,24 +187,20 @@ fn strip_console_credentials(headers: &mut HeaderMap) {
     }
 }
 
-/// A `Location` that stays under `base`: a path there, or this site's
-/// own URL of one.
-fn stays_within(location: &HeaderValue, base: &str, host: Option<&HeaderValue>) -> bool {
+/// A `Location` that stays under `base` once the browser has resolved it
+/// against the request's path — with the same URL parser browsers use, so
+/// `%2e%2e`, `\\host`, tabs and the like mean here what they mean there.
+fn stays_within(location: &HeaderValue, base: &str, host: Option<&HeaderValue>, request_path: &str) -> bool {
     let Ok(text) = location.to_str() else { return false };
-    let path = match text.split_once("://") {
-        Some((_, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            if host.and_then(|h| h.to_str().ok()) != Some(authority) {
-                return false;
-            }
-            path
-        }
-        None if text.starts_with("//") => return false,
-        None if text.starts_with('/') => text,
-        // relative to the request's own path, itself under base
-        None => return !text.contains(".."),
-    };
-    path.starts_with(base) && !path.contains("/../") && !path.contains("/./")
+    // without a Host only a relative Location can match
+    let host = host.and_then(|h| h.to_str().ok()).unwrap_or("jpu-share.invalid");
+    let Ok(here) = url::Url::parse(&format!("http://{host}{request_path}")) else { return false };
+    let Ok(there) = here.join(text) else { return false };
+    matches!(there.scheme(), "http" | "https")
+        && there.username().is_empty()
+        && there.password().is_none()
+        && (there.host_str(), there.port()) == (here.host_str(), here.port())
+        && there.path().starts_with(base)
 }
 
 /// The response's headers, held to its session (see the module's header).
@@ -199,7 +209,7 @@ fn confine(headers: &mut HeaderMap, base: &str, host: Option<&HeaderValue>, secu
     let cookies: Vec<HeaderValue> = headers
         .get_all(header::SET_COOKIE)
         .iter()
-        .filter(|c| c.to_str().is_ok_and(|c| cookie_path(c).is_some_and(|p| p.starts_with(base))))
+        .filter(|c| c.to_str().is_ok_and(|c| own_cookie(c, base)))
         .cloned()
         .collect();
     headers.remove(header::SET_COOKIE);
@@ -227,12 +237,21 @@ fn confine(headers: &mut HeaderMap, base: &str, host: Option<&HeaderValue>, secu
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
 }
 
-/// A Set-Cookie's `Path`, if it has one.
-fn cookie_path(cookie: &str) -> Option<&str> {
-    cookie.split(';').skip(1).map(str::trim).find_map(|attr| {
-        let (name, value) = attr.split_once('=')?;
-        name.trim().eq_ignore_ascii_case("path").then_some(value.trim())
-    })
+/// A Set-Cookie the app may set: with a `Path` under `base` — each one,
+/// as a browser takes the last of several (S2: `Path=/s/7/; Path=/` once
+/// overwrote the console's session) — and not named as a console cookie.
+fn own_cookie(cookie: &str, base: &str) -> bool {
+    let name = cookie.split(';').next().and_then(|pair| pair.split_once('=')).map(|(n, _)| n.trim());
+    let paths: Vec<&str> = cookie
+        .split(';')
+        .skip(1)
+        .filter_map(|attr| attr.split_once('='))
+        .filter(|(name, _)| name.trim().eq_ignore_ascii_case("path"))
+        .map(|(_, value)| value.trim())
+        .collect();
+    name.is_some_and(|n| !CONSOLE_COOKIES.contains(&n))
+        && !paths.is_empty()
+        && paths.iter().all(|p| p.starts_with(base) && !p.contains(".."))
 }
 
 /// Copies both ways until either side closes; each chunk is use.
@@ -286,13 +305,29 @@ mod tests {
     #[test]
     fn redirects_stay_inside_the_session() {
         let host = HeaderValue::from_static("jpu.example.edu");
-        let inside = |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host));
+        let inside = |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a");
         assert!(inside("/s/7/lab"));
         assert!(inside("http://jpu.example.edu/s/7/lab?x=1"));
+        assert!(inside("https://jpu.example.edu/s/7/lab"));
         assert!(inside("lab"));
-        for out in
-            ["/v1/jobs", "/s/8/lab", "/s/7/../../v1/jobs", "//evil.example/s/7/", "https://evil.example/s/7/", "../x"]
-        {
+        assert!(inside("../lab"));
+        for out in [
+            "/v1/jobs",
+            "/s/8/lab",
+            "/s/7/../../v1/jobs",
+            "//evil.example/s/7/",
+            "https://evil.example/s/7/",
+            "../../x",
+            // S3: what browsers resolve out of the session
+            "/s/7/%2e%2e/%2e%2e/v1/me",
+            "/s/7/%2E%2E/8/",
+            "%2e%2e/%2e%2e/%2e%2e/v1/me",
+            "\\\\evil.example/s/7/",
+            "/\\evil.example/s/7/",
+            "http://user@jpu.example.edu/s/7/",
+            "http://jpu.example.edu:8080/s/7/",
+            "javascript:alert(1)",
+        ] {
             assert!(!inside(out), "{out}");
         }
     }
@@ -314,6 +349,10 @@ mod tests {
         headers.append(header::SET_COOKIE, HeaderValue::from_static("jpu_session=evil; Path=/"));
         headers.append(header::SET_COOKIE, HeaderValue::from_static("other=1"));
         headers.append(header::SET_COOKIE, HeaderValue::from_static("x=1; Path=/s/70/"));
+        // S2: a browser takes the last Path; the console's name is not the app's
+        headers.append(header::SET_COOKIE, HeaderValue::from_static("jpu_session=evil; Path=/s/7/; Path=/"));
+        headers.append(header::SET_COOKIE, HeaderValue::from_static("jpu_session=evil; Path=/s/7/"));
+        headers.append(header::SET_COOKIE, HeaderValue::from_static("y=1; Path=/s/7/../../"));
         headers.insert("service-worker-allowed", HeaderValue::from_static("/"));
         confine(&mut headers, "/s/7/", Some(&HeaderValue::from_static("h:8080")), false);
         let cookies: Vec<_> = headers.get_all(header::SET_COOKIE).iter().collect();

@@ -1,5 +1,6 @@
 //! The embedded default's first start: demo tiers (policy §1), two demo
-//! nodes, a demo lab and researcher, and the `admin` account. Runs only on
+//! nodes (not under Slurm: its nodes are discovered), a demo lab and
+//! researcher, and the `admin` account. Runs only on
 //! a database without users, in one transaction, so it never reseeds.
 
 use app::model::Role;
@@ -33,8 +34,11 @@ pub struct Seeded {
 pub struct SeedInput {
     pub admin_password: Option<String>,
     pub demo_password: Option<String>,
-    /// Also create the demo tiers, nodes, lab and researcher.
+    /// Also create the demo tiers, lab and researcher.
     pub demo: bool,
+    /// With `demo`, also the two demo nodes: not under Slurm, whose nodes
+    /// the executor discovers (the demo's would stand DOWN beside them).
+    pub demo_nodes: bool,
 }
 
 /// Seeds an empty database; returns `None` if it already had users.
@@ -99,8 +103,10 @@ pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Re
             },
         )
         .await?;
-        cluster::insert_node(&mut tx, "node-4090", &[(rtx4090, 2)], "demo", now_ms).await?;
-        cluster::insert_node(&mut tx, "node-3080", &[(rtx3080ti, 2)], "demo", now_ms).await?;
+        if input.demo_nodes {
+            cluster::insert_node(&mut tx, "node-4090", &[(rtx4090, 2)], "demo", now_ms).await?;
+            cluster::insert_node(&mut tx, "node-3080", &[(rtx3080ti, 2)], "demo", now_ms).await?;
+        }
         let demo_lab = accounts::insert_lab(&mut tx, DEMO_LAB, now_ms).await?;
         let demo_password = input.demo_password.unwrap_or_else(|| {
             let p = generate_password();
