@@ -9,7 +9,8 @@
 // Prints one JSON line when it listens: {"issuer": "http://127.0.0.1:N"}.
 // The client `jpu-share` may redirect to /auth/oidc/callback on any
 // loopback port (a native client, RFC 8252), so a server on port 0 works.
-// Accounts: {"<username>": {"groups": [...], "email": "...", "name": "..."}}.
+// Accounts: {"<sub>": {"groups": [...], "email": "...", "name": "...",
+// "preferred_username"?: "..." (default: the sub)}}.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import Provider, { interactionPolicy } from 'oidc-provider';
@@ -26,6 +27,11 @@ const DEFAULT_ACCOUNTS = {
   choi: { groups: ['students'], name: 'Choi Ara', email: 'choi@example.edu' },
   // the same name as the site's local break-glass account
   admin: { groups: ['gpu-lab-ops', 'gpu-admins'], name: 'Not The Admin', email: 'admin@example.edu' },
+  // attackers by name: a provider user calling itself an existing
+  // account's name (sub `mallory`, `kimmy`), and a look-alike of `kim`
+  mallory: { groups: ['gpu-lab-ops', 'gpu-admins'], name: 'Mallory', email: 'm@example.edu', preferred_username: 'demo' },
+  kimmy: { groups: ['gpu-lab-vision'], name: 'Kim Again', email: 'k2@example.edu', preferred_username: 'kim' },
+  Kim: { groups: ['gpu-lab-vision'], name: 'Kim Look-alike', email: 'k3@example.edu' },
 };
 const accounts = arg('accounts') ? JSON.parse(readFileSync(arg('accounts'), 'utf8')) : DEFAULT_ACCOUNTS;
 const secret = arg('client-secret', 'jpu-share-test-secret');
@@ -65,7 +71,7 @@ server.listen(Number(arg('port', '0')), '127.0.0.1', () => {
       return {
         accountId: id,
         async claims() {
-          return { sub: id, preferred_username: id, name: account.name, email: account.email, groups: account.groups ?? [] };
+          return { sub: id, preferred_username: account.preferred_username ?? id, name: account.name, email: account.email, groups: account.groups ?? [] };
         },
       };
     },

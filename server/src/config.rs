@@ -55,6 +55,10 @@ pub struct LdapSettings {
     /// How long the directory's "still listed, still in a lab group" holds
     /// for a signed-in user before their next request asks again.
     pub recheck_seconds: u64,
+    /// The lowest `uidNumber` and `gidNumber` (primary and supplementary)
+    /// jobs may run with; below it are the system's own accounts and
+    /// groups (`postgres`, `shadow`). 65534 (nobody) is never taken.
+    pub min_id: u32,
 }
 
 impl Default for LdapSettings {
@@ -69,6 +73,7 @@ impl Default for LdapSettings {
             lab_group: String::new(),
             admin_groups: Vec::new(),
             recheck_seconds: 60,
+            min_id: 1000,
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod error;
+pub mod log_text;
 pub mod policy;
 pub mod session;
 pub mod views;

@@ -103,6 +103,7 @@ impl Slapd {
             lab_group: "^gpu-lab-(.+)$".into(),
             admin_groups: vec!["gpu-admins".into()],
             recheck_seconds: 60,
+            ..LdapSettings::default()
         }
     }
 }

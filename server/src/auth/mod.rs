@@ -4,6 +4,7 @@
 pub mod directory;
 pub mod oidc;
 pub mod password;
+pub mod starts;
 pub mod throttle;
 pub mod token;
 
@@ -72,7 +73,7 @@ pub async fn authenticate(
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     // a flood of guesses (at other names, from anywhere) must not keep
     // out the users nobody is guessing at
-    let lane = if user.is_some() && throttle.is_clean(username, Instant::now()) {
+    let lane = if user.is_some() && throttle.is_clean(username, client, Instant::now()) {
         password::Lane::Trusted
     } else {
         password::Lane::Open
@@ -112,23 +113,47 @@ pub async fn issue_token(
     ttl: Duration,
     now_ms: i64,
 ) -> Result<IssuedToken, sqlx::Error> {
-    issue_labelled_token(db, user_id, None, ttl, now_ms).await
+    let issued =
+        issue_labelled_token(db, user_id, TokenKind { label: None, parent: None, max_named: None }, ttl, now_ms);
+    Ok(issued.await?.expect("a sign-in token has no limit"))
 }
 
-/// A token with a label the user chose (e.g. "laptop"), shown once.
+/// What a token issued is: a sign-in's (no label), or one with a label
+/// the user chose (e.g. "laptop"), maybe made with another token
+/// (`parent`), and at most `max_named` named ones live per user.
+pub struct TokenKind<'a> {
+    pub label: Option<&'a str>,
+    pub parent: Option<i64>,
+    pub max_named: Option<i64>,
+}
+
+/// A new token, shown once; `None` when the user already has
+/// `max_named` named tokens live (counted in the same transaction).
 pub async fn issue_labelled_token(
     db: &SqlitePool,
     user_id: i64,
-    label: Option<&str>,
+    kind: TokenKind<'_>,
     ttl: Duration,
     now_ms: i64,
-) -> Result<IssuedToken, sqlx::Error> {
+) -> Result<Option<IssuedToken>, sqlx::Error> {
     let (token, hash) = token::new_token();
     let expires_at_ms = now_ms.saturating_add(ttl.as_millis() as i64);
     let mut tx = crate::db::write_tx(db).await?;
-    let id = accounts::insert_token(&mut tx, user_id, &hash, label, now_ms, expires_at_ms).await?;
+    if let Some(max) = kind.max_named {
+        if accounts::live_named_tokens(&mut tx, user_id, now_ms).await? >= max {
+            return Ok(None);
+        }
+    }
+    let new = accounts::NewToken {
+        user_id,
+        token_hash: &hash,
+        label: kind.label,
+        parent: kind.parent,
+        expires_ms: expires_at_ms,
+    };
+    let id = accounts::insert_token(&mut tx, new, now_ms).await?;
     tx.commit().await?;
-    Ok(IssuedToken { id, token, expires_at_ms })
+    Ok(Some(IssuedToken { id, token, expires_at_ms }))
 }
 
 /// How stale a token's "last used" may get: a write per request would

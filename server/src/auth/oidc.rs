@@ -104,6 +104,10 @@ pub struct Pending {
 /// Who the provider says signed in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Identity {
+    /// The provider (its checked `iss`) and the person there (`sub`): what
+    /// an account is keyed on. The username is only what to call a new one.
+    pub issuer: String,
+    pub subject: String,
     pub username: String,
     pub groups: Vec<String>,
 }
@@ -352,7 +356,14 @@ impl Oidc {
             Some(serde_json::Value::String(one)) => vec![one.clone()],
             _ => Vec::new(),
         };
-        Ok(Identity { username, groups })
+        let text = |name: &str| claims.get(name).and_then(|v| v.as_str()).map(str::to_string);
+        let subject = text("sub")
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| OidcError::Rejected("the provider's answer names no subject (`sub`)".into()))?;
+        // the token's `iss` was checked to be the configured issuer; that one
+        // string keys accounts here and in an admin's link (no two spellings)
+        let issuer = self.settings.issuer.clone();
+        Ok(Identity { issuer, subject, username, groups })
     }
 }
 
@@ -384,7 +395,7 @@ fn check_id_token(
     if let Some(email) = claims.email() {
         all.entry("email".into()).or_insert_with(|| serde_json::json!(email.as_str()));
     }
-    all.entry("sub".into()).or_insert_with(|| serde_json::json!(claims.subject().as_str()));
+    all.insert("sub".into(), serde_json::json!(claims.subject().as_str()));
     Ok(all)
 }
 
@@ -409,7 +420,9 @@ pub fn safe_next(next: &str) -> String {
     let ok = next.starts_with('/')
         && !next.starts_with("//")
         && !next.starts_with("/\\")
-        && !next.chars().any(|c| c.is_control() || c == '\\')
+        // a control character is dropped by browsers (`/\t/evil` is
+        // `//evil` to them) and a non-ASCII one is no header value
+        && next.chars().all(|c| c.is_ascii_graphic() && c != '\\')
         && next.len() <= 2048;
     if ok {
         next.to_string()

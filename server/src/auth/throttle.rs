@@ -35,6 +35,8 @@ struct Counts {
     by_address: HashMap<IpAddr, Failures>,
     /// The last failed sign-in per username, from any address.
     by_user: HashMap<String, Failures>,
+    /// Where each user last signed in successfully, and when.
+    known: HashMap<(String, IpAddr), Instant>,
 }
 
 #[derive(Debug)]
@@ -56,6 +58,10 @@ pub struct Attempt {
 /// Bound on remembered pairs and addresses, so guessing random names from
 /// many addresses cannot grow memory without limit.
 const MAX_TRACKED: usize = 10_000;
+
+/// How long a user's successful sign-in from an address keeps that
+/// address theirs for the reserved lane.
+const KNOWN_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
 
 fn wait_after(failures: Option<&Failures>, allowed: u32, max_wait: Duration) -> Option<Instant> {
     let f = failures?;
@@ -109,7 +115,15 @@ impl LoginThrottle {
     /// The attempt's password was right: its pair starts afresh, and its
     /// address gets its count back.
     pub fn succeeded(&self, attempt: Attempt) {
+        let now = Instant::now();
         let mut counts = self.lock();
+        if counts.known.len() >= MAX_TRACKED {
+            counts.known.retain(|_, at| now.duration_since(*at) < KNOWN_FOR);
+            if counts.known.len() >= MAX_TRACKED {
+                counts.known.clear();
+            }
+        }
+        counts.known.insert((attempt.username.clone(), attempt.address), now);
         counts.by_pair.remove(&(attempt.username, attempt.address));
         if let Some(f) = counts.by_address.get_mut(&attempt.address) {
             f.count = f.count.saturating_sub(1);
@@ -137,10 +151,19 @@ impl LoginThrottle {
         }
     }
 
-    /// No sign-in as `username` failed within the horizon, from anywhere.
-    pub fn is_clean(&self, username: &str, now: Instant) -> bool {
+    /// Whether `username` signing in from `address` gets the lane kept
+    /// for people nobody is guessing at: no sign-in as them failed within
+    /// the horizon, from anywhere — or they signed in from this address
+    /// before (within [`KNOWN_FOR`]), so one wrong guess by someone else
+    /// does not cost them their lane (#42 N12).
+    pub fn is_clean(&self, username: &str, address: IpAddr, now: Instant) -> bool {
         let horizon = self.horizon();
-        self.lock().by_user.get(username).is_none_or(|f| now.duration_since(f.last) >= horizon)
+        let counts = self.lock();
+        counts.by_user.get(username).is_none_or(|f| now.duration_since(f.last) >= horizon)
+            || counts
+                .known
+                .get(&(username.to_string(), address))
+                .is_some_and(|at| now.saturating_duration_since(*at) < KNOWN_FOR)
     }
 
     /// How long a failure is remembered.
@@ -211,9 +234,22 @@ mod tests {
         let t1 = t0 + Duration::from_secs(1);
         t.not_checked(t.begin("admin", ip(1), t1).expect("the first pause is over"));
         assert!(t.begin("admin", ip(1), t1).is_err(), "busy is not success: still throttled");
-        assert!(!t.is_clean("admin", t1), "admin is being guessed at");
-        assert!(t.is_clean("ann", t1), "nobody guessed at ann");
-        assert!(t.is_clean("admin", t1 + Duration::from_secs(300)), "forgotten after the horizon");
+        assert!(!t.is_clean("admin", ip(1), t1), "admin is being guessed at");
+        assert!(t.is_clean("ann", ip(1), t1), "nobody guessed at ann");
+        assert!(t.is_clean("admin", ip(1), t1 + Duration::from_secs(300)), "forgotten after the horizon");
+    }
+
+    /// N12: one wrong guess at ann from elsewhere does not take her lane
+    /// from the address she signs in from; it does from a new one.
+    #[test]
+    fn a_guess_at_someone_leaves_them_their_lane_where_they_signed_in_before() {
+        let t = LoginThrottle::new(3, 100, Duration::from_secs(300));
+        t.succeeded(t.begin("ann", ip(1), Instant::now()).unwrap());
+        t.failed(t.begin("ann", ip(9), Instant::now()).unwrap());
+        let now = Instant::now();
+        assert!(t.is_clean("ann", ip(1), now), "her own address");
+        assert!(!t.is_clean("ann", ip(9), now), "the guesser's");
+        assert!(!t.is_clean("ann", ip(2), now), "an address she never signed in from");
     }
 
     #[test]

@@ -198,7 +198,9 @@ pub async fn logs(json: bool, id: i64, follow: bool) -> Result<(), CliError> {
         if json {
             println!("{chunk}");
         } else {
-            print!("{data}");
+            // the job's bytes: its escapes and carriage returns are shown,
+            // never obeyed by the terminal (app::model::log_text)
+            print!("{}", app::model::log_text::visible(data));
         }
         offset = chunk["next_offset"].as_u64().unwrap_or(offset);
         let eof = chunk["eof"].as_bool().unwrap_or(true);

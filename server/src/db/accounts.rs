@@ -153,21 +153,25 @@ pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<U
     .transpose()
 }
 
-pub async fn insert_token(
-    conn: &mut WriteTx,
-    user_id: i64,
-    token_hash: &str,
-    label: Option<&str>,
-    now_ms: i64,
-    expires_ms: i64,
-) -> Result<i64, sqlx::Error> {
+/// A token to store: whose, its hash, its name, the token it was made
+/// with, and when it ends.
+pub struct NewToken<'a> {
+    pub user_id: i64,
+    pub token_hash: &'a str,
+    pub label: Option<&'a str>,
+    pub parent: Option<i64>,
+    pub expires_ms: i64,
+}
+
+pub async fn insert_token(conn: &mut WriteTx, new: NewToken<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     let id = sqlx::query!(
-        "INSERT INTO api_tokens (user_id, token_hash, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-        user_id,
-        token_hash,
-        label,
+        "INSERT INTO api_tokens (user_id, token_hash, label, parent_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        new.user_id,
+        new.token_hash,
+        new.label,
+        new.parent,
         now_ms,
-        expires_ms
+        new.expires_ms
     )
     .execute(conn.conn())
     .await?
@@ -264,22 +268,48 @@ pub async fn live_tokens(
         .collect())
 }
 
-/// Revokes one of `user_id`'s tokens; false if it is not theirs or gone.
-pub async fn revoke_own_token(
+/// How many named tokens (personal, device) of a user are live.
+pub async fn live_named_tokens(conn: &mut WriteTx, user_id: i64, now_ms: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT COUNT(*) FROM api_tokens WHERE user_id = ? AND label IS NOT NULL AND revoked_at IS NULL AND expires_at > ?",
+        user_id,
+        now_ms
+    )
+    .fetch_one(conn.conn())
+    .await
+}
+
+/// Revokes a live token — `owner`'s only, when given — and every token
+/// made with it, down the line. False if there was no such live token.
+pub async fn revoke_token_tree(
     conn: &mut WriteTx,
-    user_id: i64,
+    owner: Option<i64>,
     token_id: i64,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query!(
-        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
+        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND (? IS NULL OR user_id = ?) AND revoked_at IS NULL",
         now_ms,
         token_id,
-        user_id
+        owner,
+        owner
     )
     .execute(conn.conn())
     .await?;
-    Ok(done.rows_affected() == 1)
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    sqlx::query!(
+        "WITH RECURSIVE made(id) AS (
+             SELECT id FROM api_tokens WHERE parent_id = ?
+             UNION SELECT t.id FROM api_tokens t JOIN made ON t.parent_id = made.id)
+         UPDATE api_tokens SET revoked_at = ? WHERE id IN (SELECT id FROM made) AND revoked_at IS NULL",
+        token_id,
+        now_ms
+    )
+    .execute(conn.conn())
+    .await?;
+    Ok(true)
 }
 
 pub async fn set_password(conn: &mut WriteTx, user_id: i64, password_hash: &str) -> Result<(), sqlx::Error> {

@@ -6,6 +6,7 @@ pub mod accounts;
 pub mod audit;
 pub mod backfill;
 pub mod backup;
+pub mod campus_identities;
 pub mod cluster;
 pub mod gates;
 pub mod job_view;

@@ -48,7 +48,7 @@ impl AttemptRecord {
     }
 
     fn read(&self, name: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.join(name)).ok()
+        read_small(&self.dir.join(name))
     }
 
     fn read_i64(&self, name: &str) -> Option<i64> {
@@ -193,7 +193,7 @@ impl AttemptRecord {
     /// The limit the attempt was stopped for, if it was (written by
     /// `limits::record`).
     pub fn over_limit(&self) -> Option<OutputLimit> {
-        match std::fs::read_to_string(self.dir().join("over_limit")).ok()?.trim() {
+        match read_small(&self.dir().join("over_limit"))?.trim() {
             "LOG_LIMIT" => Some(OutputLimit::Log),
             "OUTPUT_LIMIT" => Some(OutputLimit::Output),
             _ => None,
@@ -214,6 +214,28 @@ impl AttemptRecord {
     }
 }
 
+/// Longest record file read: each holds one number or word.
+const MAX_RECORD_FILE: u64 = 4096;
+
+/// A record file's text, if it is a plain file (not a link, not a FIFO
+/// that would block the reader), read no further than
+/// [`MAX_RECORD_FILE`]: on Slurm the attempt's wrapper runs as the job's
+/// user, so what lies here is as hostile as the job (#42 W1).
+pub fn read_small(path: &Path) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_RECORD_FILE).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// Alive and not a zombie (an orphaned wrapper may never be reaped when
 /// PID 1 does not reap).
 pub fn process_alive(pid: i32) -> bool {
@@ -229,7 +251,13 @@ pub fn process_alive(pid: i32) -> bool {
 
 /// The attempt's output from `from`, at most its last 64 KiB.
 pub fn read_log_tail(log: &Path, from: u64) -> String {
-    let Ok(mut file) = fs::File::open(log) else {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(log)
+        .and_then(|f| if f.metadata()?.is_file() { Ok(f) } else { Err(std::io::ErrorKind::InvalidInput.into()) });
+    let Ok(mut file) = opened else {
         return String::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

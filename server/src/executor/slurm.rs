@@ -200,7 +200,7 @@ impl SlurmExecutor {
 
     /// The Slurm job of this attempt, by the id we wrote down or by name.
     fn known_id(&self, record: &AttemptRecord, jobs: &[SlurmJob], key: Key) -> Option<u64> {
-        let written = fs::read_to_string(record.dir().join("slurm_id")).ok().and_then(|s| s.trim().parse().ok());
+        let written = super::record::read_small(&record.dir().join("slurm_id")).and_then(|s| s.trim().parse().ok());
         written.or_else(|| jobs.iter().find(|j| j.name == self.job_name(key.0, key.1)).map(|j| j.id))
     }
 

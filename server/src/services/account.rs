@@ -84,6 +84,9 @@ pub async fn tokens(state: &Services, caller: &Caller) -> Result<Vec<TokenView>,
 /// they may ask for: a script's credential should not outlive a year.
 pub const PERSONAL_TOKEN_DAYS_DEFAULT: i64 = 90;
 pub const PERSONAL_TOKEN_DAYS_MAX: i64 = 365;
+/// Named tokens (personal and device) one person may have live: enough
+/// for every script and machine, not a store of credentials (T1).
+pub const MAX_NAMED_TOKENS: i64 = 100;
 
 /// A personal token for scripts (`POST /v1/auth/tokens`, the account
 /// page): named by its owner, `expires_in_days` 1..=365 (default 90),
@@ -106,7 +109,11 @@ pub async fn create_token(
         return Err(ServiceError::field("expires_in_days", msg!("err-one-to", max = PERSONAL_TOKEN_DAYS_MAX)));
     }
     let ttl = Duration::from_secs(days as u64 * 86_400);
-    let issued = auth::issue_labelled_token(&state.db, caller.user.id, Some(name), ttl, now_ms()).await?;
+    // a token made with a token dies with it (T1)
+    let kind = auth::TokenKind { label: Some(name), parent: caller.token_id, max_named: Some(MAX_NAMED_TOKENS) };
+    let issued = auth::issue_labelled_token(&state.db, caller.user.id, kind, ttl, now_ms())
+        .await?
+        .ok_or_else(|| ServiceError::Conflict(msg!("err-too-many-tokens", max = MAX_NAMED_TOKENS)))?;
     Ok(PersonalToken {
         id: issued.id,
         name: name.to_string(),
@@ -117,7 +124,7 @@ pub async fn create_token(
 
 pub async fn revoke_token(state: &Services, caller: &Caller, id: i64) -> Result<(), ServiceError> {
     let mut tx = db::write_tx(&state.db).await?;
-    let done = db::accounts::revoke_own_token(&mut tx, caller.user.id, id, now_ms()).await?;
+    let done = db::accounts::revoke_token_tree(&mut tx, Some(caller.user.id), id, now_ms()).await?;
     tx.commit().await?;
     if done {
         Ok(())

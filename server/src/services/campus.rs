@@ -20,6 +20,8 @@ use crate::services::{ServiceError, Services};
 
 /// The audit log's actor for changes campus sign-in makes.
 const ACTOR: &str = "oidc";
+/// `nobody`: shared by whatever runs unprivileged, never a person's id.
+const NOBODY: i64 = 65534;
 
 /// Why someone the provider vouched for is not let in (a 403 page).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -32,6 +34,9 @@ pub enum Refusal {
     NoDirectoryEntry(String),
     Ambiguous(String, usize),
     UidTaken { uid: i64, other: String },
+    NotLinked { user: String, subject: String },
+    SystemId { user: String, attribute: String, id: i64, min: u32 },
+    LookAlike { name: String, other: String },
 }
 
 impl Refusal {
@@ -46,6 +51,11 @@ impl Refusal {
             Refusal::NoDirectoryEntry(user) => msg!("err-no-directory-entry", user = user),
             Refusal::Ambiguous(user, n) => msg!("err-directory-ambiguous", user = user, n = *n),
             Refusal::UidTaken { uid, other } => msg!("err-uid-taken-directory", uid = *uid, other = other),
+            Refusal::NotLinked { user, subject } => msg!("err-campus-not-linked", user = user, subject = subject),
+            Refusal::SystemId { user, attribute, id, min } => {
+                msg!("err-directory-system-id", user = user, attribute = attribute, id = *id, min = *min)
+            }
+            Refusal::LookAlike { name, other } => msg!("err-name-look-alike", name = name, other = other),
         }
     }
 }
@@ -121,11 +131,25 @@ async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
         Err(e) => return Err(CampusError::Directory(e.to_string())),
     };
     let ldap = directory.settings();
+    // the admin API's rules: a system account's or group's id (uid 0, 101
+    // = postgres, gid 42 = shadow) never reaches a job (#42 I2)
+    let regular = |id: i64| id >= i64::from(ldap.min_id) && id != NOBODY && id <= i64::from(i32::MAX);
+    for (attribute, id) in [("uidNumber", person.uid_number), ("gidNumber", person.gid_number)] {
+        if let Some(id) = id.filter(|id| !regular(*id)) {
+            let (user, min) = (who.username.clone(), ldap.min_id);
+            return Err(Refusal::SystemId { user, attribute: attribute.into(), id, min }.into());
+        }
+    }
+    let (group_gids, dropped): (Vec<i64>, Vec<i64>) = person.group_gids.into_iter().partition(|g| regular(*g));
+    if !dropped.is_empty() {
+        tracing::warn!(user = %who.username, ?dropped, min = ldap.min_id,
+            "the directory's groups below directory.ldap.min_id are not given to jobs");
+    }
     Ok(Facts {
         groups: person.groups,
         lab_group: directory.lab_group().clone(),
         admin_groups: ldap.admin_groups.clone(),
-        ids: Some((person.uid_number, person.gid_number, person.group_gids)),
+        ids: Some((person.uid_number, person.gid_number, group_gids)),
     })
 }
 
@@ -139,7 +163,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
     let facts = facts(state, who).await?;
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
-    let existing = db::accounts::user_by_username(&mut tx, &who.username).await?;
+    let existing = account_of(&mut tx, who, now).await?;
     if let Some(user) = &existing {
         if user.local {
             return Err(Refusal::Local(user.username.clone()).into());
@@ -179,6 +203,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
             };
             let id = db::accounts::insert_user(&mut tx, new, now).await?;
             db::accounts::set_sign_in(&mut tx, id, SignIn::Oidc).await?;
+            db::campus_identities::link(&mut tx, id, &who.issuer, &who.subject, now).await?;
             let detail = serde_json::json!({"lab": lab, "role": role.as_str()});
             db::audit::record(&mut tx, ACTOR, "user.create", Some(&who.username), &detail, now).await?;
             db::accounts::user_by_id(&mut tx, id)
@@ -230,6 +255,38 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
     Ok(user)
 }
 
+/// The account this identity signs into: the one linked to its (issuer,
+/// `sub`). A name is never enough: an account of the provider's name that
+/// is not linked refuses (an admin links it), as does a new name that
+/// differs from an existing one only in case. The one exception is an
+/// account campus sign-in made before identities were kept: its next
+/// sign-in by its name links it (audited).
+async fn account_of(tx: &mut db::WriteTx, who: &Identity, now: i64) -> Result<Option<UserRecord>, CampusError> {
+    if let Some(id) = db::campus_identities::user_for(tx, &who.issuer, &who.subject).await? {
+        return Ok(db::accounts::user_by_id(tx, id).await?);
+    }
+    let Some(user) = db::accounts::user_by_username(tx, &who.username).await? else {
+        if let Some(other) = db::campus_identities::look_alike(tx, &who.username).await? {
+            return Err(Refusal::LookAlike { name: who.username.clone(), other }.into());
+        }
+        return Ok(None);
+    };
+    if user.local {
+        return Err(Refusal::Local(user.username).into());
+    }
+    let legacy = db::campus_identities::link_of(tx, user.id).await?.is_some_and(|l| l.subject.is_none());
+    if !legacy {
+        // the page tells the person their subject, for the admin who links it
+        tracing::warn!(user = %user.username, issuer = %who.issuer, subject = %who.subject,
+            "a university identity asked for an account it is not linked to: refused");
+        return Err(Refusal::NotLinked { user: user.username, subject: who.subject.clone() }.into());
+    }
+    db::campus_identities::link(tx, user.id, &who.issuer, &who.subject, now).await?;
+    let detail = serde_json::json!({"issuer": who.issuer, "subject": who.subject, "by": "its name, once"});
+    db::audit::record(tx, ACTOR, "user.link", Some(&user.username), &detail, now).await?;
+    Ok(Some(user))
+}
+
 /// Users the directory lately confirmed (user id → when), so a signed-in
 /// user's requests ask it once per `directory.ldap.recheck_seconds`.
 #[derive(Default)]
@@ -273,13 +330,24 @@ pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
     false
 }
 
+/// The end reason of a waiting job whose owner the university dropped.
+pub const OWNER_LEFT: &str = "OWNER_LEFT";
+
+/// Off-boarding: sessions and tokens end, and jobs still waiting never
+/// start (#42 I4: they did); running ones finish, as when an admin
+/// disables someone.
 async fn end_access(state: &Services, user: &UserRecord, why: &str) -> Result<(), ServiceError> {
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     db::accounts::end_sessions_and_tokens(&mut tx, user.id, None, now).await?;
-    let detail = serde_json::json!({"why": why});
+    let waiting = db::jobs::waiting_of_user(&mut tx, user.id).await?;
+    for job in &waiting {
+        db::jobs::cancel_for(&mut tx, *job, now, OWNER_LEFT).await?;
+    }
+    let detail = serde_json::json!({"why": why, "waiting_jobs_cancelled": waiting});
     db::audit::record(&mut tx, ACTOR, "user.sessions_ended", Some(&user.username), &detail, now).await?;
     tx.commit().await?;
+    state.wake_scheduler();
     Ok(())
 }
 

@@ -55,6 +55,10 @@ pub async fn finish(state: &Services, device_code: &str, device: Option<&str>) -
         .unwrap_or_else(|| "a device".into());
     let name = format!("jpu login --sso on {}", device.trim());
     let ttl = Duration::from_secs(crate::services::account::PERSONAL_TOKEN_DAYS_DEFAULT as u64 * 86_400);
-    let issued = crate::auth::issue_labelled_token(&state.db, user.id, Some(&name), ttl, now_ms()).await?;
+    let max = crate::services::account::MAX_NAMED_TOKENS;
+    let kind = crate::auth::TokenKind { label: Some(&name), parent: None, max_named: Some(max) };
+    let issued = crate::auth::issue_labelled_token(&state.db, user.id, kind, ttl, now_ms())
+        .await?
+        .ok_or_else(|| ServiceError::Conflict(msg!("err-too-many-tokens", max = max)))?;
     Ok(NewToken { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })
 }

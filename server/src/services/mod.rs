@@ -58,6 +58,8 @@ pub struct Services {
     pub sessions: Arc<sessions::Activity>,
     /// What the executor in use enforces on jobs (the Policy page).
     pub isolation: policy_page::IsolationCell,
+    /// University sign-ins started, per address (a flood stores nothing).
+    pub sign_in_starts: Arc<crate::auth::starts::SignInStarts>,
 }
 
 impl Services {

@@ -70,6 +70,8 @@ async fn every_endpoint_answers_each_role_as_documented() {
         (Method::POST, "/v1/auth/tokens".into(), Some(json!({"name": "matrix"})), [401, 201, 201, 201, 201]),
         // nobody's token (ids of others' tokens: see auth::personal_tokens…)
         (Method::DELETE, "/v1/auth/tokens/999999".into(), None, [401, 404, 404, 404, 404]),
+        (Method::GET, "/v1/admin/users/demo/tokens".into(), None, admins),
+        (Method::DELETE, "/v1/admin/tokens/999999".into(), None, [401, 403, 403, 403, 404]),
         (Method::GET, "/v1/reports/usage".into(), None, signed_in),
         (Method::GET, "/v1/me/notifications".into(), None, signed_in),
         (Method::PUT, "/v1/me/notifications".into(), Some(json!({"events": ["ended"]})), signed_in),

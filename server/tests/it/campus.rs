@@ -160,13 +160,15 @@ async fn researchers_sign_in_through_the_university_and_get_their_lab_and_role_f
     }
     let limit = app.patch(&admin, "/v1/admin/users/kim", serde_json::json!({"max_concurrent": 3})).await;
     assert_eq!(limit.status(), StatusCode::OK);
-    // a user an admin made first is taken over at their first campus
-    // sign-in (and then owned by the university)
+    // a user an admin made first for a university identity (linked to its
+    // `sub`) is theirs at their first campus sign-in (and then owned by the
+    // university); a name alone never is (see the test after this one)
     let made = app
         .post(
             Some(&admin),
             "/v1/admin/users",
-            serde_json::json!({"username": "lee", "password": "lee-old-password", "lab": "elsewhere", "role": "researcher"}),
+            serde_json::json!({"username": "lee", "password": "lee-old-password", "lab": "elsewhere",
+                               "role": "researcher", "campus_subject": "lee"}),
         )
         .await;
     assert_eq!(made.status(), StatusCode::CREATED);
@@ -222,6 +224,91 @@ async fn the_rules_keep_out_who_has_no_lab_group_a_disabled_user_and_local_accou
     let resp = lee.get(&callback).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
     assert!(resp.text().await.unwrap().contains("disabled"));
+}
+
+/// Signs `who` in at the provider; the callback's status and page.
+async fn callback_as(app: &TestApp, who: &str) -> (reqwest::Client, StatusCode, String) {
+    let b = browser();
+    let callback = through_provider(app, &b, who, "/").await;
+    let resp = b.get(&callback).send().await.unwrap();
+    let status = resp.status();
+    (b, status, resp.text().await.unwrap())
+}
+
+/// I1: accounts are keyed on the provider's (issuer, `sub`). A provider
+/// user whose `preferred_username` is an existing account's name gets a
+/// refusal naming their subject, not the account; an admin's link opens
+/// it; a name differing only in case is refused; an old campus account
+/// (from before identities were kept) is linked once by its name.
+#[tokio::test]
+async fn a_name_never_claims_an_account_only_an_admins_link_does() {
+    let Some(provider) = provider().await else { return };
+    let app = server(&provider, |_| {}).await;
+    let admin = app.admin_token().await;
+    let demo_before: Value = app.get(Some(&app.demo_token().await), "/v1/me").await.json().await.unwrap();
+
+    // mallory (sub `mallory`, an admin group) calls herself `demo`
+    let (mallory, status, page) = callback_as(&app, "mallory").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("not linked") && page.contains("mallory"), "the refusal names the subject: {page}");
+    assert_eq!(me(&app, &mallory).await.status(), StatusCode::UNAUTHORIZED, "no session");
+    let demo_after: Value = app.get(Some(&app.demo_token().await), "/v1/me").await.json().await.unwrap();
+    assert_eq!(
+        (&demo_after["lab"], &demo_after["role"], &demo_after["auth"]),
+        (&demo_before["lab"], &demo_before["role"], &demo_before["auth"]),
+        "demo untouched"
+    );
+
+    // kim signs up; kimmy (sub `kimmy`) calling herself `kim` does not get in,
+    // nor does `Kim`, a look-alike
+    let (kim, status, _) = callback_as(&app, "kim").await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let (_, status, page) = callback_as(&app, "kimmy").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("not linked") && page.contains("kimmy"), "{page}");
+    let (_, status, page) = callback_as(&app, "Kim").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("only in case"), "{page}");
+    assert_eq!(me(&app, &kim).await.status(), StatusCode::OK, "kim stays signed in");
+    // nor may an admin make one
+    let look_alike =
+        serde_json::json!({"username": "KIM", "password": "long enough pw", "lab": "vision", "role": "researcher"});
+    assert_error(
+        app.post(Some(&admin), "/v1/admin/users", look_alike).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "VALIDATION",
+    )
+    .await;
+
+    // an admin links demo to mallory's identity: now it opens demo (under
+    // demo's name, with the lab and role her groups give)
+    let linked = app.patch(&admin, "/v1/admin/users/demo", serde_json::json!({"campus_subject": "mallory"})).await;
+    assert_eq!(linked.status(), StatusCode::OK);
+    let (mallory, status, page) = callback_as(&app, "mallory").await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{page}");
+    let now: Value = me(&app, &mallory).await.json().await.unwrap();
+    assert_eq!((now["username"].as_str(), now["auth"].as_str()), (Some("demo"), Some("oidc")), "{now}");
+    // one identity, one account; a local account is never linked
+    let taken = app.patch(&admin, "/v1/admin/users/kim", serde_json::json!({"campus_subject": "mallory"})).await;
+    assert_error(taken, StatusCode::CONFLICT, "CONFLICT").await;
+    let local = app.patch(&admin, "/v1/admin/users/admin", serde_json::json!({"campus_subject": "admin"})).await;
+    assert_error(local, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    let long = app.patch(&admin, "/v1/admin/users/kim", serde_json::json!({"campus_subject": "x".repeat(256)})).await;
+    assert_error(long, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    // unlinked: refused again
+    let unlinked = app.patch(&admin, "/v1/admin/users/demo", serde_json::json!({"campus_subject": null})).await;
+    assert_eq!(unlinked.status(), StatusCode::OK);
+    let (_, status, _) = callback_as(&app, "mallory").await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // an account campus sign-in made before identities were kept is
+    // linked once by its name, then keyed on that identity alone
+    app.sql("UPDATE campus_identities SET issuer = '', subject = NULL WHERE user_id = (SELECT id FROM users WHERE username = 'kim')")
+        .await;
+    let (_, status, page) = callback_as(&app, "kimmy").await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "the first to come by the old name takes it: {page}");
+    let (_, status, page) = callback_as(&app, "kim").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "now keyed on kimmy's identity: {page}");
 }
 
 #[tokio::test]

@@ -136,6 +136,8 @@ async fn people_the_directory_drops_are_signed_out_at_their_next_request() {
         let (b, token) = signed_in_with_token(&app, user).await;
         signed_in.push((user, b, token));
     }
+    let kims = &signed_in[0].2;
+    let waiting = app.submit_ok(kims, json!({"name": "waits", "command": "true", "num_gpus": 1})).await;
     // kim leaves the university; lee's only lab group is dissolved
     delete_entry(&slapd.url, "uid=kim,ou=people,dc=example,dc=edu").await;
     delete_entry(&slapd.url, "cn=gpu-lab-nlp,ou=groups,dc=example,dc=edu").await;
@@ -147,6 +149,9 @@ async fn people_the_directory_drops_are_signed_out_at_their_next_request() {
     let admin = app.admin_token().await;
     let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
     assert!(audit.contains("no longer in the directory") && audit.contains("in no lab group any more"), "{audit}");
+    // I4: what kim left waiting never starts
+    let job: Value = app.get(Some(&admin), &format!("/v1/jobs/{}", waiting["id"])).await.json().await.unwrap();
+    assert_eq!((job["state"].as_str(), job["end_reason"].as_str()), (Some("CANCELLED"), Some("OWNER_LEFT")), "{job}");
     // and they cannot come back in
     let b = browser();
     let callback = through_provider(&app, &b, "kim", "/").await;
@@ -185,4 +190,59 @@ async fn a_move_to_another_lab_leaves_waiting_jobs_under_the_lab_they_were_submi
     let job: Value = app.get(Some(&admin), &format!("/v1/jobs/{}", job["id"])).await.json().await.unwrap();
     assert_eq!(job["lab"], "vision", "the waiting job keeps its lab");
     assert!(job["state"].as_str().unwrap().ends_with("WAIT"), "{job}");
+}
+
+/// I2: the directory's ids get the admin API's rules. A uidNumber of 101
+/// once ran jobs as `postgres`, a gidNumber of 42 read `/etc/shadow`, and
+/// uid 0 was stored and its jobs waited forever without a word: now such
+/// a person is refused at sign-in with the reason, and a supplementary
+/// group below the floor is not given to jobs.
+#[tokio::test]
+async fn a_system_accounts_ids_from_the_directory_never_reach_a_job() {
+    let (Some(provider), Some(slapd)) = (provider().await, slapd().await) else { return };
+    let secrets = tempfile::tempdir().unwrap();
+    let ldap = slapd.settings(secrets.path());
+    let app = server(&provider, |s| s.directory.ldap = ldap).await;
+    let kim = "uid=kim,ou=people,dc=example,dc=edu";
+    for (attribute, bad, fine) in [
+        ("uidNumber", "101", "20001"),
+        ("uidNumber", "0", "20001"),
+        ("uidNumber", "65534", "20001"),
+        ("uidNumber", "999", "20001"),
+        ("gidNumber", "42", "20001"),
+    ] {
+        modify_entry(&slapd.url, kim, ldap3::Mod::Replace(attribute, [bad].into())).await;
+        let b = browser();
+        let callback = through_provider(&app, &b, "kim", "/").await;
+        let resp = b.get(&callback).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{attribute} {bad}");
+        let page = resp.text().await.unwrap();
+        assert!(page.contains(attribute) && page.contains("system account"), "{attribute} {bad}: {page}");
+        modify_entry(&slapd.url, kim, ldap3::Mod::Replace(attribute, [fine].into())).await;
+    }
+    assert_eq!(app.sql_number("SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'kim'").await, 0.0);
+    // the floor itself is a person's: 1000 is taken
+    modify_entry(&slapd.url, kim, ldap3::Mod::Replace("uidNumber", ["1000"].into())).await;
+    let mut ldap = as_administrator(&slapd.url).await;
+    let shadow: Vec<(&str, std::collections::HashSet<&str>)> = vec![
+        ("objectClass", ["posixGroup"].into()),
+        ("cn", ["shadow"].into()),
+        ("gidNumber", ["42"].into()),
+        ("memberUid", ["kim"].into()),
+    ];
+    ldap.add("cn=shadow,ou=groups,dc=example,dc=edu", shadow).await.unwrap().success().unwrap();
+    ldap.unbind().await.unwrap();
+    let (b, _) = signed_in_with_token(&app, "kim").await;
+    let who: Value = me(&app, &b).await.json().await.unwrap();
+    assert_eq!(who["unix_uid"], 1000, "{who}");
+    let groups = "SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'kim' AND instr(',' || unix_groups || ',', ',42,') > 0";
+    assert_eq!(app.sql_number(groups).await, 0.0, "gid 42 (shadow) is not among kim's job groups");
+    assert_eq!(
+        app.sql_number(
+            "SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'kim' AND instr(unix_groups, '30001') > 0"
+        )
+        .await,
+        1.0,
+        "the lab's group is"
+    );
 }

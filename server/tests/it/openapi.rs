@@ -60,7 +60,12 @@ const CONTRACT: &[(&str, &str)] = &[
 ];
 
 /// Endpoints of ours beyond api.md (it leaves the rest to us).
-const EXTRAS: &[(&str, &str)] = &[("patch", "/v1/admin/backfill")];
+const EXTRAS: &[(&str, &str)] = &[
+    ("patch", "/v1/admin/backfill"),
+    // an admin's hand on anyone's tokens (#42 T1)
+    ("get", "/v1/admin/users/{username}/tokens"),
+    ("delete", "/v1/admin/tokens/{id}"),
+];
 
 #[tokio::test]
 async fn the_document_covers_the_contract_and_its_errors() {

@@ -166,3 +166,52 @@ async fn with_passwords_off_only_local_accounts_may_use_one_and_the_rest_are_tol
     local.sort();
     assert_eq!(local, ["admin", "ops2"]);
 }
+
+/// T1: a token made with a token dies with it, down the line; a person
+/// has at most 100 named tokens live (the 101st is a 409 until one goes);
+/// an admin lists anyone's tokens and revokes one (audited).
+#[tokio::test]
+async fn made_tokens_die_with_their_maker_are_capped_and_an_admin_can_revoke_any() {
+    let app = TestApp::spawn().await;
+    let demo = app.demo_token().await;
+    let admin = app.admin_token().await;
+    let made = |resp: Value| (resp["id"].as_i64().unwrap(), resp["token"].as_str().unwrap().to_string());
+    let (parent_id, parent) = made(create(&app, &demo, json!({"name": "parent"})).await.json().await.unwrap());
+    let (_, child) = made(create(&app, &parent, json!({"name": "child"})).await.json().await.unwrap());
+    let (_, grandchild) = made(create(&app, &child, json!({"name": "grandchild"})).await.json().await.unwrap());
+    let (_, sibling) = made(create(&app, &demo, json!({"name": "sibling"})).await.json().await.unwrap());
+    assert_eq!(delete(&app, &demo, parent_id).await.status(), StatusCode::NO_CONTENT);
+    for (what, token) in [("parent", &parent), ("child", &child), ("grandchild", &grandchild)] {
+        assert_eq!(app.me(Some(token)).await.status(), StatusCode::UNAUTHORIZED, "the {what} outlived the revocation");
+    }
+    assert_eq!(app.me(Some(&sibling)).await.status(), StatusCode::OK, "a token made otherwise lives on");
+
+    // the cap, at its edge: 100 named live (sibling is one; the revoked are not)
+    for i in 1..100 {
+        let resp = create(&app, &demo, json!({"name": format!("script {i}")})).await;
+        assert_eq!(resp.status(), StatusCode::CREATED, "token {}", i + 1);
+    }
+    let over = create(&app, &demo, json!({"name": "one too many"})).await;
+    let why = assert_error(over, StatusCode::CONFLICT, "CONFLICT").await;
+    assert!(why.contains("100"), "{why}");
+    // a sign-in's token is not a named one
+    assert_eq!(app.create_token("demo", DEMO_PASSWORD).await.status(), StatusCode::CREATED);
+
+    // an admin sees demo's tokens and revokes one; it is audited
+    let listed: Value = app.get(Some(&admin), "/v1/admin/users/demo/tokens").await.json().await.unwrap();
+    let tokens = listed["tokens"].as_array().unwrap();
+    assert!(tokens.len() >= 100, "{}", tokens.len());
+    assert!(tokens.iter().all(|t| t.get("token").is_none()), "never a secret");
+    let sibling_id = tokens.iter().find(|t| t["name"] == "sibling").unwrap()["id"].as_i64().unwrap();
+    let gone = app.client.delete(app.url(&format!("/v1/admin/tokens/{sibling_id}"))).bearer_auth(&admin).send().await;
+    assert_eq!(gone.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.me(Some(&sibling)).await.status(), StatusCode::UNAUTHORIZED);
+    let again = app.client.delete(app.url(&format!("/v1/admin/tokens/{sibling_id}"))).bearer_auth(&admin).send().await;
+    assert_error(again.unwrap(), StatusCode::NOT_FOUND, "NOT_FOUND").await;
+    let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
+    assert!(audit.contains("token.revoke"), "{audit}");
+    // with one gone, demo may make one again
+    assert_eq!(create(&app, &demo, json!({"name": "now it fits"})).await.status(), StatusCode::CREATED);
+    let unknown = app.get(Some(&admin), "/v1/admin/users/nobody-here/tokens").await;
+    assert_error(unknown, StatusCode::NOT_FOUND, "NOT_FOUND").await;
+}

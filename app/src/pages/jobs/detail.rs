@@ -4,6 +4,7 @@
 use super::session::session_panel;
 use crate::api::{job_detail, job_log, job_log_tail, CancelJob};
 use crate::i18n::{t, t_with, words, Words};
+use crate::model::log_text::visible;
 use crate::model::views::JobDetail;
 use crate::pages::components::{use_ticker, ConfirmButton, ErrorText, Layout, ReasonText, Time};
 use leptos::prelude::*;
@@ -146,7 +147,7 @@ fn JobLog(id: i64, w: Words) -> impl IntoView {
                                         {fill(get("job-earlier"), &[("kib", start().div_ceil(1024).to_string())])}
                                     </button>
                                 })}
-                                <pre class="log" data-testid="log">{move || earlier.get().concat()}{chunk.data}</pre>
+                                <pre class="log" data-testid="log">{move || visible(&earlier.get().concat()).into_owned()}{visible(&chunk.data).into_owned()}</pre>
                             }.into_any()
                         }
                         Err(e) => view! { <ErrorText error=e/> }.into_any(),

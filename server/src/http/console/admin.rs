@@ -117,6 +117,7 @@ pub async fn act(state: &Services, admin: &Caller, action: AdminAction) -> Resul
                 unix_uid: parse_number("unix_uid", &unix_uid)?,
                 max_concurrent: parse_number("max_concurrent", &max_concurrent)?,
                 local: Some(local),
+                campus_subject: None,
             };
             let user = admin::create_user(state, admin, body).await?;
             format!("User {} added to {}.", user.username, user.lab)
@@ -140,6 +141,7 @@ pub async fn act(state: &Services, admin: &Caller, action: AdminAction) -> Resul
                         return Err(refused(msg!("err-one-of", text = other, options = "disable, enable").on("access")))
                     }
                 },
+                campus_subject: None,
             };
             admin::update_user(state, admin, &username, patch).await?;
             format!("User {username} saved.")

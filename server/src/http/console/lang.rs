@@ -50,15 +50,12 @@ pub struct Back {
     back: Option<String>,
 }
 
-/// Where to go after switching: a path of this site (`/…`, not `//…`
-/// or `/\…`, which browsers take for another host), else the dashboard.
-fn safe_back(back: Option<&str>) -> &str {
-    match back {
-        Some(b) if b.starts_with('/') && !b.starts_with("//") && !b.starts_with("/\\") && !b.contains(['\r', '\n']) => {
-            b
-        }
-        _ => "/",
-    }
+/// Where to go after switching: a path of this site, as sign-in's
+/// `next` is checked (no `//` or `/\\`, no control character, which
+/// browsers drop: `/\t/evil.example` is `//evil.example` to them), else
+/// the dashboard.
+fn safe_back(back: Option<&str>) -> String {
+    crate::auth::oidc::safe_next(back.unwrap_or("/"))
 }
 
 pub async fn switch(
@@ -77,7 +74,7 @@ pub async fn switch(
     }
     let secure = if state.settings.server.secure_cookies { "; Secure" } else { "" };
     let cookie = format!("{LOCALE_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax{secure}", locale.tag());
-    ([(header::SET_COOKIE, cookie)], Redirect::to(safe_back(back.back.as_deref()))).into_response()
+    ([(header::SET_COOKIE, cookie)], Redirect::to(&safe_back(back.back.as_deref()))).into_response()
 }
 
 #[cfg(test)]
@@ -93,6 +90,13 @@ mod tests {
             (Some("/\\evil.example"), "/"),
             (Some("https://evil.example"), "/"),
             (Some("/x\r\nSet-Cookie: a=b"), "/"),
+            // L1, L2: browsers drop a TAB (`//evil`); other controls and
+            // non-ASCII are no header value (a 500 once)
+            (Some("/\t/evil.example"), "/"),
+            (Some("/\u{7}x"), "/"),
+            (Some("/\u{b}x"), "/"),
+            (Some("/caf\u{e9}"), "/"),
+            (Some("/a b"), "/"),
             (None, "/"),
         ] {
             assert_eq!(safe_back(back), want, "{back:?}");

@@ -16,7 +16,6 @@ use tower_sessions::Session;
 
 use crate::auth::{self, AuthError};
 use crate::http::extract::ClientAddr;
-use crate::http::middleware::{SESSION_EPOCH_KEY, SESSION_USER_KEY};
 use crate::state::AppState;
 use app::api::backend::Backend;
 
@@ -97,16 +96,10 @@ async fn login(
 ) -> Response {
     match crate::services::account::check_password(&state, form.username.trim(), &form.password, client).await {
         Ok(user) => {
-            // a new session id at sign-in defeats session fixation
-            if let Err(e) = session.cycle_id().await {
-                tracing::error!(error = %e, "cannot rotate session id");
-                return Redirect::to("/login?error=session").into_response();
-            }
-            let stored = match session.insert(SESSION_USER_KEY, user.id).await {
-                Ok(()) => session.insert(SESSION_EPOCH_KEY, user.session_epoch).await,
-                Err(e) => Err(e),
-            };
-            if let Err(e) = stored {
+            let idle = state.settings.server.session_idle_minutes;
+            if let Err(e) =
+                crate::http::middleware::sign_in_session(&session, (user.id, user.session_epoch), idle).await
+            {
                 tracing::error!(error = %e, "cannot store session");
                 return Redirect::to("/login?error=session").into_response();
             }

@@ -15,7 +15,8 @@ use tower_sessions::Session;
 
 use crate::auth::oidc::{OidcError, Pending};
 use crate::clock::now_ms;
-use crate::http::middleware::{SESSION_EPOCH_KEY, SESSION_USER_KEY};
+use crate::http::extract::ClientAddr;
+use crate::http::middleware::SESSION_USER_KEY;
 use crate::services::campus::{self, CampusError};
 use crate::state::AppState;
 
@@ -28,6 +29,7 @@ pub struct LoginQuery {
 
 pub async fn login(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     session: Session,
     headers: HeaderMap,
     Query(q): Query<LoginQuery>,
@@ -36,10 +38,19 @@ pub async fn login(
     let Some(oidc) = state.oidc.clone() else {
         return page.show(StatusCode::NOT_FOUND, "oidc-none-title", &page.t("oidc-none-why"));
     };
+    if !state.sign_in_starts.allow(client, std::time::Instant::now()) {
+        return page.show(StatusCode::TOO_MANY_REQUESTS, "oidc-failed-title", &page.t("oidc-too-many"));
+    }
     let (url, pending) = match oidc.begin(q.next.as_deref().unwrap_or("/"), now_ms()).await {
         Ok(started) => started,
         Err(e) => return page.failed(e),
     };
+    // a pending sign-in is kept only as long as it can be finished (the
+    // row of an anonymous visitor otherwise stayed the console's 8 hours)
+    if session.get::<i64>(SESSION_USER_KEY).await.ok().flatten().is_none() {
+        let ttl = time::Duration::milliseconds(crate::auth::oidc::PENDING_TTL_MS);
+        session.set_expiry(Some(tower_sessions::Expiry::OnInactivity(ttl)));
+    }
     if let Err(e) = session.insert(PENDING_KEY, pending).await {
         tracing::error!(error = %e, "cannot keep a sign-in's state");
         return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
@@ -95,13 +106,8 @@ pub async fn callback(
             return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
         }
     };
-    // a new session id at sign-in defeats session fixation
-    let stored = async {
-        session.cycle_id().await?;
-        session.insert(SESSION_USER_KEY, user.id).await?;
-        session.insert(SESSION_EPOCH_KEY, user.session_epoch).await
-    };
-    if let Err(e) = stored.await {
+    let idle = state.settings.server.session_idle_minutes;
+    if let Err(e) = crate::http::middleware::sign_in_session(&session, (user.id, user.session_epoch), idle).await {
         tracing::error!(error = %e, "cannot store session");
         return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
     }

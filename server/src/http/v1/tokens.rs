@@ -1,6 +1,7 @@
 //! /v1/auth/tokens: personal tokens for scripts (api.md "Personal
 //! tokens"), created, listed and revoked by their owner. Every token that
-//! can act for the caller is listed, named or issued by a sign-in.
+//! can act for the caller is listed, named or issued by a sign-in. A token
+//! made with a token is revoked with it; admins list and revoke anyone's.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -10,7 +11,7 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::error::ApiError;
-use crate::http::extract::{ApiJson, ApiPath, AuthUser};
+use crate::http::extract::{AdminUser, ApiJson, ApiPath, AuthUser};
 use crate::http::openapi::ErrorBody;
 use crate::services::account;
 use crate::state::AppState;
@@ -20,6 +21,8 @@ pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(create_personal_token, list_personal_tokens))
         .routes(routes!(revoke_personal_token))
+        .routes(routes!(list_users_tokens))
+        .routes(routes!(revoke_any_token))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -78,5 +81,39 @@ async fn revoke_personal_token(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<StatusCode, ApiError> {
     account::revoke_token(&state, &caller, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A user's live tokens, newest first (never their secrets).
+#[utoipa::path(get, path = "/admin/users/{username}/tokens", tag = "admin", params(("username" = String, Path)),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, body = TokenList),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+        (status = 404, description = "no such user", body = ErrorBody),
+    ))]
+async fn list_users_tokens(
+    State(state): State<AppState>,
+    AdminUser(_admin): AdminUser,
+    ApiPath(username): ApiPath<String>,
+) -> Result<Json<TokenList>, ApiError> {
+    Ok(Json(TokenList { tokens: crate::services::admin::tokens::tokens_of(&state, &username).await? }))
+}
+
+/// Revokes anyone's token, and every token made with it (audited).
+#[utoipa::path(delete, path = "/admin/tokens/{id}", tag = "admin", params(("id" = i64, Path)), security(("bearer" = [])),
+    responses(
+        (status = 204, description = "revoked"),
+        (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "not an admin", body = ErrorBody),
+        (status = 404, description = "no such live token (or the id is not a number)", body = ErrorBody),
+    ))]
+async fn revoke_any_token(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<StatusCode, ApiError> {
+    crate::services::admin::tokens::revoke(&state, &admin, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

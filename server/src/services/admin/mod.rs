@@ -5,9 +5,11 @@
 //! takes effect at once rather than at the next timer tick.
 
 pub mod backfill;
+mod campus_link;
 pub mod cluster;
 pub mod oom;
 pub mod seed;
+pub mod tokens;
 mod users;
 
 pub use users::*;

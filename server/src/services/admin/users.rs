@@ -113,6 +113,11 @@ pub struct NewUserBody {
     /// May sign in with a password even when `auth.passwords` is off (a
     /// break-glass account). Default false.
     pub local: Option<bool>,
+    /// The university identity (its `sub` at `auth.oidc.issuer`) whose
+    /// campus sign-in opens this account. Without it none does: a name
+    /// the provider sends never claims an existing account.
+    #[schema(min_length = 1, max_length = 255)]
+    pub campus_subject: Option<String>,
 }
 
 pub const MIN_PASSWORD: usize = 10;
@@ -149,12 +154,19 @@ pub async fn create_user(
         max_concurrent,
         local: body.local.unwrap_or(false),
     };
+    super::campus_link::refuse_look_alike(&mut tx, "username", &body.username).await?;
     let id = db::accounts::insert_user(&mut tx, user, now)
         .await
         .map_err(|e| ServiceError::unique(e, msg!("err-user-exists", name = &body.username)))?;
     check_uid_free(&mut tx, body.unix_uid, id).await?;
+    if let Some(subject) = &body.campus_subject {
+        let record = db::accounts::user_by_id(&mut tx, id)
+            .await?
+            .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
+        super::campus_link::set_link(state, &mut tx, &record, Some(subject), now).await?;
+    }
     allocate_uids(&state.settings, &mut tx).await?;
-    let detail = serde_json::json!({"lab": body.lab, "role": body.role.as_str(), "unix_uid": body.unix_uid, "max_concurrent": max_concurrent, "local": body.local.unwrap_or(false)});
+    let detail = serde_json::json!({"lab": body.lab, "role": body.role.as_str(), "unix_uid": body.unix_uid, "max_concurrent": max_concurrent, "local": body.local.unwrap_or(false), "campus_subject": body.campus_subject});
     db::audit::record(&mut tx, &admin.user.username, "user.create", Some(&body.username), &detail, now).await?;
     let created = db::accounts::user_by_id(&mut tx, id)
         .await?
@@ -220,11 +232,17 @@ pub struct UserPatch {
     /// tokens at once (running jobs keep running, queued ones stay);
     /// `false` lets them sign in again.
     pub disabled: Option<bool>,
+    /// Links the account to this university identity (its `sub` at
+    /// `auth.oidc.issuer`); `null` removes the link (then no campus
+    /// sign-in opens the account).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
+    pub campus_subject: Option<Option<String>>,
 }
 
 /// Tells an absent field (None) from an explicit null (Some(None)).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
-    Option::<i64>::deserialize(d).map(Some)
+fn present<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
 }
 
 pub async fn update_user(
@@ -286,6 +304,10 @@ pub async fn update_user(
         return Err(ServiceError::Conflict(msg!("err-self-disable")));
     }
     db::accounts::update_user(&mut tx, &user).await?;
+    let link = match &patch.campus_subject {
+        Some(subject) => Some(super::campus_link::set_link(state, &mut tx, &user, subject.as_deref(), now).await?),
+        None => None,
+    };
     allocate_uids(&state.settings, &mut tx).await?;
     if let Some(hash) = &hash {
         db::accounts::set_password(&mut tx, user.id, hash).await?;
@@ -311,7 +333,7 @@ pub async fn update_user(
     let detail = serde_json::json!({
         "lab": patch.lab, "role": patch.role.map(|r| r.as_str()), "unix_uid": patch.unix_uid,
         "max_concurrent": patch.max_concurrent, "password_reset": hash.is_some(), "disabled": patch.disabled,
-        "waiting_jobs_cancelled": ended_waiting,
+        "waiting_jobs_cancelled": ended_waiting, "campus_subject": link,
     });
     db::audit::record(&mut tx, &admin.user.username, "user.update", Some(username), &detail, now).await?;
     tx.commit().await?;

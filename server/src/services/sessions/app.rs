@@ -38,6 +38,9 @@ pub const RUNTIME_DIR: &str = ".jpu-session";
 const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 /// The runtime file is the job's to write: read no more of it than this.
 const MAX_RUNTIME_FILE: u64 = 64 * 1024;
+/// Largest answer to the watcher's questions read (`api/status`,
+/// `api/kernels`: a few KB even with dozens of kernels).
+const MAX_ANSWER: usize = 1024 * 1024;
 
 /// Where a session's app listens and whose it must be.
 #[derive(Debug, Clone)]
@@ -108,7 +111,10 @@ impl AppAddress {
         }
         let response = sender.send_request(request.body(Empty::<Bytes>::new()).ok()?).await.ok()?;
         let ok = response.status() == hyper::StatusCode::OK;
-        let body = response.into_body().collect().await.ok()?.to_bytes();
+        // the app is the job's code: its answer is read no further than a
+        // status page needs (an endless one once took the server's RSS
+        // from 113 MB to 2.1 GB: #42 W1)
+        let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER).collect().await.ok()?.to_bytes();
         driver.abort();
         ok.then(|| serde_json::from_slice(&body).ok()).flatten()
     }
@@ -193,6 +199,46 @@ mod tests {
         ] {
             assert_eq!(parse_announced(bad), None, "{bad}");
         }
+    }
+
+    /// Serves one HTTP answer per connection on a socket: `endless`
+    /// streams JSON-looking bytes until the reader stops.
+    async fn app_on_socket(dir: &Path, endless: bool) -> AppAddress {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let socket = dir.join(SOCKET);
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = conn.read(&mut buf).await;
+                    if !endless {
+                        let body = r#"{"started": "now"}"#;
+                        let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+                        let _ = conn.write_all(head.as_bytes()).await;
+                        return;
+                    }
+                    let _ = conn.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\n[\r\n").await;
+                    let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "0,".repeat(32 * 1024));
+                    while conn.write_all(chunk.as_bytes()).await.is_ok() {}
+                });
+            }
+        });
+        AppAddress::Socket { socket, uid: nix::unistd::geteuid().as_raw() }
+    }
+
+    /// W1: the app is the job's code; an answer that never ends is
+    /// dropped after `MAX_ANSWER` bytes instead of filling the server.
+    #[tokio::test]
+    async fn an_endless_answer_is_read_no_further_than_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let fine = app_on_socket(dir.path(), false).await;
+        assert!(answers(&fine, "/").await, "a plain answer is read");
+        let endless_dir = tempfile::tempdir().unwrap();
+        let endless = app_on_socket(endless_dir.path(), true).await;
+        let started = std::time::Instant::now();
+        assert_eq!(endless.get_json("/api/kernels").await, None);
+        assert!(started.elapsed() < ASK_TIMEOUT, "given up at the bound, not at the timeout");
     }
 
     /// The job writes its runtime folder: a link there (to a file the job

@@ -1,0 +1,70 @@
+//! How many university sign-ins one address may start. Each start keeps
+//! a pending sign-in (state, nonce, PKCE verifier) in a session row until
+//! its callback or its expiry; anonymous `GET /auth/oidc/login` once
+//! stored 469 rows a second from one client, for 8 hours each (#42 O1).
+//! Now a pending sign-in expires with its own 10 minutes, and an address
+//! starts at most [`PER_MINUTE`] a minute (a person needs one; a lab
+//! behind one NAT address a handful).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Sign-ins one address may start in a minute.
+pub const PER_MINUTE: u32 = 30;
+/// Addresses remembered at most; past it, windows that ended are dropped
+/// (and, under a flood from more addresses than this, all of them).
+const MAX_TRACKED: usize = 10_000;
+const WINDOW: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Default)]
+pub struct SignInStarts(Mutex<HashMap<IpAddr, (Instant, u32)>>);
+
+impl SignInStarts {
+    /// Counts a start from `address`; false once it has had its minute's.
+    pub fn allow(&self, address: IpAddr, now: Instant) -> bool {
+        let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if counts.len() >= MAX_TRACKED && !counts.contains_key(&address) {
+            counts.retain(|_, (since, _)| now.duration_since(*since) < WINDOW);
+            if counts.len() >= MAX_TRACKED {
+                counts.clear();
+            }
+        }
+        let (since, count) = counts.entry(address).or_insert((now, 0));
+        if now.duration_since(*since) >= WINDOW {
+            (*since, *count) = (now, 0);
+        }
+        *count += 1;
+        *count <= PER_MINUTE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_starts_its_minutes_worth_and_no_more() {
+        let starts = SignInStarts::default();
+        let (one, other) = (IpAddr::from([192, 0, 2, 1]), IpAddr::from([192, 0, 2, 2]));
+        let t0 = Instant::now();
+        for i in 0..PER_MINUTE {
+            assert!(starts.allow(one, t0), "start {}", i + 1);
+        }
+        assert!(!starts.allow(one, t0), "one past the limit");
+        assert!(starts.allow(other, t0), "another address has its own");
+        assert!(!starts.allow(one, t0 + WINDOW - Duration::from_millis(1)), "still the same minute");
+        assert!(starts.allow(one, t0 + WINDOW), "the next minute");
+    }
+
+    #[test]
+    fn memory_stays_bounded_under_a_flood_of_addresses() {
+        let starts = SignInStarts::default();
+        let t0 = Instant::now();
+        for i in 0..(MAX_TRACKED as u32 + 500) {
+            starts.allow(IpAddr::from(i.to_be_bytes()), t0);
+        }
+        assert!(starts.0.lock().unwrap().len() <= MAX_TRACKED);
+    }
+}

@@ -1,0 +1,76 @@
+//! Which provider identity (issuer, `sub`) an account is linked to. The
+//! rules (who may link, when a name may) live in `services::campus` and
+//! `services::admin::users`.
+
+use sqlx::SqliteConnection;
+
+use super::WriteTx;
+
+/// An account's link: `subject` `None` for an account campus sign-in made
+/// before identities were kept (linked by its next sign-in).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub issuer: String,
+    pub subject: Option<String>,
+}
+
+/// The account linked to this identity.
+pub async fn user_for(conn: &mut SqliteConnection, issuer: &str, subject: &str) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT user_id AS "user_id!" FROM campus_identities WHERE issuer = ? AND subject = ?"#,
+        issuer,
+        subject
+    )
+    .fetch_optional(&mut *conn)
+    .await
+}
+
+/// The identity an account is linked to, if any.
+pub async fn link_of(conn: &mut SqliteConnection, user_id: i64) -> Result<Option<Link>, sqlx::Error> {
+    let row = sqlx::query!("SELECT issuer, subject FROM campus_identities WHERE user_id = ?", user_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row.map(|r| Link { issuer: r.issuer, subject: r.subject }))
+}
+
+/// Links the account to the identity (replacing its link). Fails with a
+/// unique violation if another account has the identity.
+pub async fn link(
+    conn: &mut WriteTx,
+    user_id: i64,
+    issuer: &str,
+    subject: &str,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO campus_identities (user_id, issuer, subject, linked_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET issuer = excluded.issuer, subject = excluded.subject,
+                                             linked_at = excluded.linked_at",
+        user_id,
+        issuer,
+        subject,
+        now_ms
+    )
+    .execute(conn.conn())
+    .await?;
+    Ok(())
+}
+
+/// Removes the account's link: no identity signs into it until an admin
+/// links one.
+pub async fn unlink(conn: &mut WriteTx, user_id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("DELETE FROM campus_identities WHERE user_id = ?", user_id).execute(conn.conn()).await?;
+    Ok(())
+}
+
+/// Another account whose name differs from `name` only in case (`Admin`
+/// beside `admin`): people and logs cannot tell them apart.
+pub async fn look_alike(conn: &mut SqliteConnection, name: &str) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT username FROM users WHERE username = ? COLLATE NOCASE AND username != ? LIMIT 1",
+        name,
+        name
+    )
+    .fetch_optional(&mut *conn)
+    .await
+}
