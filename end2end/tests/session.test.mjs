@@ -87,7 +87,6 @@ async function notebookWalk({ server, context, demo }, name, attack) {
     await lab.screenshot({ path: join(SCREENSHOTS, `session-jupyterlab-${name}-1440.png`) });
   }
   const printed = await output.first().textContent();
-  if (attack) await attack(lab, id);
 
   assert.deepEqual(violations, []);
   // the browser asked for compression and got it for the app's pages
@@ -97,6 +96,8 @@ async function notebookWalk({ server, context, demo }, name, attack) {
     try { return String((await fetch('/v1/me')).status); } catch { return 'blocked'; }
   });
   assert.equal(probe, 'blocked', 'a session page reached /v1');
+  // (its windows' own policies report what they block: after the check above)
+  if (attack) await attack(lab, id);
   const cancelled = await api(demo, server.base, 'POST', `/v1/jobs/${id}/cancel`);
   assert.ok([200, 202].includes(cancelled.status), `cancel: ${cancelled.status}`);
   await until('the session ends', async () => (await api(demo, server.base, 'GET', `/v1/jobs/${id}`)).body.session.state === 'ENDED');
@@ -112,19 +113,26 @@ test('start a notebook from the console, open JupyterLab and run a cell (local p
 /// same-origin windows under /s/ — its own session (the control: popups
 /// open and their DOM is reachable), another id (the proxy's own 404),
 /// paths the proxy does not route — and from each tries /v1 as the
-/// notebook's owner. It must get nothing from any of them.
+/// notebook's owner. It must get nothing from any of them, and no
+/// service worker of its own (whose pages the proxy would never see).
 async function attackFromACell(lab, id) {
   const js = `(async()=>{const out=[];for(const p of ['/s/${id}/lab','/s/99999/','/s/','/s/abc/x']){`
     + `const w=window.open(p);await new Promise(r=>setTimeout(r,3000));let dom,api;`
     + `try{dom=String(w.document.readyState)}catch(e){dom='no-dom'}`
     + `try{api='REACHED '+(await w.fetch('/v1/me')).status}catch(e){api='blocked'}`
-    + `out.push(p+' '+dom+' '+api);try{w.close()}catch(e){}}window.__attack=out})()`;
+    + `out.push(p+' '+dom+' '+api);try{w.close()}catch(e){}}`
+    + `let sw;try{await navigator.serviceWorker.register('/s/${id}/files/sw.js',{scope:'/s/${id}/files/'});sw='registered'}catch(e){sw='refused'}`
+    + `out.push('service worker '+sw);window.__attack=out})()`;
   await lab.locator('.jp-Notebook .jp-Cell .cm-content').last().click();
-  await lab.keyboard.type(`from IPython.display import Javascript, display; display(Javascript("${js}"))`);
+  // the worker's script is the notebook's own file, served by Jupyter
+  const sw = "open('sw.js', 'w').write('self.onfetch = e => 0')";
+  await lab.keyboard.type(`${sw}; from IPython.display import Javascript, display; display(Javascript("${js}"))`);
   await lab.keyboard.press('Shift+Enter');
   await lab.waitForFunction(() => Array.isArray(window.__attack), null, { timeout: 60_000 });
   const results = await lab.evaluate(() => window.__attack);
-  assert.equal(results.length, 4, `${results}`);
+  if (process.env.E2E_DEBUG) console.error('ATTACK', results);
+  assert.equal(results.length, 5, `${results}`);
+  assert.equal(results.pop(), 'service worker refused');
   assert.match(results[0], /^\/s\/\d+\/lab (loading|interactive|complete) blocked$/, `the control: ${results[0]}`);
   for (const line of results.slice(1)) {
     assert.match(line, / blocked$/, `a window the cell opened reached /v1: ${line}`);

@@ -239,6 +239,8 @@ impl Application {
                 let _ = sessions_stopped.await;
             },
         ));
+        // with a directory, people it drops are off-boarded on a schedule
+        let offboarding = tokio::spawn(crate::services::campus::offboarding_sweep(self.state.services.clone()));
         // the peer address feeds the sign-in slow-down
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
         // no Nagle: a session's kernel messages are small writes answered
@@ -253,6 +255,7 @@ impl Application {
         let _ = stop_loop.send(());
         let _ = stop_notify.send(());
         let _ = stop_sessions.send(());
+        offboarding.abort();
         let _ = sessions.await;
         if let Some(handle) = scheduler {
             let _ = handle.await;

@@ -55,13 +55,38 @@ fn Nav(viewer: Viewer) -> impl IntoView {
     }
 }
 
+/// What the browser's tab (and a screen reader's list of them) calls the
+/// page at `path`: the page's own name before the site's.
+pub fn page_title(path: &str) -> String {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    let name = match segments.as_slice() {
+        [] => t("nav-dashboard"),
+        ["login"] => t("nav-sign-in"),
+        ["queue"] => t("nav-queue"),
+        ["jobs"] => t("nav-jobs"),
+        ["jobs", id] => format!("#{id} — {}", t("nav-jobs")),
+        ["submit"] => t("nav-submit"),
+        ["usage"] => t("nav-usage"),
+        ["policy"] => t("nav-policy"),
+        ["account"] => t("nav-account"),
+        ["admin"] => t("admin-admin"),
+        ["admin", "cluster"] => t("admin-tiers-and-nodes"),
+        ["admin", "people"] => t("admin-labs-and-users"),
+        ["admin", "backfill"] => t("admin-llm-backfill"),
+        _ => t("not-found"),
+    };
+    format!("{name} — JPU-Share")
+}
+
 /// Top bar + banner + page body.
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
     let viewer = Resource::new(|| (), |_| whoami());
     let maintenance = Resource::new(|| (), |_| maintenance_status());
     let cluster = Resource::new(|| (), |_| cluster_problem());
+    let title = page_title(&leptos_router::hooks::use_location().pathname.get_untracked());
     view! {
+        <leptos_meta::Title text=title/>
         <header class="topbar">
             <a class="brand" href="/">"JPU-Share"</a>
             <Suspense fallback=|| ()>

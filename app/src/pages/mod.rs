@@ -18,7 +18,7 @@ use components::Layout;
 use home::{DashboardPage, LoginPage};
 use jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet};
 use leptos_router::{
     components::{Route, Router, Routes},
     ParamSegment, StaticSegment,
@@ -51,7 +51,6 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
         <Stylesheet id="jpu" href="/pkg/jpu-share.css"/>
-        <Title text="JPU-Share"/>
         <Router>
             <Routes fallback=|| view! { <Layout><p>{crate::i18n::t("not-found")}</p></Layout> }>
                 <Route path=StaticSegment("") view=DashboardPage/>

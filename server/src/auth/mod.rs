@@ -113,9 +113,21 @@ pub async fn issue_token(
     ttl: Duration,
     now_ms: i64,
 ) -> Result<IssuedToken, sqlx::Error> {
-    let issued =
-        issue_labelled_token(db, user_id, TokenKind { label: None, parent: None, max_named: None }, ttl, now_ms);
-    Ok(issued.await?.expect("a sign-in token has no limit"))
+    let kind = TokenKind { label: None, parent: None, max_named: None };
+    match issue_labelled_token(db, user_id, kind, ttl, now_ms).await? {
+        Ok(issued) => Ok(issued),
+        // neither a limit nor a parent applies to a sign-in's token
+        Err(_) => Err(sqlx::Error::RowNotFound),
+    }
+}
+
+/// Why a token was not issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotIssued {
+    /// The user has `max_named` named tokens live already.
+    TooMany,
+    /// The token it was to be made with was revoked (or ran out) meanwhile.
+    ParentGone,
 }
 
 /// What a token issued is: a sign-in's (no label), or one with a label
@@ -127,21 +139,29 @@ pub struct TokenKind<'a> {
     pub max_named: Option<i64>,
 }
 
-/// A new token, shown once; `None` when the user already has
-/// `max_named` named tokens live (counted in the same transaction).
+/// A new token, shown once. The limit and the parent are checked in the
+/// transaction that stores it: a token made with a token revoked
+/// meanwhile (a revocation that raced the request) is not made.
 pub async fn issue_labelled_token(
     db: &SqlitePool,
     user_id: i64,
     kind: TokenKind<'_>,
     ttl: Duration,
     now_ms: i64,
-) -> Result<Option<IssuedToken>, sqlx::Error> {
+) -> Result<Result<IssuedToken, NotIssued>, sqlx::Error> {
     let (token, hash) = token::new_token();
     let expires_at_ms = now_ms.saturating_add(ttl.as_millis() as i64);
     let mut tx = crate::db::write_tx(db).await?;
     if let Some(max) = kind.max_named {
         if accounts::live_named_tokens(&mut tx, user_id, now_ms).await? >= max {
-            return Ok(None);
+            return Ok(Err(NotIssued::TooMany));
+        }
+    }
+    // its own expiry stands (a personal token made from `jpu login`'s
+    // token may outlast that sign-in), but never a revocation
+    if let Some(parent) = kind.parent {
+        if !accounts::token_is_live(&mut tx, parent, user_id, now_ms).await? {
+            return Ok(Err(NotIssued::ParentGone));
         }
     }
     let new = accounts::NewToken {
@@ -153,7 +173,7 @@ pub async fn issue_labelled_token(
     };
     let id = accounts::insert_token(&mut tx, new, now_ms).await?;
     tx.commit().await?;
-    Ok(Some(IssuedToken { id, token, expires_at_ms }))
+    Ok(Ok(IssuedToken { id, token, expires_at_ms }))
 }
 
 /// How stale a token's "last used" may get: a write per request would

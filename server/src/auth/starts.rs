@@ -24,6 +24,7 @@ pub struct SignInStarts(Mutex<HashMap<IpAddr, (Instant, u32)>>);
 impl SignInStarts {
     /// Counts a start from `address`; false once it has had its minute's.
     pub fn allow(&self, address: IpAddr, now: Instant) -> bool {
+        let address = network_of(address);
         let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if counts.len() >= MAX_TRACKED && !counts.contains_key(&address) {
             counts.retain(|_, (since, _)| now.duration_since(*since) < WINDOW);
@@ -37,6 +38,18 @@ impl SignInStarts {
         }
         *count += 1;
         *count <= PER_MINUTE
+    }
+}
+
+/// An IPv6 client is counted by its /64: one host is given a whole one
+/// and can pick a fresh address for every request.
+fn network_of(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(v6.to_bits() & (u128::MAX << 64))),
+        },
+        v4 => v4,
     }
 }
 
@@ -56,6 +69,18 @@ mod tests {
         assert!(starts.allow(other, t0), "another address has its own");
         assert!(!starts.allow(one, t0 + WINDOW - Duration::from_millis(1)), "still the same minute");
         assert!(starts.allow(one, t0 + WINDOW), "the next minute");
+    }
+
+    #[test]
+    fn an_ipv6_host_is_counted_by_its_slash_64() {
+        let starts = SignInStarts::default();
+        let t0 = Instant::now();
+        let host = |last: u16| IpAddr::from([0x2001, 0xdb8, 0, 1, 0, 0, 0, last]);
+        for i in 0..PER_MINUTE {
+            assert!(starts.allow(host(i as u16), t0), "fresh address {i}");
+        }
+        assert!(!starts.allow(host(999), t0), "another address of the same /64");
+        assert!(starts.allow(IpAddr::from([0x2001, 0xdb8, 0, 2, 0, 0, 0, 1]), t0), "another /64");
     }
 
     #[test]

@@ -268,6 +268,21 @@ pub async fn live_tokens(
         .collect())
 }
 
+/// Whether a token of `user_id` (a user not disabled) is live: not
+/// revoked, not expired.
+pub async fn token_is_live(conn: &mut WriteTx, token_id: i64, user_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
+    let live = sqlx::query_scalar!(
+        r#"SELECT COUNT(*) AS "n!: i64" FROM api_tokens t JOIN users u ON u.id = t.user_id
+           WHERE t.id = ? AND t.user_id = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
+        token_id,
+        user_id,
+        now_ms
+    )
+    .fetch_one(conn.conn())
+    .await?;
+    Ok(live > 0)
+}
+
 /// How many named tokens (personal, device) of a user are live.
 pub async fn live_named_tokens(conn: &mut WriteTx, user_id: i64, now_ms: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(

@@ -264,7 +264,8 @@ pub fn read_log_tail(log: &Path, from: u64) -> String {
     let start = from.max(len.saturating_sub(OOM_TAIL_BYTES as u64));
     let mut bytes = Vec::new();
     if file.seek(SeekFrom::Start(start)).is_ok() {
-        let _ = file.read_to_end(&mut bytes);
+        // the log may grow while it is read: no more than the tail
+        let _ = file.take(OOM_TAIL_BYTES as u64).read_to_end(&mut bytes);
     }
     String::from_utf8_lossy(&bytes).into_owned()
 }

@@ -204,6 +204,11 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
         if let Ok(value) = header::HeaderValue::from_str(&policy) {
             headers.insert(header::CONTENT_SECURITY_POLICY, value);
         }
+    } else if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        // anything else opened as a page (`window.open('/v1/me')` from a
+        // session's script) has no origin to script in: COOP alone is
+        // ignored on a plain-http origin other than localhost
+        headers.insert(header::CONTENT_SECURITY_POLICY, fixed("sandbox; default-src 'none'; frame-ancestors 'none'"));
     }
     response
 }

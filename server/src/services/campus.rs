@@ -114,7 +114,10 @@ struct Facts {
     ids: Option<(Option<i64>, Option<i64>, Vec<i64>)>,
 }
 
-async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
+/// `name`: the account's own name once the identity is linked to one (the
+/// token's name may be another person's: the directory is asked about
+/// the account, not about whoever the provider's answer names).
+async fn facts(state: &Services, who: &Identity, name: &str) -> Result<Facts, CampusError> {
     let Some(directory) = &state.directory else {
         let oidc = state.oidc.as_deref().ok_or_else(|| ServiceError::NotFound(msg!("err-no-campus-sign-in")))?;
         return Ok(Facts {
@@ -124,10 +127,10 @@ async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
             ids: None,
         });
     };
-    let person = match directory.person(&who.username).await {
+    let person = match directory.person(name).await {
         Ok(Some(person)) => person,
-        Ok(None) => return Err(Refusal::NoDirectoryEntry(who.username.clone()).into()),
-        Err(DirectoryError::Ambiguous(n)) => return Err(Refusal::Ambiguous(who.username.clone(), n).into()),
+        Ok(None) => return Err(Refusal::NoDirectoryEntry(name.to_string()).into()),
+        Err(DirectoryError::Ambiguous(n)) => return Err(Refusal::Ambiguous(name.to_string(), n).into()),
         Err(e) => return Err(CampusError::Directory(e.to_string())),
     };
     let ldap = directory.settings();
@@ -136,13 +139,13 @@ async fn facts(state: &Services, who: &Identity) -> Result<Facts, CampusError> {
     let regular = |id: i64| id >= i64::from(ldap.min_id) && id != NOBODY && id <= i64::from(i32::MAX);
     for (attribute, id) in [("uidNumber", person.uid_number), ("gidNumber", person.gid_number)] {
         if let Some(id) = id.filter(|id| !regular(*id)) {
-            let (user, min) = (who.username.clone(), ldap.min_id);
+            let (user, min) = (name.to_string(), ldap.min_id);
             return Err(Refusal::SystemId { user, attribute: attribute.into(), id, min }.into());
         }
     }
     let (group_gids, dropped): (Vec<i64>, Vec<i64>) = person.group_gids.into_iter().partition(|g| regular(*g));
     if !dropped.is_empty() {
-        tracing::warn!(user = %who.username, ?dropped, min = ldap.min_id,
+        tracing::warn!(user = %name, ?dropped, min = ldap.min_id,
             "the directory's groups below directory.ldap.min_id are not given to jobs");
     }
     Ok(Facts {
@@ -159,11 +162,24 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
     if !valid_name(&who.username) {
         return Err(Refusal::BadName(who.username.clone()).into());
     }
-    // the directory is asked before the write turn is taken
-    let facts = facts(state, who).await?;
+    // the directory is asked before the write turn is taken, by the name
+    // of the account the identity is linked to
+    let linked = {
+        let mut conn = state.db.acquire().await?;
+        match db::campus_identities::user_for(&mut conn, &who.issuer, &who.subject).await? {
+            Some(id) => db::accounts::user_by_id(&mut conn, id).await?.map(|u| u.username),
+            None => None,
+        }
+    };
+    let asked = linked.clone().unwrap_or_else(|| who.username.clone());
+    let facts = facts(state, who, &asked).await?;
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     let existing = account_of(&mut tx, who, now).await?;
+    if existing.as_ref().is_some_and(|u| u.username != asked) {
+        // linked or renamed between the two reads: the facts are another's
+        return Err(ServiceError::Conflict(msg!("err-campus-retry")).into());
+    }
     if let Some(user) = &existing {
         if user.local {
             return Err(Refusal::Local(user.username.clone()).into());
@@ -328,6 +344,35 @@ pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
         tracing::error!(error = %e, user = %user.username, "cannot end the sessions of a user the directory dropped");
     }
     false
+}
+
+/// Asks the directory, every `recheck_seconds` (a second at least), about
+/// every campus user with jobs waiting: one it dropped is off-boarded
+/// here, not only at their next request (which may never come, and their
+/// jobs would start: #42 I4).
+pub async fn offboarding_sweep(state: Services) {
+    let Some(directory) = state.directory.clone() else { return };
+    let every = std::time::Duration::from_secs(directory.settings().recheck_seconds.max(1));
+    loop {
+        tokio::time::sleep(every).await;
+        let users = match state.db.acquire().await {
+            Ok(mut conn) => db::campus_identities::campus_users_with_waiting_jobs(&mut conn).await,
+            Err(e) => Err(e),
+        };
+        let users = users.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the off-boarding sweep cannot read the waiting jobs");
+            Vec::new()
+        });
+        for id in users {
+            let user = match state.db.acquire().await {
+                Ok(mut conn) => db::accounts::user_by_id(&mut conn, id).await.ok().flatten(),
+                Err(_) => None,
+            };
+            if let Some(user) = user {
+                still_admitted(&state, &user).await;
+            }
+        }
+    }
 }
 
 /// The end reason of a waiting job whose owner the university dropped.

@@ -59,6 +59,6 @@ pub async fn finish(state: &Services, device_code: &str, device: Option<&str>) -
     let kind = crate::auth::TokenKind { label: Some(&name), parent: None, max_named: Some(max) };
     let issued = crate::auth::issue_labelled_token(&state.db, user.id, kind, ttl, now_ms())
         .await?
-        .ok_or_else(|| ServiceError::Conflict(msg!("err-too-many-tokens", max = max)))?;
+        .map_err(|_| ServiceError::Conflict(msg!("err-too-many-tokens", max = max)))?;
     Ok(NewToken { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })
 }

@@ -295,9 +295,10 @@ async fn a_name_never_claims_an_account_only_an_admins_link_does() {
     assert_error(local, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     let long = app.patch(&admin, "/v1/admin/users/kim", serde_json::json!({"campus_subject": "x".repeat(256)})).await;
     assert_error(long, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
-    // unlinked: refused again
+    // unlinked: refused again, and the session it had is over
     let unlinked = app.patch(&admin, "/v1/admin/users/demo", serde_json::json!({"campus_subject": null})).await;
     assert_eq!(unlinked.status(), StatusCode::OK);
+    assert_eq!(me(&app, &mallory).await.status(), StatusCode::UNAUTHORIZED, "the unlinked identity's session ended");
     let (_, status, _) = callback_as(&app, "mallory").await;
     assert_eq!(status, StatusCode::FORBIDDEN);
 

@@ -393,3 +393,34 @@ fn every_message_key_the_server_writes_exists_in_both_languages() {
     let missing = app::i18n::missing_keys(&keys);
     assert!(missing.is_empty(), "message keys missing: {missing:?}");
 }
+
+/// Every page names itself in its `<title>`, before the site's name:
+/// browser tabs and screen readers can tell them apart (#42 nits).
+#[tokio::test]
+async fn every_page_names_itself_in_its_title() {
+    let app = TestApp::spawn().await;
+    assert_eq!(app.console_login("admin", crate::helpers::ADMIN_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    let mut titles = Vec::new();
+    for (path, name) in [
+        ("/", "Dashboard"),
+        ("/queue", "Queue"),
+        ("/jobs", "Jobs"),
+        ("/submit", "Submit"),
+        ("/usage", "Lab usage"),
+        ("/policy", "Policy"),
+        ("/account", "Account"),
+        ("/admin", "Admin"),
+        ("/admin/cluster", "Tiers"),
+        ("/admin/people", "Labs"),
+        ("/admin/backfill", "backfill"),
+    ] {
+        let html = app.page(path).await.text().await.unwrap();
+        let title = html.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default();
+        assert!(title.contains(name) && title.ends_with("JPU-Share"), "{path}: {title:?}");
+        titles.push(title.to_string());
+    }
+    let mut distinct = titles.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), titles.len(), "{titles:?}");
+}

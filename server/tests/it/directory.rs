@@ -246,3 +246,22 @@ async fn a_system_accounts_ids_from_the_directory_never_reach_a_job() {
         "the lab's group is"
     );
 }
+
+/// I4: someone the directory drops is off-boarded on the sweep's schedule
+/// even if they never come back: their waiting job ends, without a request.
+#[tokio::test]
+async fn the_waiting_jobs_of_someone_the_directory_drops_end_without_their_next_request() {
+    let (Some(provider), Some(slapd)) = (provider().await, slapd().await) else { return };
+    let secrets = tempfile::tempdir().unwrap();
+    let mut ldap = slapd.settings(secrets.path());
+    ldap.recheck_seconds = 1;
+    let app = server(&provider, |s| s.directory.ldap = ldap).await;
+    let (_, token) = signed_in_with_token(&app, "lee").await;
+    let job = app.submit_ok(&token, json!({"name": "waits", "command": "true", "num_gpus": 1})).await;
+    let admin = app.admin_token().await;
+    delete_entry(&slapd.url, "uid=lee,ou=people,dc=example,dc=edu").await;
+    let ended =
+        app.wait_job(&admin, job["id"].as_i64().unwrap(), "the sweep ends it", |j| j["ended_at"].is_string()).await;
+    assert_eq!((ended["state"].as_str(), ended["end_reason"].as_str()), (Some("CANCELLED"), Some("OWNER_LEFT")));
+    assert_eq!(app.me(Some(&token)).await.status(), StatusCode::UNAUTHORIZED, "and their token with it");
+}

@@ -331,6 +331,13 @@ async fn console_pages_carry_a_nonce_csp_and_refuse_framing() {
     );
     let again = app.page("/").await;
     assert_ne!(again.headers()["content-security-policy"].to_str().unwrap(), csp, "a fresh nonce per response");
+    // what is not a page (the API's JSON, a file) has no origin of its own
+    // when opened as one: a session's script that opens it finds nothing
+    // to script in (COOP alone is ignored on a plain-http origin)
+    for resp in [app.page("/v1/me").await, app.page("/v1/maintenance/status").await] {
+        let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_string();
+        assert!(csp.starts_with("sandbox;") && csp.contains("default-src 'none'"), "{csp}");
+    }
 }
 
 #[tokio::test]

@@ -265,6 +265,17 @@ async fn a_notebook_runs_as_its_owner_without_network_reached_only_through_the_p
         assert!(csp.starts_with("sandbox;") && csp.contains("default-src 'none'"), "{path} {}: {csp}", resp.status());
         assert_eq!(header("cross-origin-opener-policy"), "same-origin", "{path}");
     }
+    // nor may it install a service worker, whose pages the proxy would
+    // never see (the browser fetches its script with this header)
+    let worker = reqwest::Client::new()
+        .get(app.url(&format!("/s/{id}/files/sw.js")))
+        .bearer_auth(&kim)
+        .header("service-worker", "script")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(worker.status(), StatusCode::FORBIDDEN);
+    assert!(worker.headers()["content-security-policy"].to_str().unwrap().starts_with("sandbox;"));
     let lab = through(&app, Some(&kim), &format!("/s/{id}/lab")).await;
     let csp: Vec<&str> = lab.headers().get_all("content-security-policy").iter().map(|v| v.to_str().unwrap()).collect();
     assert!(

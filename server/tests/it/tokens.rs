@@ -185,6 +185,9 @@ async fn made_tokens_die_with_their_maker_are_capped_and_an_admin_can_revoke_any
         assert_eq!(app.me(Some(token)).await.status(), StatusCode::UNAUTHORIZED, "the {what} outlived the revocation");
     }
     assert_eq!(app.me(Some(&sibling)).await.status(), StatusCode::OK, "a token made otherwise lives on");
+    // a revoked token makes nothing more (checked where the new one is stored)
+    assert_error(create(&app, &child, json!({"name": "late"})).await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED")
+        .await;
 
     // the cap, at its edge: 100 named live (sibling is one; the revoked are not)
     for i in 1..100 {

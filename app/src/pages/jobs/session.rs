@@ -51,7 +51,7 @@ pub fn StartNotebook(w: Words) -> impl IntoView {
             <label for="session-gpus">{get("notebook-gpus")}</label>
             <input id="session-gpus" name="num_gpus" type="number" min="1" max="8" value="1" required/>
             <label for="session-time">{get("notebook-limit")}</label>
-            <input id="session-time" name="time_limit_minutes" type="number" min="1" placeholder="240"/>
+            <input id="session-time" name="time_limit_minutes" type="number" min="1"/>
             <label for="session-workspace">{get("notebook-workspace")}</label>
             <select id="session-workspace" name="workspace">
                 <option value="">{get("notebook-workspace-none")}</option>

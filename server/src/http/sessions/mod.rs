@@ -64,6 +64,12 @@ async fn proxy(State(state): State<AppState>, req: Request) -> Response {
     if is_upgrade(req.headers()) && !same_origin(req.headers(), &state.settings.server.public_url) {
         return ApiError::Forbidden("a session's socket opens only from this site's own pages".into()).into_response();
     }
+    // a service worker would answer the session's navigations with pages
+    // the proxy never sees (no policy: same origin, the owner's cookie,
+    // /v1): none is installed (the browser asks with this header)
+    if req.headers().get("service-worker").is_some_and(|v| v.as_bytes() == b"script") {
+        return ApiError::Forbidden("a session may not install a service worker".into()).into_response();
+    }
     state.sessions.touch(id);
     match forward(&state, id, app, req).await {
         Ok(response) => response,
@@ -123,6 +129,7 @@ async fn forward(
     let browser_side = req.extensions_mut().remove::<hyper::upgrade::OnUpgrade>();
     let host = req.headers().get(header::HOST).cloned();
     let request_path = req.uri().path().to_string();
+    let secure = state.settings.server.public_url.starts_with("https://");
     let (mut parts, body) = req.into_parts();
     strip_console_credentials(&mut parts.headers);
     if let Some(token) = &token {
@@ -135,7 +142,7 @@ async fn forward(
     let mut response = sender.send_request(upstream).await.map_err(|e| e.to_string())?;
     let base = format!("/s/{id}/");
     if let Some(location) = response.headers().get(header::LOCATION) {
-        if !stays_within(location, &base, host.as_ref(), &request_path) {
+        if !stays_within(location, &base, host.as_ref(), &request_path, secure) {
             return Ok(
                 (StatusCode::BAD_GATEWAY, "the session's app redirected outside its session: refused").into_response()
             );
@@ -153,7 +160,7 @@ async fn forward(
         }
     }
     let (mut parts, body) = response.into_parts();
-    confine(&mut parts.headers, &base, host.as_ref(), state.settings.server.public_url.starts_with("https://"));
+    confine(&mut parts.headers, &base, host.as_ref(), secure);
     parts.extensions.insert(FromTheApp);
     let body = match token {
         Some(token) => {
@@ -190,13 +197,22 @@ fn strip_console_credentials(headers: &mut HeaderMap) {
 /// A `Location` that stays under `base` once the browser has resolved it
 /// against the request's path — with the same URL parser browsers use, so
 /// `%2e%2e`, `\\host`, tabs and the like mean here what they mean there.
-fn stays_within(location: &HeaderValue, base: &str, host: Option<&HeaderValue>, request_path: &str) -> bool {
+fn stays_within(
+    location: &HeaderValue,
+    base: &str,
+    host: Option<&HeaderValue>,
+    request_path: &str,
+    secure: bool,
+) -> bool {
     let Ok(text) = location.to_str() else { return false };
     // without a Host only a relative Location can match
     let host = host.and_then(|h| h.to_str().ok()).unwrap_or("jpu-share.invalid");
-    let Ok(here) = url::Url::parse(&format!("http://{host}{request_path}")) else { return false };
+    // the page's own scheme: `http:evil.example/…` is relative to an http
+    // page and another host to an https one
+    let scheme = if secure { "https" } else { "http" };
+    let Ok(here) = url::Url::parse(&format!("{scheme}://{host}{request_path}")) else { return false };
     let Ok(there) = here.join(text) else { return false };
-    matches!(there.scheme(), "http" | "https")
+    there.scheme() == scheme
         && there.username().is_empty()
         && there.password().is_none()
         && (there.host_str(), there.port()) == (here.host_str(), here.port())
@@ -305,10 +321,16 @@ mod tests {
     #[test]
     fn redirects_stay_inside_the_session() {
         let host = HeaderValue::from_static("jpu.example.edu");
-        let inside = |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a");
+        let inside =
+            |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a", false);
         assert!(inside("/s/7/lab"));
         assert!(inside("http://jpu.example.edu/s/7/lab?x=1"));
-        assert!(inside("https://jpu.example.edu/s/7/lab"));
+        assert!(!inside("https://jpu.example.edu/s/7/lab"), "another scheme is another origin");
+        let secure =
+            |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a", true);
+        assert!(secure("https://jpu.example.edu/s/7/lab") && secure("lab"));
+        // relative to an http page, another host to an https one
+        assert!(!secure("http:evil.example/s/7/") && !secure("http:jpu.example.edu/v1/me"));
         assert!(inside("lab"));
         assert!(inside("../lab"));
         for out in [

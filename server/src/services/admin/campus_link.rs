@@ -31,6 +31,12 @@ pub async fn set_link(
     subject: Option<&str>,
     now: i64,
 ) -> Result<serde_json::Value, ServiceError> {
+    // whoever signed in through the identity the account leaves is out,
+    // everywhere, now (a link made in error must not keep its sessions)
+    let before = db::campus_identities::link_of(tx, user.id).await?;
+    if before.as_ref().is_some_and(|l| l.subject.as_deref() != subject) {
+        db::accounts::end_sessions_and_tokens(tx, user.id, None, now).await?;
+    }
     let Some(subject) = subject else {
         db::campus_identities::unlink(tx, user.id).await?;
         return Ok(serde_json::Value::Null);
