@@ -135,6 +135,7 @@ impl Application {
             sessions: Default::default(),
             isolation: Default::default(),
             sign_in_starts: Default::default(),
+            device_requests: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);

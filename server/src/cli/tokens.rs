@@ -35,7 +35,17 @@ pub async fn login_with_token(json: bool, server: String) -> Result<(), CliError
 /// signed in (or the code expires), and keeps the token.
 pub async fn login_with_sso(json: bool, server: String) -> Result<(), CliError> {
     let client = Client::new(&server, None);
-    let start = client.post("/v1/auth/device", &json!({})).await?;
+    let device = std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok());
+    let device = device.map(|d| d.trim().chars().take(40).collect::<String>()).unwrap_or_default();
+    // the page the person approves on names this device
+    let path = match device.as_str() {
+        "" => "/v1/auth/device".to_string(),
+        name => format!(
+            "/v1/auth/device?device={}",
+            url::form_urlencoded::byte_serialize(name.as_bytes()).collect::<String>()
+        ),
+    };
+    let start = client.post(&path, &json!({})).await?;
     let (uri, code) = (text(&start["verification_uri"]), text(&start["user_code"]));
     let complete = start["verification_uri_complete"].as_str().unwrap_or(&uri).to_string();
     // the instructions go to stderr: with --json, stdout is the result alone
@@ -43,8 +53,7 @@ pub async fn login_with_sso(json: bool, server: String) -> Result<(), CliError> 
     let every = std::time::Duration::from_secs(start["interval"].as_u64().unwrap_or(5).clamp(1, 60));
     let deadline =
         std::time::Instant::now() + std::time::Duration::from_secs(start["expires_in"].as_u64().unwrap_or(600));
-    let device = std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok());
-    let body = json!({"device_code": start["device_code"], "device": device.map(|d| d.trim().to_string())});
+    let body = json!({"device_code": start["device_code"], "device": (!device.is_empty()).then_some(device)});
     loop {
         tokio::time::sleep(every).await;
         match client.post("/v1/auth/device/token", &body).await {

@@ -3,7 +3,9 @@
 //! holds the client secret: it starts here, shows the person the
 //! provider's page and code, and polls here; once the person has signed
 //! in at the provider, the same campus rules as the browser's sign-in
-//! apply and the CLI gets a personal token named after the device.
+//! apply and the CLI gets a personal token named after the device. The
+//! person opens this site's page first ([`Requested`]): it names the
+//! device and the address that asked before sending them on.
 
 use app::msg;
 use std::time::Duration;
@@ -26,8 +28,84 @@ fn provider_error(e: OidcError) -> ServiceError {
     }
 }
 
-pub async fn start(state: &Services) -> Result<DeviceStart, ServiceError> {
-    oidc(state)?.device_start().await.map_err(provider_error)
+/// A device sign-in started here, as the page the person opens first
+/// shows it: what the device called itself, from which address, when.
+#[derive(Debug, Clone)]
+pub struct Requested {
+    pub device: String,
+    pub address: std::net::IpAddr,
+    pub at_ms: i64,
+    pub expires_ms: i64,
+    /// Where the person goes on to sign in at the provider.
+    pub provider_uri: String,
+}
+
+/// The device sign-ins started and not expired, by user code (in memory:
+/// a restart only means starting again).
+#[derive(Debug, Default)]
+pub struct DeviceRequests(std::sync::Mutex<std::collections::HashMap<String, Requested>>);
+
+/// Device sign-ins remembered at once (each also held by the address
+/// limit of `auth::starts`).
+const MAX_REQUESTS: usize = 10_000;
+
+impl DeviceRequests {
+    fn insert(&self, user_code: String, requested: Requested, now_ms: i64) {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|_, r| r.expires_ms > now_ms);
+        if all.len() < MAX_REQUESTS {
+            all.insert(user_code, requested);
+        }
+    }
+
+    pub fn get(&self, user_code: &str, now_ms: i64) -> Option<Requested> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).get(user_code).filter(|r| r.expires_ms > now_ms).cloned()
+    }
+}
+
+/// What a device calls itself, as a token's name and the approval page
+/// show it: printable, at most 40 characters.
+fn device_name(device: Option<&str>) -> String {
+    device
+        .map(|d| {
+            d.chars().filter(|c| !c.is_control() && !crate::services::jobs::input::is_invisible(*c)).take(40).collect()
+        })
+        .filter(|d: &String| !d.trim().is_empty())
+        .map(|d| d.trim().to_string())
+        .unwrap_or_else(|| "a device".into())
+}
+
+/// Starts a device sign-in for `client` (at most `auth::starts`' number a
+/// minute per address). The person is sent to this site's page first,
+/// which tells them what asked and from where before they approve it at
+/// the provider (#42 D1: the provider's page names neither, so a code
+/// someone else started could be approved unawares).
+pub async fn start(
+    state: &Services,
+    client: std::net::IpAddr,
+    device: Option<&str>,
+) -> Result<DeviceStart, ServiceError> {
+    let oidc = oidc(state)?;
+    if !state.sign_in_starts.allow(client, std::time::Instant::now()) {
+        return Err(ServiceError::QueueLimit(msg!("err-too-many-starts")));
+    }
+    let mut started = oidc.device_start().await.map_err(provider_error)?;
+    let now = now_ms();
+    let provider_uri = started.verification_uri_complete.clone().unwrap_or_else(|| started.verification_uri.clone());
+    let requested = Requested {
+        device: device_name(device),
+        address: client,
+        at_ms: now,
+        expires_ms: now.saturating_add(started.expires_in.saturating_mul(1000) as i64),
+        provider_uri,
+    };
+    state.device_requests.insert(started.user_code.clone(), requested, now);
+    let here = format!("{}/auth/device", state.settings.server.public_url.trim_end_matches('/'));
+    let mut complete = url::Url::parse(&here).map_err(|e| ServiceError::Internal(format!("server.public_url: {e}")))?;
+    complete.query_pairs_mut().append_pair("user_code", &started.user_code);
+    started.verification_uri = here;
+    started.verification_uri_complete = Some(complete.to_string());
+    Ok(started)
 }
 
 /// One poll: `AUTHORIZATION_PENDING` until the person has signed in at
@@ -49,11 +127,7 @@ pub async fn finish(state: &Services, device_code: &str, device: Option<&str>) -
         Err(CampusError::Directory(e)) => return Err(ServiceError::Internal(format!("directory: {e}"))),
         Err(CampusError::Service(e)) => return Err(e),
     };
-    let device: String = device
-        .map(|d| d.chars().filter(|c| !c.is_control()).take(40).collect())
-        .filter(|d: &String| !d.trim().is_empty())
-        .unwrap_or_else(|| "a device".into());
-    let name = format!("jpu login --sso on {}", device.trim());
+    let name = format!("jpu login --sso on {}", device_name(device));
     let ttl = Duration::from_secs(crate::services::account::PERSONAL_TOKEN_DAYS_DEFAULT as u64 * 86_400);
     let max = crate::services::account::MAX_NAMED_TOKENS;
     let kind = crate::auth::TokenKind { label: Some(&name), parent: None, max_named: Some(max) };

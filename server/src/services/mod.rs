@@ -60,6 +60,8 @@ pub struct Services {
     pub isolation: policy_page::IsolationCell,
     /// University sign-ins started, per address (a flood stores nothing).
     pub sign_in_starts: Arc<crate::auth::starts::SignInStarts>,
+    /// Device sign-ins started, for the page the person approves on.
+    pub device_requests: Arc<device::DeviceRequests>,
 }
 
 impl Services {

@@ -177,6 +177,18 @@ async fn every_endpoint_answers_each_role_as_documented() {
             }
         }
     }
+    // the page a device sign-in sends the person to (HTML, not /v1): the
+    // same for everyone, signed in or not — an unknown code is a 404
+    for (role, token) in roles.iter().enumerate() {
+        let mut req = app.client.get(app.url("/auth/device?user_code=NONE"));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().await.expect("request");
+        if resp.status() != 404 {
+            wrong.push(format!("GET /auth/device as {}: {}, expected 404", names[role], resp.status()));
+        }
+    }
     // the console's server functions that show a job or act for admins,
     // posted as the console posts them (a form); their refusals carry the
     // api.md code at the top of the body

@@ -377,7 +377,19 @@ async fn with_passwords_off_the_login_page_leads_with_the_university_and_folds_t
 
 /// The person at the provider's device page: confirms the code, signs in
 /// as `username` and sees the provider's "done" page.
-pub async fn approve_device(browser: &reqwest::Client, verification_uri_complete: &str, username: &str) {
+/// This site's page a device sign-in sends the person to first: what it
+/// says, and where it sends them on (the provider's approval).
+pub async fn device_page(browser: &reqwest::Client, url: &str) -> (String, String) {
+    let page = browser.get(url).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK, "{url}");
+    let html = page.text().await.unwrap();
+    let to = html.split("data-testid=\"device-continue\" href=\"").nth(1).unwrap().split('"').next().unwrap();
+    (html.clone(), to.replace("&amp;", "&"))
+}
+
+pub async fn approve_device(browser: &reqwest::Client, our_page: &str, username: &str) {
+    let (_, verification_uri_complete) = device_page(browser, our_page).await;
+    let verification_uri_complete = verification_uri_complete.as_str();
     let issuer = verification_uri_complete.split("/device").next().unwrap().to_string();
     let page = browser.get(verification_uri_complete).send().await.unwrap().text().await.unwrap();
     let xsrf = page.split("name=\"xsrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
@@ -409,12 +421,28 @@ async fn poll(app: &TestApp, device_code: &str) -> reqwest::Response {
 async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
     let Some(provider) = provider().await else { return };
     let app = server(&provider, |_| {}).await;
-    let resp = app.post(None, "/v1/auth/device", serde_json::json!({})).await;
+    let resp = app.post(None, "/v1/auth/device?device=kims-laptop", serde_json::json!({})).await;
     assert_eq!(resp.status(), StatusCode::OK);
     let start: Value = resp.json().await.unwrap();
     for field in ["device_code", "user_code", "verification_uri", "verification_uri_complete"] {
         assert!(start[field].is_string(), "{field} in {start}");
     }
+    // D1: the person lands on this site's page first, which says what
+    // asked, from where, with the code, before the provider's approval
+    let ours = start["verification_uri_complete"].as_str().unwrap();
+    assert!(ours.starts_with(&format!("{}/auth/device?user_code=", app.base)), "{ours}");
+    assert_eq!(start["verification_uri"], format!("{}/auth/device", app.base));
+    let (page, onward) = device_page(&browser(), ours).await;
+    assert!(page.contains("kims-laptop") && page.contains("127.0.0.1"), "{page}");
+    assert!(page.contains(start["user_code"].as_str().unwrap()), "{page}");
+    assert!(onward.starts_with(&provider.issuer), "on to the provider: {onward}");
+    let unknown = browser().get(app.url("/auth/device?user_code=NOPE-NOPE")).send().await.unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    // a name that would be markup is shown as text
+    let sly: Value =
+        app.post(None, "/v1/auth/device?device=%3Cscript%3Ex", serde_json::json!({})).await.json().await.unwrap();
+    let (page, _) = device_page(&browser(), sly["verification_uri_complete"].as_str().unwrap()).await;
+    assert!(page.contains("&lt;script&gt;x") && !page.contains("<script>x"), "{page}");
     assert!(start["interval"].as_u64().unwrap() >= 1 && start["expires_in"].as_u64().unwrap() > 0);
     let code = start["device_code"].as_str().unwrap();
     assert_error(poll(&app, code).await, StatusCode::PRECONDITION_REQUIRED, "AUTHORIZATION_PENDING").await;
@@ -438,6 +466,22 @@ async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
     let refused = poll(&app, start["device_code"].as_str().unwrap()).await;
     let why = assert_error(refused, StatusCode::FORBIDDEN, "FORBIDDEN").await;
     assert!(why.contains("no lab group"), "{why}");
+}
+
+/// D1: one address starts at most its minute's worth of device sign-ins.
+#[tokio::test]
+async fn an_address_starts_a_bounded_number_of_device_sign_ins() {
+    let Some(provider) = provider().await else { return };
+    let app = server(&provider, |_| {}).await;
+    for i in 0..jpu_share::auth::starts::PER_MINUTE {
+        let resp = app.post(None, "/v1/auth/device", serde_json::json!({})).await;
+        assert_eq!(resp.status(), StatusCode::OK, "start {}", i + 1);
+    }
+    let over = app.post(None, "/v1/auth/device", serde_json::json!({})).await;
+    assert_error(over, StatusCode::TOO_MANY_REQUESTS, "QUEUE_LIMIT").await;
+    // and the browser's way in shares the count
+    let resp = browser().get(app.url("/auth/oidc/login")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
 }
 
 #[tokio::test]

@@ -56,6 +56,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/lang/{tag}", axum::routing::get(lang::switch))
         .route("/auth/oidc/login", axum::routing::get(oidc::login))
         .route("/auth/oidc/callback", axum::routing::get(oidc::callback))
+        .route("/auth/device", axum::routing::get(oidc::device))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || {
             shell(leptos_options.clone())
         })

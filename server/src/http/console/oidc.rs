@@ -4,7 +4,8 @@
 //! session and is taken out at the callback, so a callback from another
 //! browser (login CSRF) or a replayed one finds nothing. A callback that
 //! fails a check is a 400 page saying so; someone the rules keep out, a
-//! 403 page saying why; neither sets a session.
+//! 403 page saying why; neither sets a session. `GET /auth/device` is the
+//! page a device sign-in sends the person to first.
 
 use app::i18n::{tr, Locale};
 use axum::extract::{Query, State};
@@ -112,6 +113,51 @@ pub async fn callback(
         return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
     }
     Redirect::to(&pending.next).into_response()
+}
+
+#[derive(Deserialize)]
+pub struct DeviceQuery {
+    user_code: Option<String>,
+}
+
+/// `GET /auth/device?user_code=…`: where `jpu login --sso` sends the
+/// person first. It names the device and the address that asked, and
+/// when, before the link on to the provider's approval (#42 D1): a code
+/// someone else started is not approved unawares.
+pub async fn device(State(state): State<AppState>, headers: HeaderMap, Query(q): Query<DeviceQuery>) -> Response {
+    let page = Page(super::lang::headers_locale(&headers));
+    let requested = q.user_code.as_deref().and_then(|code| state.device_requests.get(code, now_ms()));
+    let (Some(code), Some(requested)) = (q.user_code, requested) else {
+        return page.show(StatusCode::NOT_FOUND, "device-unknown-title", &page.t("device-unknown-why"));
+    };
+    let asked = tr(
+        page.0,
+        "device-asked",
+        &[
+            ("device", requested.device.clone().into()),
+            ("address", requested.address.to_string().into()),
+            ("at", crate::clock::rfc3339(requested.at_ms).into()),
+        ],
+    );
+    let body = format!(
+        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+         content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
+         <body><main><h1>{title}</h1><p data-testid=\"device-asked\">{asked}</p>\
+         <p>{code_is} <strong data-testid=\"device-code\">{code}</strong></p>\
+         <p><a data-testid=\"device-continue\" href=\"{to}\">{go}</a></p>\
+         <p>{not_you}</p></main></body></html>",
+        lang = page.0.tag(),
+        title = escape(&page.t("device-title")),
+        asked = escape(&asked),
+        code_is = escape(&page.t("device-code")),
+        code = escape(&code),
+        to = escape(&requested.provider_uri),
+        go = escape(&page.t("device-continue")),
+        not_you = escape(&page.t("device-not-you")),
+    );
+    // nothing on it may be framed or run: it is a page to read and leave
+    let policy = "default-src 'none'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
+    ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(body)).into_response()
 }
 
 /// The plain pages of the way through, in the browser's language.

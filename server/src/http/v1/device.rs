@@ -6,12 +6,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::auth::oidc::DeviceStart;
 use crate::http::error::ApiError;
-use crate::http::extract::ApiJson;
+use crate::http::extract::{ApiJson, ApiQuery, ClientAddr};
 use crate::http::openapi::ErrorBody;
 use crate::services::device;
 use crate::state::AppState;
@@ -22,13 +22,27 @@ pub fn api() -> OpenApiRouter<AppState> {
 
 /// Starts a sign-in through the university for a device without a
 /// browser: open `verification_uri` anywhere and enter `user_code`.
-#[utoipa::path(post, path = "/auth/device", tag = "auth",
+#[utoipa::path(post, path = "/auth/device", tag = "auth", params(StartQuery),
     responses(
         (status = 200, body = DeviceStart),
         (status = 404, description = "this site has no university sign-in", body = ErrorBody),
+        (status = 422, description = "a malformed query", body = ErrorBody),
+        (status = 429, description = "too many sign-ins started from this address in the last minute", body = ErrorBody),
     ))]
-async fn start_device_sign_in(State(state): State<AppState>) -> Result<Json<DeviceStart>, ApiError> {
-    Ok(Json(device::start(&state).await?))
+async fn start_device_sign_in(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    ApiQuery(q): ApiQuery<StartQuery>,
+) -> Result<Json<DeviceStart>, ApiError> {
+    Ok(Json(device::start(&state, client, q.device.as_deref()).await?))
+}
+
+#[derive(Deserialize, IntoParams)]
+struct StartQuery {
+    /// What the device calls itself (e.g. its host name), shown to the
+    /// person on the page where they approve it.
+    #[param(max_length = 40)]
+    device: Option<String>,
 }
 
 #[derive(Deserialize, ToSchema)]
