@@ -770,6 +770,7 @@ device-asked = A device calling itself “{ $device }” at the address { $addre
 device-code = Its code:
 device-continue = Continue to the university to approve it
 device-not-you = If you did not start this yourself, close this page: whoever did would get a token that acts as you.
+device-look-up = Look it up
 device-unknown-title = No such device sign-in
 device-unknown-why = This sign-in request is unknown or has expired. Start it again on the device (jpu login --sso).
 oidc-rejected-title = Sign-in refused

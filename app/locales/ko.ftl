@@ -749,6 +749,7 @@ device-asked = 스스로를 “{ $device }”(이)라고 부르는 장치가 주
 device-code = 코드:
 device-continue = 대학으로 이동해 승인하기
 device-not-you = 직접 시작한 것이 아니라면 이 페이지를 닫으세요. 요청한 사람이 귀하로 행동하는 토큰을 받게 됩니다.
+device-look-up = 찾기
 device-unknown-title = 그런 장치 로그인이 없습니다
 device-unknown-why = 이 로그인 요청을 알 수 없거나 만료되었습니다. 장치에서 다시 시작하세요 (jpu login --sso).
 oidc-rejected-title = 로그인 거부됨

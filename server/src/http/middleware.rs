@@ -195,7 +195,8 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     // a window a session's page (same origin, other rules) opens on the
     // console is cut off from its opener
     headers.insert(header::HeaderName::from_static("cross-origin-opener-policy"), fixed("same-origin"));
-    if html {
+    // a page that brings its own (stricter) policy keeps it
+    if html && !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         let policy = format!(
             "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
              style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
@@ -204,7 +205,7 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
         if let Ok(value) = header::HeaderValue::from_str(&policy) {
             headers.insert(header::CONTENT_SECURITY_POLICY, value);
         }
-    } else if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+    } else if !html && !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         // anything else opened as a page (`window.open('/v1/me')` from a
         // session's script) has no origin to script in: COOP alone is
         // ignored on a plain-http origin other than localhost

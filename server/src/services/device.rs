@@ -50,12 +50,15 @@ pub struct DeviceRequests(std::sync::Mutex<std::collections::HashMap<String, Req
 const MAX_REQUESTS: usize = 10_000;
 
 impl DeviceRequests {
-    fn insert(&self, user_code: String, requested: Requested, now_ms: i64) {
+    /// False when it holds [`MAX_REQUESTS`] live ones already.
+    fn insert(&self, user_code: String, requested: Requested, now_ms: i64) -> bool {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         all.retain(|_, r| r.expires_ms > now_ms);
-        if all.len() < MAX_REQUESTS {
-            all.insert(user_code, requested);
+        if all.len() >= MAX_REQUESTS {
+            return false;
         }
+        all.insert(user_code, requested);
+        true
     }
 
     pub fn get(&self, user_code: &str, now_ms: i64) -> Option<Requested> {
@@ -64,14 +67,13 @@ impl DeviceRequests {
 }
 
 /// What a device calls itself, as a token's name and the approval page
-/// show it: printable, at most 40 characters.
+/// show it: a host name's characters (letters, digits, `.`, `_`, `-`),
+/// at most 40 — no quotes, look-alikes or separators that could make the
+/// page's sentence say something else.
 fn device_name(device: Option<&str>) -> String {
     device
-        .map(|d| {
-            d.chars().filter(|c| !c.is_control() && !crate::services::jobs::input::is_invisible(*c)).take(40).collect()
-        })
-        .filter(|d: &String| !d.trim().is_empty())
-        .map(|d| d.trim().to_string())
+        .map(|d| d.chars().filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c)).take(40).collect())
+        .filter(|d: &String| !d.is_empty())
         .unwrap_or_else(|| "a device".into())
 }
 
@@ -99,7 +101,10 @@ pub async fn start(
         expires_ms: now.saturating_add(started.expires_in.saturating_mul(1000) as i64),
         provider_uri,
     };
-    state.device_requests.insert(started.user_code.clone(), requested, now);
+    // a full table is said, not shown later as an unknown code
+    if !state.device_requests.insert(started.user_code.clone(), requested, now) {
+        return Err(ServiceError::QueueLimit(msg!("err-too-many-starts")));
+    }
     let here = format!("{}/auth/device", state.settings.server.public_url.trim_end_matches('/'));
     let mut complete = url::Url::parse(&here).map_err(|e| ServiceError::Internal(format!("server.public_url: {e}")))?;
     complete.query_pairs_mut().append_pair("user_code", &started.user_code);

@@ -438,11 +438,17 @@ async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
     assert!(onward.starts_with(&provider.issuer), "on to the provider: {onward}");
     let unknown = browser().get(app.url("/auth/device?user_code=NOPE-NOPE")).send().await.unwrap();
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
-    // a name that would be markup is shown as text
-    let sly: Value =
-        app.post(None, "/v1/auth/device?device=%3Cscript%3Ex", serde_json::json!({})).await.json().await.unwrap();
-    let (page, _) = device_page(&browser(), sly["verification_uri_complete"].as_str().unwrap()).await;
-    assert!(page.contains("&lt;script&gt;x") && !page.contains("<script>x"), "{page}");
+    // without a code: a field to type the one the device shows
+    let form = browser().get(app.url("/auth/device")).send().await.unwrap().text().await.unwrap();
+    assert!(form.contains("name=\"user_code\""), "{form}");
+    // the name shown is a host name's characters only: no markup, no quote
+    // to end the sentence early with an address of its own choosing
+    for (asked, shown) in [("%3Cscript%3Ex", "scriptx"), ("lab-pc%E2%80%9D%20at%2010.0.0.7", "lab-pcat10.0.0.7")] {
+        let path = format!("/v1/auth/device?device={asked}");
+        let sly: Value = app.post(None, &path, serde_json::json!({})).await.json().await.unwrap();
+        let (page, _) = device_page(&browser(), sly["verification_uri_complete"].as_str().unwrap()).await;
+        assert!(page.contains(&format!("“{shown}”")) && !page.contains("<script>x"), "{page}");
+    }
     assert!(start["interval"].as_u64().unwrap() >= 1 && start["expires_in"].as_u64().unwrap() > 0);
     let code = start["device_code"].as_str().unwrap();
     assert_error(poll(&app, code).await, StatusCode::PRECONDITION_REQUIRED, "AUTHORIZATION_PENDING").await;

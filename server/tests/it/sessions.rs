@@ -266,7 +266,8 @@ async fn a_notebook_runs_as_its_owner_without_network_reached_only_through_the_p
         assert_eq!(header("cross-origin-opener-policy"), "same-origin", "{path}");
     }
     // nor may it install a service worker, whose pages the proxy would
-    // never see (the browser fetches its script with this header)
+    // never see: the browser fetches a worker's script with this header and
+    // gets one that removes itself (replacing one installed before)
     let worker = reqwest::Client::new()
         .get(app.url(&format!("/s/{id}/files/sw.js")))
         .bearer_auth(&kim)
@@ -274,8 +275,19 @@ async fn a_notebook_runs_as_its_owner_without_network_reached_only_through_the_p
         .send()
         .await
         .unwrap();
-    assert_eq!(worker.status(), StatusCode::FORBIDDEN);
-    assert!(worker.headers()["content-security-policy"].to_str().unwrap().starts_with("sandbox;"));
+    assert_eq!(worker.status(), StatusCode::OK);
+    assert!(worker.text().await.unwrap().contains("self.registration.unregister()"));
+    // over plain http to a host that is not this machine, COOP does not
+    // hold: no session is served there
+    let elsewhere = reqwest::Client::new()
+        .get(app.url(&format!("/s/{id}/lab")))
+        .bearer_auth(&kim)
+        .header("host", "gpu.example.edu")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(elsewhere.status(), StatusCode::FORBIDDEN);
+    assert!(elsewhere.headers()["content-security-policy"].to_str().unwrap().starts_with("sandbox;"));
     let lab = through(&app, Some(&kim), &format!("/s/{id}/lab")).await;
     let csp: Vec<&str> = lab.headers().get_all("content-security-policy").iter().map(|v| v.to_str().unwrap()).collect();
     assert!(

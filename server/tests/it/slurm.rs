@@ -214,6 +214,11 @@ async fn an_unreachable_slurm_is_reported_and_jobs_stay_queued() {
     let server = ServerProcess::start(dir.path(), &[("JPU__EXECUTOR__KIND", "slurm"), ("PATH", "/nonexistent")]).await;
     let app = TestApp::attach(server.base.clone(), dir);
     app.give_slurm_uids().await;
+    // a node Slurm reported before it went away (no demo nodes are seeded
+    // under Slurm: without any node a submit fits nowhere, 422)
+    let admin = app.admin_token().await;
+    let node = json!({"name": "s4090-1", "gpus": [{"tier": "rtx4090", "count": 2}]});
+    assert_eq!(app.post(Some(&admin), "/v1/admin/nodes", node).await.status(), reqwest::StatusCode::CREATED);
     let token = app.demo_token().await;
     let id = app.submit_ok(&token, job("patient", 1, "true")).await["id"].as_i64().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

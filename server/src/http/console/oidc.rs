@@ -126,6 +126,9 @@ pub struct DeviceQuery {
 /// someone else started is not approved unawares.
 pub async fn device(State(state): State<AppState>, headers: HeaderMap, Query(q): Query<DeviceQuery>) -> Response {
     let page = Page(super::lang::headers_locale(&headers));
+    if q.user_code.is_none() {
+        return device_code_form(&page);
+    }
     let requested = q.user_code.as_deref().and_then(|code| state.device_requests.get(code, now_ms()));
     let (Some(code), Some(requested)) = (q.user_code, requested) else {
         return page.show(StatusCode::NOT_FOUND, "device-unknown-title", &page.t("device-unknown-why"));
@@ -157,6 +160,24 @@ pub async fn device(State(state): State<AppState>, headers: HeaderMap, Query(q):
     );
     // nothing on it may be framed or run: it is a page to read and leave
     let policy = "default-src 'none'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
+    ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(body)).into_response()
+}
+
+/// `/auth/device` without a code: where to type the one the device shows.
+fn device_code_form(page: &Page) -> Response {
+    let body = format!(
+        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+         content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
+         <body><main><h1>{title}</h1><form method=\"get\" action=\"/auth/device\">\
+         <label for=\"user_code\">{label}</label> <input id=\"user_code\" name=\"user_code\" required \
+         autocomplete=\"off\" autocapitalize=\"characters\"> <button type=\"submit\">{go}</button>\
+         </form></main></body></html>",
+        lang = page.0.tag(),
+        title = escape(&page.t("device-title")),
+        label = escape(&page.t("device-code")),
+        go = escape(&page.t("device-look-up")),
+    );
+    let policy = "default-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
     ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(body)).into_response()
 }
 

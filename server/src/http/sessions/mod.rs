@@ -19,10 +19,13 @@
 //!   that opens one finds nothing to script in (`window.open('/s/99999/')`
 //!   once gave it a same-origin page without a policy, and with it `/v1`);
 //! - a WebSocket must come from the console's origin; `Service-Worker-Allowed`
-//!   from the app is dropped (a worker stays within `/s/{id}/`);
+//!   from the app is dropped, and no worker of the app's is installed;
+//!   sessions are served only where COOP holds (https, or loopback) —
+//!   [`edge`] says why;
 //! - an app that asks a token (on Slurm) gets it from here, and it is
 //!   scrubbed from every response ([`scrub`]).
 
+mod edge;
 mod scrub;
 
 use axum::body::Body;
@@ -64,11 +67,11 @@ async fn proxy(State(state): State<AppState>, req: Request) -> Response {
     if is_upgrade(req.headers()) && !same_origin(req.headers(), &state.settings.server.public_url) {
         return ApiError::Forbidden("a session's socket opens only from this site's own pages".into()).into_response();
     }
-    // a service worker would answer the session's navigations with pages
-    // the proxy never sees (no policy: same origin, the owner's cookie,
-    // /v1): none is installed (the browser asks with this header)
-    if req.headers().get("service-worker").is_some_and(|v| v.as_bytes() == b"script") {
-        return ApiError::Forbidden("a session may not install a service worker".into()).into_response();
+    if !edge::secure_enough(&state.settings.server.public_url, req.headers()) {
+        return edge::not_secure();
+    }
+    if edge::asks_for_a_worker(req.headers()) {
+        return edge::unregistering_worker();
     }
     state.sessions.touch(id);
     match forward(&state, id, app, req).await {
@@ -129,7 +132,14 @@ async fn forward(
     let browser_side = req.extensions_mut().remove::<hyper::upgrade::OnUpgrade>();
     let host = req.headers().get(header::HOST).cloned();
     let request_path = req.uri().path().to_string();
-    let secure = state.settings.server.public_url.starts_with("https://");
+    let public_url = &state.settings.server.public_url;
+    let secure = public_url.starts_with("https://");
+    // the page's scheme, when this site says it (else both are tried)
+    let schemes: &[&str] = match public_url {
+        u if u.starts_with("https://") => &["https"],
+        u if u.starts_with("http://") => &["http"],
+        _ => &["http", "https"],
+    };
     let (mut parts, body) = req.into_parts();
     strip_console_credentials(&mut parts.headers);
     if let Some(token) = &token {
@@ -142,7 +152,7 @@ async fn forward(
     let mut response = sender.send_request(upstream).await.map_err(|e| e.to_string())?;
     let base = format!("/s/{id}/");
     if let Some(location) = response.headers().get(header::LOCATION) {
-        if !stays_within(location, &base, host.as_ref(), &request_path, secure) {
+        if !schemes.iter().all(|scheme| stays_within(location, &base, host.as_ref(), &request_path, scheme)) {
             return Ok(
                 (StatusCode::BAD_GATEWAY, "the session's app redirected outside its session: refused").into_response()
             );
@@ -202,17 +212,16 @@ fn stays_within(
     base: &str,
     host: Option<&HeaderValue>,
     request_path: &str,
-    secure: bool,
+    scheme: &str,
 ) -> bool {
     let Ok(text) = location.to_str() else { return false };
     // without a Host only a relative Location can match
     let host = host.and_then(|h| h.to_str().ok()).unwrap_or("jpu-share.invalid");
-    // the page's own scheme: `http:evil.example/…` is relative to an http
-    // page and another host to an https one
-    let scheme = if secure { "https" } else { "http" };
+    // resolved against the page's own scheme: `http:evil.example/…` is
+    // relative to an http page and another host to an https one
     let Ok(here) = url::Url::parse(&format!("{scheme}://{host}{request_path}")) else { return false };
     let Ok(there) = here.join(text) else { return false };
-    there.scheme() == scheme
+    matches!(there.scheme(), "http" | "https")
         && there.username().is_empty()
         && there.password().is_none()
         && (there.host_str(), there.port()) == (here.host_str(), here.port())
@@ -322,17 +331,18 @@ mod tests {
     fn redirects_stay_inside_the_session() {
         let host = HeaderValue::from_static("jpu.example.edu");
         let inside =
-            |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a", false);
+            |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a", "http");
         assert!(inside("/s/7/lab"));
         assert!(inside("http://jpu.example.edu/s/7/lab?x=1"));
-        assert!(!inside("https://jpu.example.edu/s/7/lab"), "another scheme is another origin");
+        // behind a TLS proxy the app sees http and says https: still here
+        assert!(inside("https://jpu.example.edu/s/7/lab"));
+        assert!(inside("lab"));
+        assert!(inside("../lab"));
         let secure =
-            |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a", true);
+            |l: &'static str| stays_within(&HeaderValue::from_static(l), "/s/7/", Some(&host), "/s/7/tree/a", "https");
         assert!(secure("https://jpu.example.edu/s/7/lab") && secure("lab"));
         // relative to an http page, another host to an https one
         assert!(!secure("http:evil.example/s/7/") && !secure("http:jpu.example.edu/v1/me"));
-        assert!(inside("lab"));
-        assert!(inside("../lab"));
         for out in [
             "/v1/jobs",
             "/s/8/lab",
