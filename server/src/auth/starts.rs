@@ -3,8 +3,9 @@
 //! its callback or its expiry; anonymous `GET /auth/oidc/login` once
 //! stored 469 rows a second from one client, for 8 hours each (#42 O1).
 //! Now a pending sign-in expires with its own 10 minutes, and an address
-//! starts at most [`PER_MINUTE`] a minute (a person needs one; a lab
-//! behind one NAT address a handful).
+//! starts at most [`PER_MINUTE`] a minute that it does not finish (a
+//! finished sign-in gives its start back: a lab behind one NAT address
+//! signing in together is not held back).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -39,6 +40,17 @@ impl SignInStarts {
         *count += 1;
         *count <= PER_MINUTE
     }
+
+    /// A sign-in from `address` was finished: its start no longer counts
+    /// (a lab behind one address signing in together is not held back;
+    /// only starts nobody finishes add up).
+    pub fn finished(&self, address: IpAddr) {
+        let address = network_of(address);
+        let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, count)) = counts.get_mut(&address) {
+            *count = count.saturating_sub(1);
+        }
+    }
 }
 
 /// An IPv6 client is counted by its /64: one host is given a whole one
@@ -69,6 +81,12 @@ mod tests {
         assert!(starts.allow(other, t0), "another address has its own");
         assert!(!starts.allow(one, t0 + WINDOW - Duration::from_millis(1)), "still the same minute");
         assert!(starts.allow(one, t0 + WINDOW), "the next minute");
+        // finished sign-ins give their starts back
+        let lab = IpAddr::from([192, 0, 2, 9]);
+        for i in 0..(3 * PER_MINUTE) {
+            assert!(starts.allow(lab, t0), "sign-in {} of a lab behind one address", i + 1);
+            starts.finished(lab);
+        }
     }
 
     #[test]

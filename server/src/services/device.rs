@@ -115,7 +115,12 @@ pub async fn start(
 
 /// One poll: `AUTHORIZATION_PENDING` until the person has signed in at
 /// the provider, then a personal token (90 days) named after `device`.
-pub async fn finish(state: &Services, device_code: &str, device: Option<&str>) -> Result<NewToken, ServiceError> {
+pub async fn finish(
+    state: &Services,
+    client: std::net::IpAddr,
+    device_code: &str,
+    device: Option<&str>,
+) -> Result<NewToken, ServiceError> {
     let oidc = oidc(state)?;
     if device_code.is_empty() || device_code.len() > 1024 {
         return Err(ServiceError::field("device_code", msg!("err-device-code-missing")));
@@ -139,5 +144,6 @@ pub async fn finish(state: &Services, device_code: &str, device: Option<&str>) -
     let issued = crate::auth::issue_labelled_token(&state.db, user.id, kind, ttl, now_ms())
         .await?
         .map_err(|_| ServiceError::Conflict(msg!("err-too-many-tokens", max = max)))?;
+    state.sign_in_starts.finished(client);
     Ok(NewToken { token: issued.token, expires_at: rfc3339(issued.expires_at_ms) })
 }

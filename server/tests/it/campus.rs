@@ -490,6 +490,19 @@ async fn an_address_starts_a_bounded_number_of_device_sign_ins() {
     assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
 }
 
+/// Sign-ins that are finished give their start back: a lab behind one
+/// address signing in together is not held back by the start limit.
+#[tokio::test]
+async fn finished_sign_ins_do_not_count_against_the_start_limit() {
+    let Some(provider) = provider().await else { return };
+    let app = server(&provider, |_| {}).await;
+    for i in 0..(jpu_share::auth::starts::PER_MINUTE + 5) {
+        let b = browser();
+        let callback = through_provider(&app, &b, "kim", "/").await;
+        assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER, "sign-in {}", i + 1);
+    }
+}
+
 #[tokio::test]
 async fn without_university_sign_in_the_device_endpoints_say_so() {
     let app = TestApp::spawn().await;

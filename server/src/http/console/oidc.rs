@@ -69,6 +69,7 @@ pub struct CallbackQuery {
 
 pub async fn callback(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     session: Session,
     headers: HeaderMap,
     Query(q): Query<CallbackQuery>,
@@ -107,6 +108,7 @@ pub async fn callback(
             return page.show(StatusCode::INTERNAL_SERVER_ERROR, "oidc-failed-title", &page.t("oidc-retry"));
         }
     };
+    state.sign_in_starts.finished(client);
     let idle = state.settings.server.session_idle_minutes;
     if let Err(e) = crate::http::middleware::sign_in_session(&session, (user.id, user.session_epoch), idle).await {
         tracing::error!(error = %e, "cannot store session");

@@ -74,8 +74,9 @@ struct Signed {
     ))]
 async fn finish_device_sign_in(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     ApiJson(body): ApiJson<FinishBody>,
 ) -> Result<(StatusCode, Json<Signed>), ApiError> {
-    let issued = device::finish(&state, &body.device_code, body.device.as_deref()).await?;
+    let issued = device::finish(&state, client, &body.device_code, body.device.as_deref()).await?;
     Ok((StatusCode::CREATED, Json(Signed { token: issued.token, expires_at: issued.expires_at })))
 }
