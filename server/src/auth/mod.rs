@@ -113,7 +113,7 @@ pub async fn issue_token(
     ttl: Duration,
     now_ms: i64,
 ) -> Result<IssuedToken, sqlx::Error> {
-    let kind = TokenKind { label: None, parent: None, max_named: None };
+    let kind = TokenKind { label: None, parent: None, max_named: None, epoch: None };
     match issue_labelled_token(db, user_id, kind, ttl, now_ms).await? {
         Ok(issued) => Ok(issued),
         // neither a limit nor a parent applies to a sign-in's token
@@ -126,8 +126,9 @@ pub async fn issue_token(
 pub enum NotIssued {
     /// The user has `max_named` named tokens live already.
     TooMany,
-    /// The token it was to be made with was revoked (or ran out) meanwhile.
-    ParentGone,
+    /// The token it was to be made with was revoked (or ran out), or the
+    /// user's sessions and tokens were ended, meanwhile.
+    CredentialsGone,
 }
 
 /// What a token issued is: a sign-in's (no label), or one with a label
@@ -137,6 +138,10 @@ pub struct TokenKind<'a> {
     pub label: Option<&'a str>,
     pub parent: Option<i64>,
     pub max_named: Option<i64>,
+    /// The user's session epoch the request was made under: a disable or
+    /// an off-boarding ("everything of theirs ends") that raced the
+    /// request wins over it.
+    pub epoch: Option<i64>,
 }
 
 /// A new token, shown once. The limit and the parent are checked in the
@@ -161,7 +166,12 @@ pub async fn issue_labelled_token(
     // token may outlast that sign-in), but never a revocation
     if let Some(parent) = kind.parent {
         if !accounts::token_is_live(&mut tx, parent, user_id, now_ms).await? {
-            return Ok(Err(NotIssued::ParentGone));
+            return Ok(Err(NotIssued::CredentialsGone));
+        }
+    }
+    if let Some(epoch) = kind.epoch {
+        if !accounts::still_in_epoch(&mut tx, user_id, epoch).await? {
+            return Ok(Err(NotIssued::CredentialsGone));
         }
     }
     let new = accounts::NewToken {

@@ -283,6 +283,19 @@ pub async fn token_is_live(conn: &mut WriteTx, token_id: i64, user_id: i64, now_
     Ok(live > 0)
 }
 
+/// Whether the user is enabled and their sessions and tokens were not
+/// ended since `epoch`.
+pub async fn still_in_epoch(conn: &mut WriteTx, user_id: i64, epoch: i64) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query_scalar!(
+        r#"SELECT COUNT(*) AS "n!: i64" FROM users WHERE id = ? AND session_epoch = ? AND disabled_at IS NULL"#,
+        user_id,
+        epoch
+    )
+    .fetch_one(conn.conn())
+    .await?;
+    Ok(n > 0)
+}
+
 /// How many named tokens (personal, device) of a user are live.
 pub async fn live_named_tokens(conn: &mut WriteTx, user_id: i64, now_ms: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(

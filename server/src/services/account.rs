@@ -110,13 +110,18 @@ pub async fn create_token(
     }
     let ttl = Duration::from_secs(days as u64 * 86_400);
     // a token made with a token dies with it (T1)
-    let kind = auth::TokenKind { label: Some(name), parent: caller.token_id, max_named: Some(MAX_NAMED_TOKENS) };
+    let kind = auth::TokenKind {
+        label: Some(name),
+        parent: caller.token_id,
+        max_named: Some(MAX_NAMED_TOKENS),
+        epoch: Some(caller.user.session_epoch),
+    };
     let issued = match auth::issue_labelled_token(&state.db, caller.user.id, kind, ttl, now_ms()).await? {
         Ok(issued) => issued,
         Err(auth::NotIssued::TooMany) => {
             return Err(ServiceError::Conflict(msg!("err-too-many-tokens", max = MAX_NAMED_TOKENS)))
         }
-        Err(auth::NotIssued::ParentGone) => return Err(ServiceError::InvalidCredentials(msg!("err-token-gone"))),
+        Err(auth::NotIssued::CredentialsGone) => return Err(ServiceError::InvalidCredentials(msg!("err-token-gone"))),
     };
     Ok(PersonalToken {
         id: issued.id,

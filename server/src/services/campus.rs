@@ -314,37 +314,58 @@ pub struct Admissions(std::sync::Mutex<std::collections::HashMap<i64, std::time:
 /// A directory that cannot be asked keeps them in (logged): an outage of
 /// the directory must not sign the whole university out.
 pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
-    let Some(directory) = &state.directory else { return true };
+    match dropped_because(state, user).await {
+        None => true,
+        Some(why) => {
+            off_board(state, user, why).await;
+            false
+        }
+    }
+}
+
+/// Why the directory no longer admits `user`, if it does not; `None` for
+/// someone admitted, not a campus user, lately confirmed, or when the
+/// directory cannot be asked (an outage must not sign the university out).
+async fn dropped_because(state: &Services, user: &UserRecord) -> Option<&'static str> {
+    let directory = state.directory.as_ref()?;
     if user.sign_in != SignIn::Oidc {
-        return true;
+        return None;
     }
     let ttl = std::time::Duration::from_secs(directory.settings().recheck_seconds);
     let fresh = |at: &std::time::Instant| at.elapsed() < ttl;
     if state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).get(&user.id).is_some_and(fresh) {
-        return true;
+        return None;
     }
-    let why = match directory.person(&user.username).await {
+    match directory.person(&user.username).await {
         Ok(Some(person)) => {
             let ldap = directory.settings();
-            let in_a_lab = lab_and_role(&person.groups, directory.lab_group(), &ldap.admin_groups, None).is_some();
-            if in_a_lab {
+            if lab_and_role(&person.groups, directory.lab_group(), &ldap.admin_groups, None).is_some() {
                 state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).insert(user.id, std::time::Instant::now());
-                return true;
+                return None;
             }
-            "in no lab group any more"
+            Some("in no lab group any more")
         }
-        Ok(None) => "no longer in the directory",
+        Ok(None) => Some("no longer in the directory"),
         Err(e) => {
             tracing::warn!(error = %e, user = %user.username, "cannot ask the directory; the user stays signed in");
-            return true;
+            None
         }
-    };
+    }
+}
+
+async fn off_board(state: &Services, user: &UserRecord, why: &str) {
     state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&user.id);
     if let Err(e) = end_access(state, user, why).await {
         tracing::error!(error = %e, user = %user.username, "cannot end the sessions of a user the directory dropped");
     }
-    false
 }
+
+/// A sweep that would off-board more than this share of the people it
+/// asked about (and more than [`SWEEP_FEW`]) does nothing and says so: a
+/// directory misconfigured (a wrong base, an access rule) answers "no such
+/// person" for everyone, and must not end everyone's work at once.
+const SWEEP_MAX_SHARE: f64 = 0.5;
+const SWEEP_FEW: usize = 3;
 
 /// Asks the directory, every `recheck_seconds` (a second at least), about
 /// every campus user with jobs waiting: one it dropped is off-boarded
@@ -355,22 +376,38 @@ pub async fn offboarding_sweep(state: Services) {
     let every = std::time::Duration::from_secs(directory.settings().recheck_seconds.max(1));
     loop {
         tokio::time::sleep(every).await;
-        let users = match state.db.acquire().await {
+        let ids = match state.db.acquire().await {
             Ok(mut conn) => db::campus_identities::campus_users_with_waiting_jobs(&mut conn).await,
             Err(e) => Err(e),
         };
-        let users = users.unwrap_or_else(|e| {
+        let ids = ids.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "the off-boarding sweep cannot read the waiting jobs");
             Vec::new()
         });
-        for id in users {
+        let mut dropped = Vec::new();
+        for id in &ids {
             let user = match state.db.acquire().await {
-                Ok(mut conn) => db::accounts::user_by_id(&mut conn, id).await.ok().flatten(),
+                Ok(mut conn) => db::accounts::user_by_id(&mut conn, *id).await.ok().flatten(),
                 Err(_) => None,
             };
             if let Some(user) = user {
-                still_admitted(&state, &user).await;
+                if let Some(why) = dropped_because(&state, &user).await {
+                    dropped.push((user, why));
+                }
             }
+        }
+        if dropped.len() > SWEEP_FEW && dropped.len() as f64 > SWEEP_MAX_SHARE * ids.len() as f64 {
+            tracing::error!(
+                dropped = dropped.len(),
+                asked = ids.len(),
+                "the directory no longer admits most people with waiting jobs: nobody is off-boarded \
+                 (check directory.ldap; each is still checked at their own next request)"
+            );
+            metrics::counter!("campus_offboarding_held_total").increment(1);
+            continue;
+        }
+        for (user, why) in dropped {
+            off_board(&state, &user, why).await;
         }
     }
 }

@@ -140,7 +140,7 @@ pub async fn finish(
     let name = format!("jpu login --sso on {}", device_name(device));
     let ttl = Duration::from_secs(crate::services::account::PERSONAL_TOKEN_DAYS_DEFAULT as u64 * 86_400);
     let max = crate::services::account::MAX_NAMED_TOKENS;
-    let kind = crate::auth::TokenKind { label: Some(&name), parent: None, max_named: Some(max) };
+    let kind = crate::auth::TokenKind { label: Some(&name), parent: None, max_named: Some(max), epoch: None };
     let issued = crate::auth::issue_labelled_token(&state.db, user.id, kind, ttl, now_ms())
         .await?
         .map_err(|_| ServiceError::Conflict(msg!("err-too-many-tokens", max = max)))?;

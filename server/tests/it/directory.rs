@@ -265,3 +265,54 @@ async fn the_waiting_jobs_of_someone_the_directory_drops_end_without_their_next_
     assert_eq!((ended["state"].as_str(), ended["end_reason"].as_str()), (Some("CANCELLED"), Some("OWNER_LEFT")));
     assert_eq!(app.me(Some(&token)).await.status(), StatusCode::UNAUTHORIZED, "and their token with it");
 }
+
+/// A directory that suddenly lists nobody (a wrong base, an access rule)
+/// does not make the sweep end everyone's work at once: past half of the
+/// people it asks about (and more than three), it holds and says so.
+#[tokio::test]
+async fn a_directory_that_drops_most_people_at_once_off_boards_nobody() {
+    let (Some(provider), Some(slapd)) = (provider().await, slapd().await) else { return };
+    let secrets = tempfile::tempdir().unwrap();
+    let mut ldap = slapd.settings(secrets.path());
+    ldap.recheck_seconds = 1;
+    let app = server(&provider, |s| s.directory.ldap = ldap).await;
+    // a fourth person, in the vision lab
+    let mut admin_ldap = as_administrator(&slapd.url).await;
+    let choi: Vec<(&str, std::collections::HashSet<&str>)> = vec![
+        ("objectClass", ["inetOrgPerson", "posixAccount"].into()),
+        ("uid", ["choi"].into()),
+        ("cn", ["Choi Ara"].into()),
+        ("sn", ["Choi"].into()),
+        ("uidNumber", ["20004"].into()),
+        ("gidNumber", ["30001"].into()),
+        ("homeDirectory", ["/home/choi"].into()),
+    ];
+    admin_ldap.add("uid=choi,ou=people,dc=example,dc=edu", choi).await.unwrap().success().unwrap();
+    let vision = "cn=gpu-lab-vision,ou=groups,dc=example,dc=edu";
+    admin_ldap.modify(vision, vec![ldap3::Mod::Add("memberUid", ["choi"].into())]).await.unwrap().success().unwrap();
+    admin_ldap.unbind().await.unwrap();
+    let mut jobs = Vec::new();
+    for user in ["kim", "lee", "park", "choi"] {
+        let (_, token) = signed_in_with_token(&app, user).await;
+        jobs.push(
+            app.submit_ok(&token, json!({"name": "waits", "command": "true", "num_gpus": 1})).await["id"].clone(),
+        );
+    }
+    for user in ["kim", "lee", "park", "choi"] {
+        delete_entry(&slapd.url, &format!("uid={user},ou=people,dc=example,dc=edu")).await;
+    }
+    let admin = app.admin_token().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let metrics = app.get(Some(&admin), "/metrics").await.text().await.unwrap();
+        if metrics.lines().any(|l| l.starts_with("campus_offboarding_held_total") && !l.ends_with(" 0")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the sweep never held:\n{metrics}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    for id in jobs {
+        let job: Value = app.get(Some(&admin), &format!("/v1/jobs/{id}")).await.json().await.unwrap();
+        assert!(job["state"].as_str().unwrap().ends_with("WAIT"), "held, not off-boarded: {job}");
+    }
+}
