@@ -268,12 +268,12 @@ pub async fn live_tokens(
         .collect())
 }
 
-/// Whether a token of `user_id` (a user not disabled) is live: not
-/// revoked, not expired.
+/// Whether a token of `user_id` is live: not revoked, not expired (a
+/// disabled user's tokens are revoked with the disable).
 pub async fn token_is_live(conn: &mut WriteTx, token_id: i64, user_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
     let live = sqlx::query_scalar!(
-        r#"SELECT COUNT(*) AS "n!: i64" FROM api_tokens t JOIN users u ON u.id = t.user_id
-           WHERE t.id = ? AND t.user_id = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
+        r#"SELECT COUNT(*) AS "n!: i64" FROM api_tokens
+           WHERE id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?"#,
         token_id,
         user_id,
         now_ms

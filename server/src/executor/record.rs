@@ -217,22 +217,27 @@ impl AttemptRecord {
 /// Longest record file read: each holds one number or word.
 const MAX_RECORD_FILE: u64 = 4096;
 
-/// A record file's text, if it is a plain file (not a link, not a FIFO
-/// that would block the reader), read no further than
-/// [`MAX_RECORD_FILE`]: on Slurm the attempt's wrapper runs as the job's
-/// user, so what lies here is as hostile as the job (#42 W1).
-pub fn read_small(path: &Path) -> Option<String> {
+/// Opens `path` for reading if it is a plain file: not through a link,
+/// and not a FIFO or device that would block or feed the reader forever.
+/// What a job leaves (its record on Slurm, its log, a session's runtime
+/// file) is opened this way (#42 W1).
+pub fn open_plain(path: &Path) -> std::io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
+    let file =
+        fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK).open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a plain file"))
     }
+}
+
+/// A record file's text, read no further than [`MAX_RECORD_FILE`]: on
+/// Slurm the attempt's wrapper runs as the job's user, so what lies here
+/// is as hostile as the job.
+pub fn read_small(path: &Path) -> Option<String> {
     let mut text = String::new();
-    file.take(MAX_RECORD_FILE).read_to_string(&mut text).ok()?;
+    open_plain(path).ok()?.take(MAX_RECORD_FILE).read_to_string(&mut text).ok()?;
     Some(text)
 }
 
@@ -251,13 +256,7 @@ pub fn process_alive(pid: i32) -> bool {
 
 /// The attempt's output from `from`, at most its last 64 KiB.
 pub fn read_log_tail(log: &Path, from: u64) -> String {
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(log)
-        .and_then(|f| if f.metadata()?.is_file() { Ok(f) } else { Err(std::io::ErrorKind::InvalidInput.into()) });
-    let Ok(mut file) = opened else {
+    let Ok(mut file) = open_plain(log) else {
         return String::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

@@ -173,15 +173,12 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     rand::thread_rng().fill_bytes(&mut bytes);
     let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
     req.extensions_mut().insert(CspNonce(nonce.clone()));
-    if req.uri().path().starts_with("/s/") {
-        // a session's pages: the proxy sets their own rules (http::sessions)
-        let mut response = next.run(req).await;
-        if response.extensions().get::<crate::http::sessions::FromTheApp>().is_none() {
-            not_the_apps(response.headers_mut());
-        }
+    let session_path = req.uri().path().starts_with("/s/");
+    let mut response = next.run(req).await;
+    // a session's app's own pages: the proxy set their rules (http::sessions)
+    if response.extensions().get::<crate::http::sessions::FromTheApp>().is_some() {
         return response;
     }
-    let mut response = next.run(req).await;
     let html = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -195,8 +192,13 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     // a window a session's page (same origin, other rules) opens on the
     // console is cut off from its opener
     headers.insert(header::HeaderName::from_static("cross-origin-opener-policy"), fixed("same-origin"));
-    // a page that brings its own (stricter) policy keeps it
-    if html && !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+    if session_path {
+        // what the app did not write under /s/ (the proxy's own 404, 502,
+        // redirects, a refusal before it), whatever policy it came with
+        headers.insert(header::CONTENT_SECURITY_POLICY, fixed(NO_ORIGIN));
+    } else if headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        // a page that brings its own (stricter) policy keeps it
+    } else if html {
         let policy = format!(
             "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
              style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
@@ -205,30 +207,19 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
         if let Ok(value) = header::HeaderValue::from_str(&policy) {
             headers.insert(header::CONTENT_SECURITY_POLICY, value);
         }
-    } else if !html && !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+    } else {
         // anything else opened as a page (`window.open('/v1/me')` from a
         // session's script) has no origin to script in: COOP alone is
         // ignored on a plain-http origin other than localhost
-        headers.insert(header::CONTENT_SECURITY_POLICY, fixed("sandbox; default-src 'none'; frame-ancestors 'none'"));
+        headers.insert(header::CONTENT_SECURITY_POLICY, fixed(NO_ORIGIN));
     }
     response
 }
 
-/// A response under `/s/` that the session's app did not write: no
-/// origin (a sandbox without `allow-same-origin`), no script, nothing
-/// loaded, not framed, and a window that opens it loses its opener, so
-/// a session's script that opens it has nothing to reach the console with.
-fn not_the_apps(headers: &mut header::HeaderMap) {
-    let fixed = |v: &'static str| header::HeaderValue::from_static(v);
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        fixed("sandbox; default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
-    );
-    headers.insert(header::HeaderName::from_static("cross-origin-opener-policy"), fixed("same-origin"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, fixed("nosniff"));
-    headers.insert(header::X_FRAME_OPTIONS, fixed("DENY"));
-    headers.insert(header::REFERRER_POLICY, fixed("same-origin"));
-}
+/// The policy of a response no script may run in or reach from a window
+/// it opens: a sandbox without `allow-same-origin` (no origin of its own),
+/// nothing loaded, no form, not framed.
+const NO_ORIGIN: &str = "sandbox; default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// Paths that are not console pages (API, assets, sign-in itself, the
 /// sessions' proxy, which answers every method and gates on its own).

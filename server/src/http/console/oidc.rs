@@ -144,15 +144,10 @@ pub async fn device(State(state): State<AppState>, headers: HeaderMap, Query(q):
             ("at", crate::clock::rfc3339(requested.at_ms).into()),
         ],
     );
-    let body = format!(
-        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
-         <body><main><h1>{title}</h1><p data-testid=\"device-asked\">{asked}</p>\
+    let main = format!(
+        "<p data-testid=\"device-asked\">{asked}</p>\
          <p>{code_is} <strong data-testid=\"device-code\">{code}</strong></p>\
-         <p><a data-testid=\"device-continue\" href=\"{to}\">{go}</a></p>\
-         <p>{not_you}</p></main></body></html>",
-        lang = page.0.tag(),
-        title = escape(&page.t("device-title")),
+         <p><a data-testid=\"device-continue\" href=\"{to}\">{go}</a></p><p>{not_you}</p>",
         asked = escape(&asked),
         code_is = escape(&page.t("device-code")),
         code = escape(&code),
@@ -162,25 +157,20 @@ pub async fn device(State(state): State<AppState>, headers: HeaderMap, Query(q):
     );
     // nothing on it may be framed or run: it is a page to read and leave
     let policy = "default-src 'none'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
-    ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(body)).into_response()
+    ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(page.html("device-title", &main))).into_response()
 }
 
 /// `/auth/device` without a code: where to type the one the device shows.
 fn device_code_form(page: &Page) -> Response {
-    let body = format!(
-        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
-         <body><main><h1>{title}</h1><form method=\"get\" action=\"/auth/device\">\
-         <label for=\"user_code\">{label}</label> <input id=\"user_code\" name=\"user_code\" required \
-         autocomplete=\"off\" autocapitalize=\"characters\"> <button type=\"submit\">{go}</button>\
-         </form></main></body></html>",
-        lang = page.0.tag(),
-        title = escape(&page.t("device-title")),
+    let main = format!(
+        "<form method=\"get\" action=\"/auth/device\"><label for=\"user_code\">{label}</label> \
+         <input id=\"user_code\" name=\"user_code\" required autocomplete=\"off\" autocapitalize=\"characters\"> \
+         <button type=\"submit\">{go}</button></form>",
         label = escape(&page.t("device-code")),
         go = escape(&page.t("device-look-up")),
     );
     let policy = "default-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
-    ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(body)).into_response()
+    ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(page.html("device-title", &main))).into_response()
 }
 
 /// The plain pages of the way through, in the browser's language.
@@ -207,17 +197,24 @@ impl Page {
 
     /// A plain page (no script): a title, why, and the way back.
     fn show(&self, status: StatusCode, title: &str, why: &str) -> Response {
-        let body = format!(
-            "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-             content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
-             <body><main><h1>{title}</h1><p role=\"alert\" data-testid=\"why\">{why}</p>\
-             <p><a href=\"/login\">{back}</a></p></main></body></html>",
-            lang = self.0.tag(),
-            title = escape(&self.t(title)),
+        let main = format!(
+            "<p role=\"alert\" data-testid=\"why\">{why}</p><p><a href=\"/login\">{back}</a></p>",
             why = escape(why),
             back = escape(&self.t("oidc-back")),
         );
-        (status, Html(body)).into_response()
+        (status, Html(self.html(title, &main))).into_response()
+    }
+
+    /// The plain pages' frame: the page's language, the title (by its key)
+    /// as `<title>` and heading, then `main` (HTML, escaped by the caller).
+    fn html(&self, title: &str, main: &str) -> String {
+        format!(
+            "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+             content=\"width=device-width, initial-scale=1\"><title>{title} — JPU-Share</title></head>\
+             <body><main><h1>{title}</h1>{main}</main></body></html>",
+            lang = self.0.tag(),
+            title = escape(&self.t(title)),
+        )
     }
 }
 

@@ -17,7 +17,6 @@
 //!   token to requests and scrubs it from responses (`/lab` writes it
 //!   into its page), so it never reaches the browser.
 
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::time::Duration;
@@ -148,10 +147,7 @@ fn read_announced(runtime: &Path) -> std::io::Result<(u16, String)> {
         }
     }
     let (_, path) = newest.ok_or_else(|| invalid("the app has not announced its port yet"))?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)?;
+    let file = crate::executor::record::open_plain(&path)?;
     let mut text = String::new();
     file.take(MAX_RUNTIME_FILE).read_to_string(&mut text)?;
     parse_announced(&text).ok_or_else(|| invalid("the app's runtime file names no usable port and token"))
