@@ -10,7 +10,10 @@
 // The client `jpu-share` may redirect to /auth/oidc/callback on any
 // loopback port (a native client, RFC 8252), so a server on port 0 works.
 // Accounts: {"<sub>": {"groups": [...], "email": "...", "name": "...",
-// "preferred_username"?: "..." (default: the sub)}}.
+// "preferred_username"?: "..." (default: the sub)}}. The file is read
+// again at every lookup: a test drops a person, or their group, by
+// rewriting it, and the provider refuses or changes them from then on
+// (a refresh of their grant included).
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import Provider, { interactionPolicy } from 'oidc-provider';
@@ -33,7 +36,7 @@ const DEFAULT_ACCOUNTS = {
   kimmy: { groups: ['gpu-lab-vision'], name: 'Kim Again', email: 'k2@example.edu', preferred_username: 'kim' },
   Kim: { groups: ['gpu-lab-vision'], name: 'Kim Look-alike', email: 'k3@example.edu' },
 };
-const accounts = arg('accounts') ? JSON.parse(readFileSync(arg('accounts'), 'utf8')) : DEFAULT_ACCOUNTS;
+const accountsOf = () => (arg('accounts') ? JSON.parse(readFileSync(arg('accounts'), 'utf8')) : DEFAULT_ACCOUNTS);
 const secret = arg('client-secret', 'jpu-share-test-secret');
 
 // a first-party client: no consent screen, not even the one native
@@ -50,7 +53,7 @@ server.listen(Number(arg('port', '0')), '127.0.0.1', () => {
       client_secret: secret,
       application_type: 'native',
       redirect_uris: ['http://127.0.0.1/auth/oidc/callback'],
-      grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+      grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
     }],
@@ -65,8 +68,16 @@ server.listen(Number(arg('port', '0')), '127.0.0.1', () => {
     cookies: { keys: ['jpu-share-test-provider'] },
     interactions: { policy },
     features: { devInteractions: { enabled: true }, deviceFlow: { enabled: true } },
+    // a refresh token for every grant, outliving the browser's sign-in
+    // here (what an `offline_access` grant is at a campus provider)
+    async issueRefreshToken(_ctx, client) {
+      return client.grantTypeAllowed('refresh_token');
+    },
+    async expiresWithSession() {
+      return false;
+    },
     async findAccount(_ctx, id) {
-      const account = accounts[id];
+      const account = accountsOf()[id];
       if (!account) return undefined;
       return {
         accountId: id,
@@ -78,7 +89,7 @@ server.listen(Number(arg('port', '0')), '127.0.0.1', () => {
     // first-party client: no consent screen
     async loadExistingGrant(ctx) {
       const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
-      grant.addOIDCScope('openid profile email groups');
+      grant.addOIDCScope('openid profile email groups offline_access');
       await grant.save();
       return grant;
     },

@@ -341,6 +341,13 @@ pub struct OidcSettings {
     pub lab_group: String,
     /// Groups whose members are admins.
     pub admin_groups: Vec<String>,
+    /// Without a directory: how often the provider is asked again about
+    /// each campus account (its refresh token), so a person it dropped, or
+    /// who lost every lab group or the admin group, loses what they have
+    /// here; 0 = never. Ask the provider for a grant that outlives the
+    /// browser's sign-in (`offline_access` in `scopes`): one that ends with
+    /// it would sign people out here when they sign out there.
+    pub recheck_seconds: u64,
 }
 
 impl Default for OidcSettings {
@@ -350,11 +357,12 @@ impl Default for OidcSettings {
             client_id: String::new(),
             client_secret_file: None,
             display_name: "University sign-in".into(),
-            scopes: ["openid", "profile", "email", "groups"].map(String::from).to_vec(),
+            scopes: ["openid", "profile", "email", "groups", "offline_access"].map(String::from).to_vec(),
             username_claim: "preferred_username".into(),
             groups_claim: "groups".into(),
             lab_group: String::new(),
             admin_groups: Vec::new(),
+            recheck_seconds: 900,
         }
     }
 }

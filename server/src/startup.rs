@@ -242,6 +242,8 @@ impl Application {
         ));
         // with a directory, people it drops are off-boarded on a schedule
         let offboarding = tokio::spawn(crate::services::campus::offboarding_sweep(self.state.services.clone()));
+        // without one, the provider is asked again with its refresh tokens
+        let recheck = tokio::spawn(crate::services::campus::provider_recheck(self.state.services.clone()));
         // the peer address feeds the sign-in slow-down
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
         // no Nagle: a session's kernel messages are small writes answered
@@ -257,6 +259,7 @@ impl Application {
         let _ = stop_notify.send(());
         let _ = stop_sessions.send(());
         offboarding.abort();
+        recheck.abort();
         let _ = sessions.await;
         if let Some(handle) = scheduler {
             let _ = handle.await;

@@ -23,9 +23,21 @@ pub struct Provider {
 
 impl Provider {
     pub async fn start() -> Provider {
+        Self::start_with(&[]).await
+    }
+
+    /// With its people from a JSON file it reads at every lookup (a test
+    /// drops someone by rewriting it).
+    #[allow(dead_code)]
+    pub async fn with_accounts(file: &Path) -> Provider {
+        Self::start_with(&["--accounts".as_ref(), file.as_os_str()]).await
+    }
+
+    async fn start_with(args: &[&std::ffi::OsStr]) -> Provider {
         use tokio::io::AsyncBufReadExt;
         let mut child = tokio::process::Command::new("node")
             .arg("oidc/provider.mjs")
+            .args(args)
             .current_dir(END2END)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())

@@ -21,7 +21,7 @@ use openidconnect::core::{
 use openidconnect::{
     AdditionalClaims, AdditionalProviderMetadata, AuthenticationFlow, AuthorizationCode, ClaimsVerificationError,
     ClientId, ClientSecret, CsrfToken, DeviceAuthorizationUrl, EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken,
-    IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier, ProviderMetadata, RedirectUrl, Scope,
+    IssuerUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier, ProviderMetadata, RedirectUrl, Scope,
     SignatureVerificationError, TokenResponse,
 };
 use serde::{Deserialize, Serialize};
@@ -110,6 +110,39 @@ pub struct Identity {
     pub subject: String,
     pub username: String,
     pub groups: Vec<String>,
+    /// The provider's refresh token, when it gave one: what the re-check
+    /// asks it with later (`services::campus::offboarding`).
+    pub grant: Option<Grant>,
+}
+
+/// A refresh token: a credential, never printed.
+#[derive(Clone, PartialEq)]
+pub struct Grant(String);
+
+impl Grant {
+    pub fn new(token: String) -> Self {
+        Grant(token)
+    }
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Grant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Grant(…)")
+    }
+}
+
+/// What the provider says of a grant when it is asked again.
+#[derive(Debug, PartialEq)]
+pub enum Recheck {
+    /// It still vouches: whom its new ID token names (if it sent one), and
+    /// the grant to keep (a provider may rotate it).
+    Vouched { identity: Option<Identity>, grant: Option<Grant> },
+    /// It refused the grant (`invalid_grant`): the person is gone there,
+    /// or their grant was revoked.
+    Ended(String),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -248,22 +281,8 @@ impl Oidc {
     /// ID token has no nonce (the grant has none); every other check holds.
     pub async fn device_poll(&self, device_code: &str) -> Result<DevicePoll, OidcError> {
         let client = self.client(false).await?;
-        let token_url = client
-            .token_uri()
-            .ok_or_else(|| OidcError::Provider("the provider has no token endpoint".into()))?
-            .url()
-            .clone();
         let form = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", device_code)];
-        let answer = self
-            .http
-            .post(token_url)
-            .basic_auth(form_encode(&self.settings.client_id), self.client_secret.as_deref().map(form_encode))
-            .form(&form)
-            .send()
-            .await
-            .map_err(|e| OidcError::Provider(format!("token endpoint: {}", chain(&e))))?;
-        let body: serde_json::Value =
-            answer.json().await.map_err(|e| OidcError::Provider(format!("token endpoint: {}", chain(&e))))?;
+        let body = self.token_endpoint(&client, &form).await?;
         match body["error"].as_str() {
             Some("authorization_pending" | "slow_down") => return Ok(DevicePoll::Pending),
             Some("expired_token" | "invalid_grant") => return Ok(DevicePoll::Expired),
@@ -273,7 +292,9 @@ impl Oidc {
         }
         let jwt =
             body["id_token"].as_str().ok_or_else(|| OidcError::Rejected("the provider sent no ID token".into()))?;
-        Ok(DevicePoll::Done(self.identity_from(&client, jwt, None).await?))
+        let mut identity = self.identity_from(&client, jwt, None).await?;
+        identity.grant = body["refresh_token"].as_str().map(|t| Grant::new(t.to_string()));
+        Ok(DevicePoll::Done(identity))
     }
 
     /// The provider's sign-in URL for this browser, and what its session
@@ -322,7 +343,51 @@ impl Oidc {
             .map_err(|e| OidcError::Rejected(format!("the provider refused the code: {}", chain(&e))))?;
         let jwt =
             response.id_token().ok_or_else(|| OidcError::Rejected("the provider sent no ID token".into()))?.to_string();
-        self.identity_from(&client, &jwt, Some(pending.nonce.as_str())).await
+        let mut identity = self.identity_from(&client, &jwt, Some(pending.nonce.as_str())).await?;
+        identity.grant = OAuth2TokenResponse::refresh_token(&response).map(|t| Grant::new(t.secret().clone()));
+        Ok(identity)
+    }
+
+    /// Asks the provider about a grant again (the refresh-token grant): a
+    /// person it dropped, or whose grant it revoked, is refused there
+    /// (#42 I3); one it still vouches for comes back with today's groups.
+    pub async fn recheck(&self, grant: &Grant) -> Result<Recheck, OidcError> {
+        let client = self.client(false).await?;
+        let form = [("grant_type", "refresh_token"), ("refresh_token", grant.secret())];
+        let body = self.token_endpoint(&client, &form).await?;
+        match body["error"].as_str() {
+            Some("invalid_grant") => {
+                let why = body["error_description"].as_str().unwrap_or("invalid_grant");
+                return Ok(Recheck::Ended(why.chars().take(200).collect()));
+            }
+            Some(other) => return Err(OidcError::Provider(format!("token endpoint: {other}"))),
+            None => {}
+        }
+        let identity = match body["id_token"].as_str() {
+            Some(jwt) => Some(self.identity_from(&client, jwt, None).await?),
+            None => None,
+        };
+        let grant = body["refresh_token"].as_str().map(|t| Grant::new(t.to_string()));
+        Ok(Recheck::Vouched { identity, grant })
+    }
+
+    /// One form POST to the provider's token endpoint as this client; its
+    /// JSON answer, errors included (RFC 6749 §5.2).
+    async fn token_endpoint(&self, client: &Client, form: &[(&str, &str)]) -> Result<serde_json::Value, OidcError> {
+        let token_url = client
+            .token_uri()
+            .ok_or_else(|| OidcError::Provider("the provider has no token endpoint".into()))?
+            .url()
+            .clone();
+        let answer = self
+            .http
+            .post(token_url)
+            .basic_auth(form_encode(&self.settings.client_id), self.client_secret.as_deref().map(form_encode))
+            .form(form)
+            .send()
+            .await
+            .map_err(|e| OidcError::Provider(format!("token endpoint: {}", chain(&e))))?;
+        answer.json().await.map_err(|e| OidcError::Provider(format!("token endpoint: {}", chain(&e))))
     }
 
     /// Who an ID token names, once it passed every check. A key we do not
@@ -363,7 +428,7 @@ impl Oidc {
         // the token's `iss` was checked to be the configured issuer; that one
         // string keys accounts here and in an admin's link (no two spellings)
         let issuer = self.settings.issuer.clone();
-        Ok(Identity { issuer, subject, username, groups })
+        Ok(Identity { issuer, subject, username, groups, grant: None })
     }
 }
 

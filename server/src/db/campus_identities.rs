@@ -45,7 +45,7 @@ pub async fn link(
     sqlx::query!(
         "INSERT INTO campus_identities (user_id, issuer, subject, linked_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (user_id) DO UPDATE SET issuer = excluded.issuer, subject = excluded.subject,
-                                             linked_at = excluded.linked_at",
+                                             linked_at = excluded.linked_at, refresh_token = NULL",
         user_id,
         issuer,
         subject,
@@ -84,4 +84,46 @@ pub async fn campus_users_with_waiting_jobs(conn: &mut SqliteConnection) -> Resu
     )
     .fetch_all(&mut *conn)
     .await
+}
+
+/// Keeps the provider's refresh token for this identity (`None` forgets it).
+pub async fn set_grant(
+    conn: &mut WriteTx,
+    issuer: &str,
+    subject: &str,
+    refresh_token: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE campus_identities SET refresh_token = ? WHERE issuer = ? AND subject = ?",
+        refresh_token,
+        issuer,
+        subject
+    )
+    .execute(conn.conn())
+    .await?;
+    Ok(())
+}
+
+/// An identity the provider can be asked about again.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub user_id: i64,
+    pub subject: String,
+    pub refresh_token: String,
+}
+
+/// The campus accounts of this issuer, still enabled, with a refresh
+/// token: whom the provider re-check asks about.
+pub async fn held_grants(conn: &mut SqliteConnection, issuer: &str) -> Result<Vec<Held>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT c.user_id AS "user_id!", c.subject AS "subject!", c.refresh_token AS "refresh_token!"
+           FROM campus_identities c JOIN users u ON u.id = c.user_id
+           WHERE c.issuer = ? AND c.subject IS NOT NULL AND c.refresh_token IS NOT NULL
+             AND u.auth = 'oidc' AND u.disabled_at IS NULL
+           ORDER BY c.user_id"#,
+        issuer
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| Held { user_id: r.user_id, subject: r.subject, refresh_token: r.refresh_token }).collect())
 }

@@ -538,3 +538,58 @@ async fn jpu_login_sso_waits_for_the_person_and_keeps_the_token() {
     let who: Value = app.me(stored["token"].as_str()).await.json().await.unwrap();
     assert_eq!(who["username"], "lee");
 }
+
+/// I3: without a directory the provider is asked again, with the refresh
+/// token it gave at sign-in. Someone it drops loses their sessions,
+/// tokens and waiting jobs; someone whose admin group goes is demoted;
+/// everyone else goes on through several rounds (a rotated grant kept).
+#[tokio::test]
+async fn without_a_directory_the_provider_is_asked_again_and_whom_it_drops_is_off_boarded() {
+    if provider().await.is_none() {
+        return;
+    }
+    let people_dir = tempfile::tempdir().unwrap();
+    let people = people_dir.path().join("people.json");
+    let everyone = serde_json::json!({
+        "kim": {"groups": ["gpu-lab-vision"]},
+        "park": {"groups": ["gpu-lab-vision", "gpu-admins"]},
+        "lee": {"groups": ["gpu-lab-nlp"]},
+    });
+    std::fs::write(&people, everyone.to_string()).unwrap();
+    let provider = Provider::with_accounts(&people).await;
+    let app = server(&provider, |s| s.auth.oidc.recheck_seconds = 1).await;
+    let admin = app.admin_token().await;
+    for node in ["node-4090", "node-3080"] {
+        let resp = app.post(Some(&admin), &format!("/v1/admin/nodes/{node}/drain"), serde_json::json!({})).await;
+        assert!(resp.status().is_success(), "{node} drains");
+    }
+    let (kim_browser, kim) = signed_in_with_token(&app, "kim").await;
+    let (_, park) = signed_in_with_token(&app, "park").await;
+    let (_, lee) = signed_in_with_token(&app, "lee").await;
+    let who: Value = app.me(Some(&park)).await.json().await.unwrap();
+    assert_eq!(who["role"], "admin");
+    let waiting = app.submit_ok(&kim, serde_json::json!({"name": "waits", "command": "true", "num_gpus": 1})).await;
+
+    // kim leaves the university; park is no longer an admin
+    let after = serde_json::json!({
+        "park": {"groups": ["gpu-lab-vision"]},
+        "lee": {"groups": ["gpu-lab-nlp"]},
+    });
+    std::fs::write(&people, after.to_string()).unwrap();
+    app.wait_until("kim's token to end", || async { app.me(Some(&kim)).await.status() == StatusCode::UNAUTHORIZED })
+        .await;
+    assert_eq!(me(&app, &kim_browser).await.status(), StatusCode::UNAUTHORIZED, "kim's session ended too");
+    let job: Value = app.get(Some(&admin), &format!("/v1/jobs/{}", waiting["id"])).await.json().await.unwrap();
+    assert_eq!((job["state"].as_str(), job["end_reason"].as_str()), (Some("CANCELLED"), Some("OWNER_LEFT")), "{job}");
+    app.wait_until("park to be demoted", || async {
+        let who: Value = app.me(Some(&park)).await.json().await.unwrap();
+        who["role"] == "researcher"
+    })
+    .await;
+    let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
+    assert!(audit.contains("the university no longer vouches for them"), "{audit}");
+    // lee, still vouched for, goes on (a round at least after kim's)
+    assert_eq!(app.me(Some(&lee)).await.status(), StatusCode::OK, "lee stays");
+    let who: Value = app.me(Some(&lee)).await.json().await.unwrap();
+    assert_eq!((who["lab"].as_str(), who["role"].as_str()), (Some("nlp"), Some("researcher")));
+}

@@ -18,6 +18,9 @@ use crate::db;
 use crate::db::accounts::UserRecord;
 use crate::services::{ServiceError, Services};
 
+mod offboarding;
+pub use offboarding::{offboarding_sweep, provider_recheck, still_admitted, Admissions, OWNER_LEFT};
+
 /// The audit log's actor for changes campus sign-in makes.
 const ACTOR: &str = "oidc";
 /// `nobody`: shared by whatever runs unprivileged, never a person's id.
@@ -261,6 +264,9 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         let detail = serde_json::Value::Object(changed);
         db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
     }
+    if let Some(grant) = &who.grant {
+        db::campus_identities::set_grant(&mut tx, &who.issuer, &who.subject, Some(grant.secret())).await?;
+    }
     // without a directory uid, the local executor hands one out
     crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
     let id = user.id;
@@ -301,136 +307,6 @@ async fn account_of(tx: &mut db::WriteTx, who: &Identity, now: i64) -> Result<Op
     let detail = serde_json::json!({"issuer": who.issuer, "subject": who.subject, "by": "its name, once"});
     db::audit::record(tx, ACTOR, "user.link", Some(&user.username), &detail, now).await?;
     Ok(Some(user))
-}
-
-/// Users the directory lately confirmed (user id → when), so a signed-in
-/// user's requests ask it once per `directory.ldap.recheck_seconds`.
-#[derive(Default)]
-pub struct Admissions(std::sync::Mutex<std::collections::HashMap<i64, std::time::Instant>>);
-
-/// Whether a signed-in user may go on. A university user the directory no
-/// longer lists, or who lost every lab group, may not: their sessions and
-/// tokens end here (audited), at their first request after the change.
-/// A directory that cannot be asked keeps them in (logged): an outage of
-/// the directory must not sign the whole university out.
-pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
-    match dropped_because(state, user).await {
-        None => true,
-        Some(why) => {
-            off_board(state, user, why).await;
-            false
-        }
-    }
-}
-
-/// Why the directory no longer admits `user`, if it does not; `None` for
-/// someone admitted, not a campus user, lately confirmed, or when the
-/// directory cannot be asked (an outage must not sign the university out).
-async fn dropped_because(state: &Services, user: &UserRecord) -> Option<&'static str> {
-    let directory = state.directory.as_ref()?;
-    if user.sign_in != SignIn::Oidc {
-        return None;
-    }
-    let ttl = std::time::Duration::from_secs(directory.settings().recheck_seconds);
-    let fresh = |at: &std::time::Instant| at.elapsed() < ttl;
-    if state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).get(&user.id).is_some_and(fresh) {
-        return None;
-    }
-    match directory.person(&user.username).await {
-        Ok(Some(person)) => {
-            let ldap = directory.settings();
-            if lab_and_role(&person.groups, directory.lab_group(), &ldap.admin_groups, None).is_some() {
-                state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).insert(user.id, std::time::Instant::now());
-                return None;
-            }
-            Some("in no lab group any more")
-        }
-        Ok(None) => Some("no longer in the directory"),
-        Err(e) => {
-            tracing::warn!(error = %e, user = %user.username, "cannot ask the directory; the user stays signed in");
-            None
-        }
-    }
-}
-
-async fn off_board(state: &Services, user: &UserRecord, why: &str) {
-    state.admissions.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&user.id);
-    if let Err(e) = end_access(state, user, why).await {
-        tracing::error!(error = %e, user = %user.username, "cannot end the sessions of a user the directory dropped");
-    }
-}
-
-/// A sweep that would off-board more than this share of the people it
-/// asked about (and more than [`SWEEP_FEW`]) does nothing and says so: a
-/// directory misconfigured (a wrong base, an access rule) answers "no such
-/// person" for everyone, and must not end everyone's work at once.
-const SWEEP_MAX_SHARE: f64 = 0.5;
-const SWEEP_FEW: usize = 3;
-
-/// Asks the directory, every `recheck_seconds` (a second at least), about
-/// every campus user with jobs waiting: one it dropped is off-boarded
-/// here, not only at their next request (which may never come, and their
-/// jobs would start: #42 I4).
-pub async fn offboarding_sweep(state: Services) {
-    let Some(directory) = state.directory.clone() else { return };
-    let every = std::time::Duration::from_secs(directory.settings().recheck_seconds.max(1));
-    loop {
-        tokio::time::sleep(every).await;
-        let ids = match state.db.acquire().await {
-            Ok(mut conn) => db::campus_identities::campus_users_with_waiting_jobs(&mut conn).await,
-            Err(e) => Err(e),
-        };
-        let ids = ids.unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "the off-boarding sweep cannot read the waiting jobs");
-            Vec::new()
-        });
-        let mut dropped = Vec::new();
-        for id in &ids {
-            let user = match state.db.acquire().await {
-                Ok(mut conn) => db::accounts::user_by_id(&mut conn, *id).await.ok().flatten(),
-                Err(_) => None,
-            };
-            if let Some(user) = user {
-                if let Some(why) = dropped_because(&state, &user).await {
-                    dropped.push((user, why));
-                }
-            }
-        }
-        if dropped.len() > SWEEP_FEW && dropped.len() as f64 > SWEEP_MAX_SHARE * ids.len() as f64 {
-            tracing::error!(
-                dropped = dropped.len(),
-                asked = ids.len(),
-                "the directory no longer admits most people with waiting jobs: nobody is off-boarded \
-                 (check directory.ldap; each is still checked at their own next request)"
-            );
-            metrics::counter!("campus_offboarding_held_total").increment(1);
-            continue;
-        }
-        for (user, why) in dropped {
-            off_board(&state, &user, why).await;
-        }
-    }
-}
-
-/// The end reason of a waiting job whose owner the university dropped.
-pub const OWNER_LEFT: &str = "OWNER_LEFT";
-
-/// Off-boarding: sessions and tokens end, and jobs still waiting never
-/// start (#42 I4: they did); running ones finish, as when an admin
-/// disables someone.
-async fn end_access(state: &Services, user: &UserRecord, why: &str) -> Result<(), ServiceError> {
-    let now = now_ms();
-    let mut tx = db::write_tx(&state.db).await?;
-    db::accounts::end_sessions_and_tokens(&mut tx, user.id, None, now).await?;
-    let waiting = db::jobs::waiting_of_user(&mut tx, user.id).await?;
-    for job in &waiting {
-        db::jobs::cancel_for(&mut tx, *job, now, OWNER_LEFT).await?;
-    }
-    let detail = serde_json::json!({"why": why, "waiting_jobs_cancelled": waiting});
-    db::audit::record(&mut tx, ACTOR, "user.sessions_ended", Some(&user.username), &detail, now).await?;
-    tx.commit().await?;
-    state.wake_scheduler();
-    Ok(())
 }
 
 #[cfg(test)]
