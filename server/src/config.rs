@@ -232,6 +232,10 @@ pub struct ExecutorSettings {
     /// Largest job log (all attempts' stdout and stderr); past it the
     /// attempt is stopped (`LOG_LIMIT`).
     pub max_log_bytes: u64,
+    /// Free space the disk holding job output keeps: below it, attempts
+    /// whose output still grows are stopped (`OUTPUT_LIMIT`), whatever
+    /// their own limit (one job must not fill the disk for everyone).
+    pub min_free_bytes: u64,
     /// Lets local jobs create user namespaces (`unshare -U`); off, a
     /// seccomp filter refuses them (an Apptainer without its setuid
     /// starter needs them on).
@@ -251,6 +255,7 @@ impl Default for ExecutorSettings {
             pids_per_gpu: 1024,
             max_output_bytes: 100 << 30,
             max_log_bytes: 1 << 30,
+            min_free_bytes: 1 << 30,
             allow_user_namespaces: false,
         }
     }

@@ -314,9 +314,20 @@ fn warn_if_unisolated(settings: &Settings) {
 }
 
 fn write_limits(settings: &Settings) -> crate::executor::limits::WriteLimits {
+    let free = crate::executor::limits::free_bytes(&settings.executor.output_root);
+    if let Some(free) = free.filter(|f| *f < settings.executor.max_output_bytes) {
+        tracing::warn!(
+            free,
+            max_output_bytes = settings.executor.max_output_bytes,
+            min_free_bytes = settings.executor.min_free_bytes,
+            "one job's output may outgrow the free disk (executor.max_output_bytes): jobs that still write are \
+             stopped when less than executor.min_free_bytes is left"
+        );
+    }
     crate::executor::limits::WriteLimits {
         max_log_bytes: settings.executor.max_log_bytes,
         max_output_bytes: settings.executor.max_output_bytes,
+        min_free_bytes: settings.executor.min_free_bytes,
     }
 }
 

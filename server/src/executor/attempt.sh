@@ -22,6 +22,8 @@
 #   JPU_PIDNS=1     a PID namespace of its own
 #   JPU_GID         the primary group to run with (default: RUN_AS_UID)
 #   JPU_GROUPS      supplementary groups, comma-separated (default: none)
+#   JPU_FSIZE       the job's file-size limit (ulimit -f, KiB): no file
+#                   it writes outgrows the output limit between checks
 #   JPU_PRIVATE     bytes: a fresh tmpfs of this size (the job's RAM
 #                   limit) for each of /tmp, /var/tmp, /dev/shm and
 #                   /run/lock, in an IPC namespace and a mount namespace
@@ -170,6 +172,7 @@ exec 3<"$dir/script.sh" || finish 1
       exit 125
     fi
   done
+  if [ -n "${JPU_FSIZE:-}" ]; then ulimit -f "$JPU_FSIZE" || exit 125; fi
   exec timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" "${run[@]}" "${inner[@]}" </dev/null >&"$out" 2>&1
 ) &
 child=$!

@@ -4,6 +4,16 @@
 //! either passes its limit. The overrun is written into the attempt's
 //! record first, so the end reads as `LOG_LIMIT` / `OUTPUT_LIMIT` even
 //! after a restart, and into the job's log, so the researcher sees why.
+//!
+//! The output walk is paced ([`Pace`]): every few seconds, and at once
+//! when the file system's free space fell by more than the output's
+//! headroom since the last walk (one `statvfs` a second) — a walk every
+//! 5 s let a job write 1.7 GB past its limit (#42 F12). When the disk
+//! holding the output falls below `executor.min_free_bytes`, an attempt
+//! whose output grew is stopped too: a limit set above the free disk must
+//! not let one job fill it for everyone (the database may share it). The
+//! local executor also sets the job's file-size limit (`RLIMIT_FSIZE`)
+//! to the output limit: no single file outgrows it between two checks.
 
 use std::io::Write;
 use std::path::Path;
@@ -27,37 +37,97 @@ const MAX_WALK: usize = 1_000_000;
 pub struct WriteLimits {
     pub max_log_bytes: u64,
     pub max_output_bytes: u64,
+    /// Below this much free space on the output's file system, attempts
+    /// whose output grows are stopped.
+    pub min_free_bytes: u64,
 }
 
 impl Default for WriteLimits {
     fn default() -> Self {
-        Self { max_log_bytes: 1 << 30, max_output_bytes: 100 << 30 }
+        Self { max_log_bytes: 1 << 30, max_output_bytes: 100 << 30, min_free_bytes: 1 << 30 }
     }
 }
 
-/// A limit passed: which, by how much.
+/// A limit passed: which, by how much. `disk_free`: stopped because the
+/// disk was nearly full (that much left), not for its own limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overrun {
     pub limit: OutputLimit,
     pub size: u64,
     pub max: u64,
+    pub disk_free: Option<u64>,
 }
 
-/// Measures job `job` (blocking: a directory walk). `with_output` also
-/// walks its output directory.
-pub fn measure(layout: &Layout, job: JobId, limits: WriteLimits, with_output: bool) -> Option<Overrun> {
+/// When one attempt's output directory is walked next (see the module's
+/// header): the last walk's size and the free space then.
+#[derive(Debug, Default, Clone)]
+pub struct Pace {
+    checks: u32,
+    last: Option<(u64, u64)>,
+}
+
+impl Pace {
+    /// Whether this check walks the output, given the free space now.
+    fn walk_now(&mut self, free: Option<u64>, limits: WriteLimits) -> bool {
+        self.checks += 1;
+        if self.checks.is_multiple_of(OUTPUT_EVERY) {
+            return true;
+        }
+        let Some(free) = free else { return false };
+        if free < limits.min_free_bytes {
+            return true;
+        }
+        match self.last {
+            None => true,
+            Some((used, was_free)) => was_free.saturating_sub(free) > limits.max_output_bytes.saturating_sub(used),
+        }
+    }
+
+    /// A walk measured `used`: whether the output grew since the last walk
+    /// (the first walk only sets where it starts from).
+    fn walked(&mut self, used: u64, free: Option<u64>) -> bool {
+        let grew = self.last.is_some_and(|(was, _)| used > was);
+        self.last = free.map(|f| (used, f)).or(self.last.map(|(_, f)| (used, f)));
+        grew
+    }
+}
+
+/// Free bytes (for unprivileged users) on the file system holding `path`.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let st = nix::sys::statvfs::statvfs(path).ok()?;
+    Some((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
+}
+
+/// Measures job `job` (blocking: a directory walk when `pace` says so,
+/// or always with `pace` `None`).
+pub fn measure(layout: &Layout, job: JobId, limits: WriteLimits, pace: Option<&mut Pace>) -> Option<Overrun> {
     let log = std::fs::metadata(layout.log(job)).map(|m| m.len()).unwrap_or(0);
     if log > limits.max_log_bytes {
-        return Some(Overrun { limit: OutputLimit::Log, size: log, max: limits.max_log_bytes });
+        return Some(Overrun { limit: OutputLimit::Log, size: log, max: limits.max_log_bytes, disk_free: None });
     }
-    if !with_output {
-        return None;
+    let dir = layout.output_dir(job);
+    let free = free_bytes(&dir);
+    let mut fresh = Pace::default();
+    let pace = match pace {
+        Some(pace) => {
+            if !pace.walk_now(free, limits) {
+                return None;
+            }
+            pace
+        }
+        None => &mut fresh,
+    };
+    let used = disk_usage(&dir, limits.max_output_bytes);
+    let grew = pace.walked(used, free);
+    if used > limits.max_output_bytes {
+        return Some(Overrun { limit: OutputLimit::Output, size: used, max: limits.max_output_bytes, disk_free: None });
     }
-    let used = disk_usage(&layout.output_dir(job), limits.max_output_bytes);
-    (used > limits.max_output_bytes).then_some(Overrun {
+    let low = free.filter(|f| *f < limits.min_free_bytes);
+    (low.is_some() && grew && used > 0).then_some(Overrun {
         limit: OutputLimit::Output,
         size: used,
         max: limits.max_output_bytes,
+        disk_free: low,
     })
 }
 
@@ -70,10 +140,17 @@ pub async fn check(
     job: JobId,
     attempt: &AttemptRecord,
     max: WriteLimits,
-    with_output: bool,
+    pace: Option<&mut Pace>,
 ) -> Option<bool> {
     let walk = layout.clone();
-    let overrun = tokio::task::spawn_blocking(move || measure(&walk, job, max, with_output)).await.ok().flatten()?;
+    let mut owned = pace.as_ref().map(|p| (*p).clone());
+    let (overrun, owned) = tokio::task::spawn_blocking(move || (measure(&walk, job, max, owned.as_mut()), owned))
+        .await
+        .ok()?;
+    if let (Some(pace), Some(owned)) = (pace, owned) {
+        *pace = owned;
+    }
+    let overrun = overrun?;
     if attempt.over_limit().is_some() {
         return Some(false);
     }
@@ -107,6 +184,14 @@ pub fn record(layout: &Layout, job: JobId, attempt: &AttemptRecord, overrun: Ove
         OutputLimit::Output => ("output directory", "executor.max_output_bytes"),
     };
     let mut log = std::fs::OpenOptions::new().append(true).open(layout.log(job))?;
+    if let Some(free) = overrun.disk_free {
+        return writeln!(
+            log,
+            "\n[jpu-share] the disk holding job output has only {free} bytes free (executor.min_free_bytes) and this \
+             job's output directory ({} bytes) was still growing: the attempt is stopped",
+            overrun.size
+        );
+    }
     writeln!(
         log,
         "\n[jpu-share] this job's {what} reached {} bytes, over the limit of {} ({setting}): the attempt is stopped",
@@ -126,11 +211,14 @@ mod tests {
         std::fs::create_dir_all(layout.log(1).parent().unwrap()).unwrap();
         std::fs::write(layout.log(1), vec![b'x'; 1000]).unwrap();
         std::fs::write(layout.output_dir(1).join("sub/big"), vec![1u8; 64 * 1024]).unwrap();
-        let at = |log, out| WriteLimits { max_log_bytes: log, max_output_bytes: out };
-        assert_eq!(measure(&layout, 1, at(1000, 1 << 20), true), None, "exactly at the log limit is allowed");
-        assert_eq!(measure(&layout, 1, at(999, 1 << 20), true).map(|o| o.limit), Some(OutputLimit::Log));
-        assert_eq!(measure(&layout, 1, at(1000, 32 * 1024), false), None, "output measured only when asked");
-        let over = measure(&layout, 1, at(1000, 32 * 1024), true).unwrap();
+        let at = |log, out| WriteLimits { max_log_bytes: log, max_output_bytes: out, min_free_bytes: 0 };
+        assert_eq!(measure(&layout, 1, at(1000, 1 << 20), None), None, "exactly at the log limit is allowed");
+        assert_eq!(measure(&layout, 1, at(999, 1 << 20), None).map(|o| o.limit), Some(OutputLimit::Log));
+        let mut pace = Pace::default();
+        assert_eq!(measure(&layout, 1, at(1000, 1 << 20), Some(&mut pace)), None, "the first check walks");
+        assert!(pace.last.is_some());
+        assert_eq!(measure(&layout, 1, at(1000, 32 * 1024), Some(&mut pace)), None, "output walked only when due");
+        let over = measure(&layout, 1, at(1000, 32 * 1024), None).unwrap();
         assert_eq!(over.limit, OutputLimit::Output);
         assert!(over.size >= 64 * 1024, "{over:?}");
     }
@@ -144,9 +232,46 @@ mod tests {
         let attempt = AttemptRecord::new(layout.attempt_dir(1, 1));
         std::fs::create_dir_all(attempt.dir()).unwrap();
         assert_eq!(attempt.over_limit(), None);
-        record(&layout, 1, &attempt, Overrun { limit: OutputLimit::Log, size: 2000, max: 1000 }).unwrap();
+        record(&layout, 1, &attempt, Overrun { limit: OutputLimit::Log, size: 2000, max: 1000, disk_free: None }).unwrap();
         assert_eq!(attempt.over_limit(), Some(OutputLimit::Log));
         let log = std::fs::read_to_string(layout.log(1)).unwrap();
         assert!(log.contains("reached 2000 bytes, over the limit of 1000 (executor.max_log_bytes)"), "{log}");
+    }
+
+    /// The walk comes at once when the disk's free space fell by more than
+    /// the output's headroom, and every OUTPUT_EVERY checks otherwise.
+    #[test]
+    fn a_fast_writer_is_walked_within_a_check() {
+        let limits = WriteLimits { max_log_bytes: 1 << 30, max_output_bytes: 1000, min_free_bytes: 100 };
+        let mut pace = Pace::default();
+        assert!(pace.walk_now(Some(10_000), limits), "the first check walks");
+        pace.walked(400, Some(10_000));
+        // (free now, walks?): headroom 600
+        for (free, walks) in [(9_500, false), (9_401, false), (9_399, true)] {
+            let mut p = pace.clone();
+            assert_eq!(p.walk_now(Some(free), limits), walks, "free {free}");
+        }
+        assert!(pace.clone().walk_now(Some(99), limits), "a nearly full disk walks");
+        let mut quiet = pace.clone();
+        let walks: Vec<bool> = (0..10).map(|_| quiet.walk_now(Some(10_000), limits)).collect();
+        assert_eq!(walks.iter().filter(|w| **w).count(), 2, "every OUTPUT_EVERY checks: {walks:?}");
+    }
+
+    /// Below `min_free_bytes` the attempt whose output grew is stopped, one
+    /// that did not write is not.
+    #[test]
+    fn a_nearly_full_disk_stops_who_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path());
+        std::fs::create_dir_all(layout.output_dir(1)).unwrap();
+        std::fs::write(layout.output_dir(1).join("a"), vec![1u8; 8192]).unwrap();
+        let free = free_bytes(&layout.output_dir(1)).unwrap();
+        let full = WriteLimits { max_log_bytes: 1 << 30, max_output_bytes: u64::MAX / 2, min_free_bytes: free + (1 << 30) };
+        let mut pace = Pace::default();
+        assert_eq!(measure(&layout, 1, full, Some(&mut pace)), None, "the first walk sets where it starts");
+        assert_eq!(measure(&layout, 1, full, Some(&mut pace)), None, "nothing written since: not stopped");
+        std::fs::write(layout.output_dir(1).join("b"), vec![1u8; 8192]).unwrap();
+        let stopped = measure(&layout, 1, full, Some(&mut pace)).expect("it wrote more: stopped");
+        assert_eq!((stopped.limit, stopped.disk_free.is_some()), (OutputLimit::Output, true));
     }
 }

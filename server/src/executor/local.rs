@@ -266,6 +266,9 @@ impl LocalExecutor {
             .env("JPU_GROUPS", req.groups.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
             .env("JPU_PRIVATE", if private_scratch { limits.mem_bytes.to_string() } else { String::new() })
             .env("JPU_ENTER", shared.helper.as_deref().unwrap_or(Path::new("")))
+            // a write past it fails (SIGXFSZ); the end's own check then
+            // finds the output over its limit
+            .env("JPU_FSIZE", (shared.limits.max_output_bytes / 1024 + 1).to_string())
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -307,12 +310,12 @@ impl LocalExecutor {
         }
         let me = self.clone();
         tokio::spawn(async move {
-            let mut checks = 0u32;
+            let mut pace = limits::Pace::default();
             if let Some(mut child) = child {
                 loop {
                     tokio::select! {
                         _ = child.wait() => break,
-                        _ = tokio::time::sleep(limits::CHECK_EVERY) => me.enforce_limits(key, &record, &mut checks).await,
+                        _ = tokio::time::sleep(limits::CHECK_EVERY) => me.enforce_limits(key, &record, Some(&mut pace)).await,
                     }
                 }
             }
@@ -322,12 +325,20 @@ impl LocalExecutor {
                     RecordState::Running { .. } => {
                         polls += 1;
                         if polls.is_multiple_of((limits::CHECK_EVERY.as_millis() / POLL.as_millis()) as u32) {
-                            me.enforce_limits(key, &record, &mut checks).await;
+                            me.enforce_limits(key, &record, Some(&mut pace)).await;
                         }
                         tokio::time::sleep(POLL).await
                     }
                     other => break other,
                 }
+            };
+            // a job its file-size limit stopped (SIGXFSZ) wrote to its
+            // limit: measured once more, it ends OUTPUT_LIMIT, not FAILED
+            let failed = matches!(state, RecordState::Ended { end: EndSignal::Exited(code), .. } if code != 0);
+            let state = if failed && limits::check(&me.shared.layout, key.0, &record, me.shared.limits, None).await == Some(true) {
+                record.state()
+            } else {
+                state
             };
             me.lock().watching.remove(&key);
             me.report(key, &record, state);
@@ -336,10 +347,8 @@ impl LocalExecutor {
 
     /// Stops the attempt if its log or output passed its limit (again each
     /// time it is found over: no grace, every second it writes more).
-    async fn enforce_limits(&self, key: Key, record: &AttemptRecord, checks: &mut u32) {
-        *checks += 1;
-        let with_output = checks.is_multiple_of(limits::OUTPUT_EVERY);
-        if limits::check(&self.shared.layout, key.0, record, self.shared.limits, with_output).await.is_none() {
+    async fn enforce_limits(&self, key: Key, record: &AttemptRecord, pace: Option<&mut limits::Pace>) {
+        if limits::check(&self.shared.layout, key.0, record, self.shared.limits, pace).await.is_none() {
             return;
         }
         if let Some(pgid) = record.pgid().filter(|p| *p > 0) {

@@ -57,8 +57,8 @@ struct Shared {
     wake: Arc<Notify>,
     as_root: bool,
     limits: super::limits::WriteLimits,
-    /// Polls so far (the output directories are walked every few).
-    polls: std::sync::atomic::AtomicU32,
+    /// When each running attempt's output is walked next.
+    paces: Mutex<HashMap<Key, super::limits::Pace>>,
     inner: Mutex<Inner>,
 }
 
@@ -88,7 +88,7 @@ impl SlurmExecutor {
             wake,
             as_root: nix::unistd::geteuid().is_root(),
             limits,
-            polls: Default::default(),
+            paces: Default::default(),
             inner: Mutex::new(Inner::default()),
         });
         let me = Self { shared };
@@ -174,15 +174,17 @@ impl SlurmExecutor {
     /// Cancels running attempts whose log or output passed its limit
     /// (every poll for logs, every few for output directories).
     async fn enforce_limits(&self, watching: &[(Key, u64)], jobs: &HashMap<u64, SlurmJob>) {
-        use std::sync::atomic::Ordering;
-        let with_output = self.shared.polls.fetch_add(1, Ordering::Relaxed).is_multiple_of(super::limits::OUTPUT_EVERY);
+        let mut paces = std::mem::take(&mut *self.shared.paces.lock().unwrap_or_else(|p| p.into_inner()));
+        paces.retain(|key, _| watching.iter().any(|(k, _)| k == key));
         for &(key, slurm_id) in watching {
             if jobs.get(&slurm_id).is_none_or(|j| j.end().is_some()) {
                 continue;
             }
             let record = self.record(key.0, key.1);
+            let pace = paces.entry(key).or_default();
             // a stop already recorded: Slurm reports its end
-            if limits::check(&self.shared.layout, key.0, &record, self.shared.limits, with_output).await != Some(true) {
+            let max = self.shared.limits;
+            if limits::check(&self.shared.layout, key.0, &record, max, Some(pace)).await != Some(true) {
                 continue;
             }
             if let Err(e) =
@@ -191,6 +193,7 @@ impl SlurmExecutor {
                 tracing::warn!(job = key.0, error = %e, "cannot stop an attempt over its limit");
             }
         }
+        *self.shared.paces.lock().unwrap_or_else(|p| p.into_inner()) = paces;
     }
 
     /// Whether Slurm still runs (or is cleaning up) this job.

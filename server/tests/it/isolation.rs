@@ -450,6 +450,30 @@ async fn a_job_past_its_log_or_output_limit_is_stopped_and_told_why() {
         );
     }
     app.wait_state(&token, c, "COMPLETED").await;
+    // F12: its file-size limit stopped the write at the output limit,
+    // not the next walk of the directory
+    let blob = std::fs::metadata(app.output_dir(b).join("blob")).unwrap().len();
+    assert!(blob <= (1 << 20) + 1024, "the file stopped at the limit: {blob} bytes");
+}
+
+/// F12: below `executor.min_free_bytes` on the output's disk, a job that
+/// writes is stopped and told why; one that does not write runs on.
+#[tokio::test]
+async fn a_nearly_full_disk_stops_the_jobs_that_write_to_it() {
+    if !as_root() {
+        return;
+    }
+    // every disk is "nearly full" for this server
+    let app = local(3_100_900, |s| s.executor.min_free_bytes = u64::MAX / 2).await;
+    let token = app.demo_token().await;
+    let writer = "for i in $(seq 1 600); do head -c 65536 /dev/zero >> \"$JOB_OUTPUT_DIR/steps\"; sleep 0.1; done";
+    let a = app.submit_ok(&token, job("writer", writer)).await["id"].as_i64().unwrap();
+    let b = app.submit_ok(&token, job("quiet", "sleep 2; echo done")).await["id"].as_i64().unwrap();
+    let done = app.wait_job(&token, a, "its end", |j| j["ended_at"].is_string()).await;
+    assert_eq!((done["state"].as_str(), done["end_reason"].as_str()), (Some("FAILED"), Some("OUTPUT_LIMIT")), "{done}");
+    let log = read(&app.log_path(a));
+    assert!(log.contains("(executor.min_free_bytes)") && log.contains("still growing"), "{log}");
+    app.wait_state(&token, b, "COMPLETED").await;
 }
 
 #[tokio::test]
