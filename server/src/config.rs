@@ -388,11 +388,42 @@ pub struct WorkspaceSettings {
     /// Image builds running at once on this server (each lab has at most
     /// one at a time).
     pub max_concurrent_builds: u32,
+    /// What a build may reach: `host` (port 443), `host:port`, or
+    /// `.domain` for every name under it. Nothing else: a build's network
+    /// is a proxy to these.
+    pub registries: Vec<String>,
+    /// One build's CPUs, RAM and processes (its cgroup).
+    pub build_cpus: u32,
+    pub build_mem_gb: u32,
+    pub build_pids: u32,
 }
 
 impl Default for WorkspaceSettings {
     fn default() -> Self {
-        Self { max_per_lab: 20, max_concurrent_builds: 2 }
+        Self {
+            max_per_lab: 20,
+            max_concurrent_builds: 2,
+            registries: [
+                // pip
+                "pypi.org",
+                "files.pythonhosted.org",
+                // docker:// base images (Docker Hub and its blob store)
+                "registry-1.docker.io",
+                "auth.docker.io",
+                "production.cloudflare.docker.com",
+                // oras:// and GitHub's registry
+                "ghcr.io",
+                "pkg-containers.githubusercontent.com",
+                // library://
+                "library.sylabs.io",
+                "cloud.sylabs.io",
+            ]
+            .map(String::from)
+            .to_vec(),
+            build_cpus: 2,
+            build_mem_gb: 8,
+            build_pids: 4096,
+        }
     }
 }
 

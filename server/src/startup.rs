@@ -37,6 +37,8 @@ pub enum StartupError {
     Bind { bind: String, source: std::io::Error },
     #[error("job isolation: {0}")]
     Isolation(String),
+    #[error("{0}")]
+    Settings(String),
     #[error(transparent)]
     Oidc(#[from] crate::auth::oidc::OidcError),
     #[error(transparent)]
@@ -58,6 +60,7 @@ impl Application {
     /// `bootstrap` gives the passwords of the accounts created on an empty
     /// database; see [`BootstrapPasswords::from_env`].
     pub async fn build(settings: Settings, bootstrap: BootstrapPasswords) -> Result<Self, StartupError> {
+        crate::executor::egress::Registries::parse(&settings.workspaces.registries).map_err(StartupError::Settings)?;
         let pool = db::connect(&settings.database).await?;
         let seeded = seed::seed_if_empty(
             &pool,

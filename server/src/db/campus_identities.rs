@@ -125,5 +125,8 @@ pub async fn held_grants(conn: &mut SqliteConnection, issuer: &str) -> Result<Ve
     )
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|r| Held { user_id: r.user_id, subject: r.subject, refresh_token: r.refresh_token }).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| Held { user_id: r.user_id, subject: r.subject, refresh_token: r.refresh_token })
+        .collect())
 }

@@ -125,20 +125,24 @@ impl Containment {
 
     /// One line for the job's log and the server's: what holds the job.
     pub fn describe(&self) -> String {
-        let cgroups = match &self.layout {
+        let pids = if self.pid_namespace {
+            "its own PID namespace (every process ends with it)"
+        } else {
+            "NO PID namespace (other processes are visible)"
+        };
+        format!("{}, {pids}", self.describe_cgroups())
+    }
+
+    /// What the cgroups hold (for a build, whose PID namespace is its own).
+    pub fn describe_cgroups(&self) -> String {
+        match &self.layout {
             Layout::Unified(_) => "a cgroup v2 of its own (CPU, memory and process limits, cgroup.kill)".to_string(),
             Layout::Split { kill: Some(_), .. } => {
                 "cgroups of its own (v1 CPU, memory and process limits; v2 cgroup.kill)".into()
             }
             Layout::Split { kill: None, .. } => "cgroups of its own (v1 CPU, memory and process limits)".into(),
             Layout::None(why) => format!("NO cgroup limits ({why})"),
-        };
-        let pids = if self.pid_namespace {
-            "its own PID namespace (every process ends with it)"
-        } else {
-            "NO PID namespace (other processes are visible)"
-        };
-        format!("{cgroups}, {pids}")
+        }
     }
 
     /// Makes the attempt's cgroups with their limits. `name` must be unique

@@ -21,6 +21,13 @@
 //!    process), the working directory bound back if it lay under one;
 //! 4. exec COMMAND (the privilege drop, then the job).
 //!
+//! A workspace build (#42 W2) also asks for `JPU_BUILD_CGROUP` (the
+//! `cgroup.procs` files to join first: the wrapper does that for jobs) and
+//! `JPU_EGRESS` (with `JPU_EGRESS_UID`): a relay forked inside the
+//! namespaces listens on [`EGRESS_PORT`] of its loopback and passes each
+//! connection to that Unix socket, the server's registry-only proxy
+//! (`egress`) — the build's one way out.
+//!
 //! It runs before the server's logging and runtime exist (`main` hands it
 //! over first): single-threaded, so `fork` is plain.
 
@@ -37,6 +44,9 @@ use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult};
 
 use super::attempt_files::SCRATCH;
+
+/// The port of the egress relay on a build's own loopback.
+pub const EGRESS_PORT: u16 = 3128;
 
 /// The hidden subcommand's name (first argument of `jpu-share`).
 pub const SUBCOMMAND: &str = "__enter-job";
@@ -87,6 +97,13 @@ pub fn run(command: Vec<OsString>) -> i32 {
         Some(Err(_)) => return refuse("JPU_PRIVATE is not a size in bytes"),
         None => None,
     };
+    if let Some(files) = std::env::var_os("JPU_BUILD_CGROUP").filter(|v| !v.is_empty()) {
+        for procs in std::env::split_paths(&files) {
+            if let Err(e) = std::fs::write(&procs, std::process::id().to_string()) {
+                return refuse(&format!("cannot join the build's cgroup ({}): {e}", procs.display()));
+            }
+        }
+    }
     if let Err(why) = namespaces(net, pid, scratch.is_some()) {
         return refuse(&why);
     }
@@ -100,6 +117,12 @@ pub fn run(command: Vec<OsString>) -> i32 {
     if net {
         if let Err(e) = loopback_up() {
             println!("[jpu-share] loopback could not be brought up in the job's network namespace: {e}");
+        }
+        if let Some(socket) = std::env::var_os("JPU_EGRESS").filter(|v| !v.is_empty()) {
+            let uid = std::env::var("JPU_EGRESS_UID").ok().and_then(|u| u.parse::<u32>().ok());
+            if let Err(why) = egress_relay(Path::new(&socket), uid) {
+                return refuse(&why);
+            }
         }
     }
     if let Some(bytes) = scratch {
@@ -224,6 +247,47 @@ fn loopback_up() -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A build's way out: a child that listens on loopback (inside the new
+/// network namespace) and joins each connection to the server's proxy
+/// socket, as `uid` once it listens. It dies with this process (the
+/// namespace's first: the build) and with the PID namespace.
+fn egress_relay(socket: &Path, uid: Option<u32>) -> Result<(), String> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", EGRESS_PORT))
+        .map_err(|e| format!("cannot open the build's way to the package registries: {e}"))?;
+    // SAFETY: single-threaded here (see the module's header).
+    match unsafe { fork() }.map_err(|e| format!("cannot start the build's egress relay: {e}"))? {
+        ForkResult::Parent { .. } => Ok(()),
+        ForkResult::Child => {
+            let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+            if let Some(uid) = uid {
+                let id = nix::unistd::Uid::from_raw(uid);
+                let gid = nix::unistd::Gid::from_raw(uid);
+                if nix::unistd::setgroups(&[]).and(nix::unistd::setgid(gid)).and(nix::unistd::setuid(id)).is_err() {
+                    std::process::exit(CANNOT);
+                }
+            }
+            for inbound in listener.incoming().flatten() {
+                let Ok(outbound) = std::os::unix::net::UnixStream::connect(socket) else { continue };
+                std::thread::spawn(move || pipe_both(inbound, outbound));
+            }
+            std::process::exit(0)
+        }
+    }
+}
+
+/// Copies both ways until either side closes.
+fn pipe_both(tcp: std::net::TcpStream, unix: std::os::unix::net::UnixStream) {
+    let (Ok(mut tcp_in), Ok(mut unix_in)) = (tcp.try_clone(), unix.try_clone()) else { return };
+    let (mut tcp_out, mut unix_out) = (tcp, unix);
+    let up = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut tcp_in, &mut unix_out);
+        let _ = unix_out.shutdown(std::net::Shutdown::Write);
+    });
+    let _ = std::io::copy(&mut unix_in, &mut tcp_out);
+    let _ = tcp_out.shutdown(std::net::Shutdown::Write);
+    let _ = up.join();
 }
 
 /// Step 3: a tmpfs of `bytes` over each scratch directory there is. A

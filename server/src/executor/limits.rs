@@ -144,9 +144,8 @@ pub async fn check(
 ) -> Option<bool> {
     let walk = layout.clone();
     let mut owned = pace.as_ref().map(|p| (*p).clone());
-    let (overrun, owned) = tokio::task::spawn_blocking(move || (measure(&walk, job, max, owned.as_mut()), owned))
-        .await
-        .ok()?;
+    let (overrun, owned) =
+        tokio::task::spawn_blocking(move || (measure(&walk, job, max, owned.as_mut()), owned)).await.ok()?;
     if let (Some(pace), Some(owned)) = (pace, owned) {
         *pace = owned;
     }
@@ -232,7 +231,8 @@ mod tests {
         let attempt = AttemptRecord::new(layout.attempt_dir(1, 1));
         std::fs::create_dir_all(attempt.dir()).unwrap();
         assert_eq!(attempt.over_limit(), None);
-        record(&layout, 1, &attempt, Overrun { limit: OutputLimit::Log, size: 2000, max: 1000, disk_free: None }).unwrap();
+        record(&layout, 1, &attempt, Overrun { limit: OutputLimit::Log, size: 2000, max: 1000, disk_free: None })
+            .unwrap();
         assert_eq!(attempt.over_limit(), Some(OutputLimit::Log));
         let log = std::fs::read_to_string(layout.log(1)).unwrap();
         assert!(log.contains("reached 2000 bytes, over the limit of 1000 (executor.max_log_bytes)"), "{log}");
@@ -266,7 +266,8 @@ mod tests {
         std::fs::create_dir_all(layout.output_dir(1)).unwrap();
         std::fs::write(layout.output_dir(1).join("a"), vec![1u8; 8192]).unwrap();
         let free = free_bytes(&layout.output_dir(1)).unwrap();
-        let full = WriteLimits { max_log_bytes: 1 << 30, max_output_bytes: u64::MAX / 2, min_free_bytes: free + (1 << 30) };
+        let full =
+            WriteLimits { max_log_bytes: 1 << 30, max_output_bytes: u64::MAX / 2, min_free_bytes: free + (1 << 30) };
         let mut pace = Pace::default();
         assert_eq!(measure(&layout, 1, full, Some(&mut pace)), None, "the first walk sets where it starts");
         assert_eq!(measure(&layout, 1, full, Some(&mut pace)), None, "nothing written since: not stopped");

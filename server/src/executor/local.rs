@@ -335,7 +335,9 @@ impl LocalExecutor {
             // a job its file-size limit stopped (SIGXFSZ) wrote to its
             // limit: measured once more, it ends OUTPUT_LIMIT, not FAILED
             let failed = matches!(state, RecordState::Ended { end: EndSignal::Exited(code), .. } if code != 0);
-            let state = if failed && limits::check(&me.shared.layout, key.0, &record, me.shared.limits, None).await == Some(true) {
+            let state = if failed
+                && limits::check(&me.shared.layout, key.0, &record, me.shared.limits, None).await == Some(true)
+            {
                 record.state()
             } else {
                 state

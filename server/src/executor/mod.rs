@@ -5,8 +5,10 @@
 
 mod attempt_files;
 pub mod backfill_local;
+pub mod build_box;
 pub mod contain;
 pub mod container;
+pub mod egress;
 pub mod enter;
 pub mod env;
 pub mod layout;

@@ -177,3 +177,84 @@ async fn a_ready_workspace_runs_its_jobs_through_apptainer_offline() {
     );
     assert!(log.contains(&format!("inside LR=0.1 id={id}")), "the job's env reaches the container: {log}");
 }
+
+/// W2: a build runs like an attempt — its own PID namespace (nothing it
+/// leaves outlives it), no new privileges, none of the server's
+/// environment — and its only way out is the proxy to the listed
+/// registries: a listed one answers through it, another is refused (and
+/// the build log says so), and nothing is reached without it.
+#[tokio::test]
+async fn a_build_is_contained_and_reaches_only_the_registries() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let answer = |body: &'static str| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buf = [0u8; 1024];
+                let _ = conn.read(&mut buf).await;
+                let reply = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                let _ = conn.write_all(reply.as_bytes()).await;
+            }
+        });
+        port
+    };
+    let (registry, other) = (answer("registry").await, answer("elsewhere").await);
+    let tools = crate::helpers::shared_tempdir();
+    std::fs::set_permissions(tools.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fake = tools.path().join("apptainer");
+    let script = format!(
+        r#"#!/bin/bash
+[ "$1" = build ] || exit 64
+echo "pid $$"
+grep NoNewPrivs /proc/self/status
+cat /proc/self/cgroup
+echo "server env: ${{CARGO_MANIFEST_DIR:-none}}"
+echo "registry: $(curl -s --max-time 5 --proxytunnel -x "$HTTPS_PROXY" http://127.0.0.1:{registry}/)"
+echo "other: $(curl -s -o /dev/null -w '%{{http_connect}}' --max-time 5 --proxytunnel -x "$HTTPS_PROXY" http://127.0.0.1:{other}/)"
+echo "direct: $(curl -s -o /dev/null -w '%{{http_code}}' --max-time 5 --noproxy '*' http://127.0.0.1:{registry}/)"
+setsid sleep 1234.5 &
+echo SIF > image.sif
+"#
+    );
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fake_path = fake.display().to_string();
+    let app = TestApp::spawn_local_with(move |s| {
+        s.executor.apptainer = fake_path;
+        s.workspaces.registries = vec![format!("127.0.0.1:{registry}")];
+    })
+    .await;
+    let demo = app.demo_token().await;
+    let resp =
+        app.post(Some(&demo), "/v1/workspaces", json!({"name": "boxed", "base_image": "python:3.11-slim"})).await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let ws = wait_built(&app, &demo, "boxed").await;
+    let log = ws["build_log"].as_str().unwrap_or_default().to_string();
+    assert_eq!(ws["status"], "READY", "{log}");
+    for expected in [
+        "its only way out is a proxy to the package registries",
+        "pid 1\n",
+        "NoNewPrivs:\t1",
+        "-build-demo-lab-boxed",
+        "server env: none",
+        "registry: registry",
+        "other: 403",
+        "direct: 000",
+        &format!("connection to 127.0.0.1:{other} was refused: not a package registry"),
+    ] {
+        assert!(log.contains(expected), "`{expected}` in the build log:\n{log}");
+    }
+    // what the build left running went with it
+    let leftovers: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("1234.5"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

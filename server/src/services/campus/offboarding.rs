@@ -241,4 +241,3 @@ async fn end_access(state: &Services, user: &UserRecord, why: &str) -> Result<()
     state.wake_scheduler();
     Ok(())
 }
-

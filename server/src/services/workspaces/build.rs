@@ -41,13 +41,19 @@ pub fn bootstrap_of(image: &str) -> Option<(&'static str, &str)> {
 }
 
 /// The Apptainer definition file for a workspace. Inputs are validated to
-/// plain characters, and each package is single-quoted anyway.
-pub fn definition(base_image: &str, packages: &[String]) -> String {
+/// plain characters, and each package is single-quoted anyway. `proxy`:
+/// the build's way to the registries, given to `%post` (which starts
+/// with an environment of its own).
+pub fn definition(base_image: &str, packages: &[String], proxy: Option<&str>) -> String {
     let (agent, from) = bootstrap_of(base_image).unwrap_or(("docker", base_image));
     let mut def = format!("Bootstrap: {agent}\nFrom: {from}\n");
     if !packages.is_empty() {
         let quoted: Vec<String> = packages.iter().map(|p| format!("'{}'", p.replace('\'', ""))).collect();
-        def.push_str(&format!("\n%post\n    python3 -m pip install --no-cache-dir {}\n", quoted.join(" ")));
+        def.push_str("\n%post\n");
+        if let Some(proxy) = proxy {
+            def.push_str(&format!("    export HTTPS_PROXY={proxy} HTTP_PROXY={proxy}\n"));
+        }
+        def.push_str(&format!("    python3 -m pip install --no-cache-dir {}\n", quoted.join(" ")));
     }
     def
 }
@@ -84,7 +90,7 @@ pub fn find_apptainer(command: &str) -> Option<PathBuf> {
 pub fn spawn(state: Services, job: BuildJob) {
     tokio::spawn(async move {
         let root = state.settings.executor.output_root.clone();
-        let (status, image, log) = match run(&root, &state.settings.executor.apptainer, &job).await {
+        let (status, image, log) = match run(&root, &state.settings, &job).await {
             Ok(image) => ("READY", Some(image.display().to_string()), live_log(&root, &job.lab, &job.name)),
             Err(why) => {
                 let mut log = live_log(&root, &job.lab, &job.name);
@@ -104,7 +110,8 @@ pub fn spawn(state: Services, job: BuildJob) {
     });
 }
 
-async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, String> {
+async fn run(root: &Path, settings: &crate::config::Settings, job: &BuildJob) -> Result<PathBuf, String> {
+    let apptainer = settings.executor.apptainer.as_str();
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let dir = dir(root, &job.lab);
     // jobs pass through to read their lab's image; nobody lists the folder
@@ -117,10 +124,10 @@ async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, St
         .mode(0o600)
         .open(&log_file)
         .map_err(|e| format!("cannot write the build log: {e}"))?;
-    let def = definition(&job.base_image, &job.packages);
     {
         use std::io::Write;
         let _ = writeln!(log, "[jpu-share] building workspace {} of lab {} from {}", job.name, job.lab, job.base_image);
+        let def = definition(&job.base_image, &job.packages, None);
         let _ = write!(log, "[jpu-share] definition file:\n{def}\n");
     }
     let Some(apptainer) = find_apptainer(apptainer) else {
@@ -140,7 +147,33 @@ async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, St
     let _ = std::fs::remove_dir_all(&work);
     crate::executor::layout::create_output_dir(&work, builder.map(|uid| (uid, uid)))
         .map_err(|e| format!("cannot create the build folder: {e}"))?;
-    let result = build_in(&work, &apptainer, builder, &def, log).await;
+    let ws = &settings.workspaces;
+    let spec = crate::executor::build_box::BuildSpec {
+        work: &work,
+        apptainer: &apptainer,
+        builder,
+        name: crate::executor::build_box::cgroup_name(root, &job.lab, &job.name),
+        limits: crate::executor::contain::Limits {
+            cpus: ws.build_cpus.max(1),
+            mem_bytes: u64::from(ws.build_mem_gb.max(1)) << 30,
+            pids: ws.build_pids.max(64),
+        },
+        registries: crate::executor::egress::Registries::parse(&ws.registries)?,
+        log: log.try_clone().map_err(|e| e.to_string())?,
+    };
+    let (command, held) =
+        crate::executor::build_box::command(spec).map_err(|e| format!("cannot contain the build: {e}"))?;
+    let def = definition(&job.base_image, &job.packages, held.proxy.as_deref());
+    {
+        use std::io::Write;
+        let _ = writeln!(log, "{}", held.note);
+        if let Some(proxy) = &held.proxy {
+            let _ = writeln!(log, "[jpu-share] %post is given that proxy ({proxy}) in HTTPS_PROXY and HTTP_PROXY");
+        }
+    }
+    let result = build_in(&work, command, builder, &def, log).await;
+    // the build's cgroup killed and removed, its proxy closed
+    drop(held);
     let image = image_path(root, &job.lab, &job.name);
     let moved = result.and_then(|partial| {
         std::fs::rename(&partial, &image).map_err(|e| format!("cannot move the image into place: {e}"))?;
@@ -156,12 +189,12 @@ async fn run(root: &Path, apptainer: &str, job: &BuildJob) -> Result<PathBuf, St
     moved.map(|()| image)
 }
 
-/// `apptainer build --fakeroot` in `work`, as `builder` where given (the
-/// definition's `%post` is the researcher's code: it runs with their
-/// privileges, not root's).
+/// Runs the build's `command` (`apptainer build --fakeroot` in `work`, as
+/// `builder` where given, in its box: the definition's `%post` is the
+/// researcher's code, run with their privileges, not root's).
 async fn build_in(
     work: &Path,
-    apptainer: &Path,
+    mut command: tokio::process::Command,
     builder: Option<u32>,
     def: &str,
     log: std::fs::File,
@@ -170,30 +203,10 @@ async fn build_in(
     // as root): the builder need not pass through the folders above it
     let (def_path, partial) = (work.join("workspace.def"), work.join("image.sif"));
     std::fs::write(&def_path, def).map_err(|e| format!("cannot write the definition file: {e}"))?;
-    let mut command = match builder {
-        Some(uid) => {
-            let _ = std::os::unix::fs::chown(&def_path, Some(uid), Some(uid));
-            let mut c = tokio::process::Command::new("setpriv");
-            c.args([format!("--reuid={uid}"), format!("--regid={uid}"), "--clear-groups".into(), "--".into()]);
-            c.arg(apptainer);
-            c
-        }
-        None => tokio::process::Command::new(apptainer),
-    };
-    command
-        .arg("build")
-        .arg("--fakeroot")
-        .arg("--force")
-        .arg("image.sif")
-        .arg("workspace.def")
-        .current_dir(work)
-        .env("HOME", work)
-        .env("APPTAINER_CACHEDIR", work.join("cache"))
-        .env("APPTAINER_TMPDIR", work)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| e.to_string())?)
-        .stderr(log)
-        .kill_on_drop(true);
+    if let Some(uid) = builder {
+        let _ = std::os::unix::fs::chown(&def_path, Some(uid), Some(uid));
+    }
+    command.stdin(Stdio::null()).stdout(log.try_clone().map_err(|e| e.to_string())?).stderr(log).kill_on_drop(true);
     let status = match tokio::time::timeout(BUILD_TIMEOUT, command.status()).await {
         Err(_) => return Err(format!("it took longer than {} minutes", BUILD_TIMEOUT.as_secs() / 60)),
         Ok(Err(e)) => return Err(format!("cannot run apptainer: {e}")),
@@ -211,12 +224,16 @@ mod tests {
 
     #[test]
     fn definition_files_bootstrap_from_the_image_and_install_packages() {
-        let def = definition("docker://python:3.11-slim", &["numpy".into(), "torch==2.4.0".into()]);
+        let def = definition("docker://python:3.11-slim", &["numpy".into(), "torch==2.4.0".into()], None);
         assert_eq!(
             def,
             "Bootstrap: docker\nFrom: python:3.11-slim\n\n%post\n    python3 -m pip install --no-cache-dir 'numpy' 'torch==2.4.0'\n"
         );
-        assert_eq!(definition("library://alpine:3.19", &[]), "Bootstrap: library\nFrom: alpine:3.19\n");
+        assert_eq!(definition("library://alpine:3.19", &[], None), "Bootstrap: library\nFrom: alpine:3.19\n");
+        let boxed = definition("docker://python:3.11", &["numpy".into()], Some("http://127.0.0.1:3128"));
+        assert!(boxed.contains(
+            "%post\n    export HTTPS_PROXY=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128\n    python3"
+        ));
     }
 
     #[test]
