@@ -315,54 +315,6 @@ mod tests {
         // an island fills a message's arguments itself, from these marks
         assert!(tr(Locale::Ko, "queue-showing", &[]).contains("{$shown}"));
     }
-
-    #[cfg(feature = "ssr")]
-    #[test]
-    fn reasons_read_in_either_language() {
-        let table = [
-            (
-                "RESERVING (1/2 GPUs on node-4090/rtx4090)",
-                "waiting for 1 more GPU on node-4090 (rtx4090), reserved 1/2",
-                "node-4090(rtx4090)에서 GPU 1장 더 기다리는 중, 1/2장 예약됨",
-            ),
-            (
-                "RESERVING (0/4 GPUs on a/b)",
-                "waiting for 4 more GPUs on a (b), reserved 0/4",
-                "a(b)에서 GPU 4장 더 기다리는 중, 0/4장 예약됨",
-            ),
-            (
-                "PLANNED (1/2 GPUs held on n/t, start 2026-12-04T14:20Z)",
-                "planned on n (t) at 14:20 UTC on 2026-12-04; 1 of 2 GPUs held",
-                "2026-12-04 14:20 UTC에 n(t)에서 시작하도록 계획됨, GPU 2장 중 1장 확보",
-            ),
-            (
-                "NO_IDLE_GPU (needs ≥ 13 GB VRAM)",
-                "needs a GPU with at least 13 GB of VRAM; none of those is idle",
-                "VRAM 13 GB 이상인 GPU가 필요하지만 유휴 상태인 것이 없음",
-            ),
-            (
-                "USER_CONCURRENCY_LIMIT",
-                "over the owner's concurrent-job limit (personal queue)",
-                "소유자의 동시 실행 한도 초과 (개인 대기열)",
-            ),
-            ("SOMETHING_NEW", "SOMETHING_NEW", "SOMETHING_NEW"),
-        ];
-        for (reason, en, ko) in table {
-            assert_eq!(reason_text(Locale::En, reason), en);
-            assert_eq!(reason_text(Locale::Ko, reason), ko);
-            // the English the browser-side fallback writes is the same
-            assert_eq!(crate::model::views::reason_in_words(reason), en);
-        }
-    }
-}
-
-/// A pending reason in words in `locale` ([`crate::model::views::reason_message`];
-/// its code when the reason is not one we know).
-pub fn reason_text(locale: Locale, reason: &str) -> String {
-    match crate::model::views::reason_message(reason) {
-        Some((key, args)) => tr(locale, key, &args),
-        None => reason.to_string(),
-    }
 }
 
 /// Words an island shows, looked up on the server and handed to it as a

@@ -25,7 +25,7 @@ pub async fn queue_view() -> Result<QueueScreen, ConsoleError> {
         .iter()
         .chain(&queue.user_queue)
         .filter_map(|e| e.pending_reason.clone())
-        .map(|r| (r.clone(), crate::i18n::reason_text(locale, &r)))
+        .map(|r| (r.clone(), crate::model::reasons::reason_text(locale, &r)))
         .collect::<std::collections::BTreeMap<_, _>>()
         .into_iter()
         .collect();

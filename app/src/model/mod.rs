@@ -7,6 +7,7 @@ pub mod admin;
 pub mod error;
 pub mod log_text;
 pub mod policy;
+pub mod reasons;
 pub mod session;
 pub mod views;
 

@@ -243,7 +243,7 @@ pub fn ReasonText(
     #[prop(optional)]
     how: Option<String>,
 ) -> impl IntoView {
-    let words = words.unwrap_or_else(|| crate::model::views::reason_in_words(&reason));
+    let words = words.unwrap_or_else(|| crate::model::reasons::reason_in_words(&reason));
     let how = how.unwrap_or_else(|| "How this works".to_string());
     match crate::model::policy::reason_link(&reason) {
         Some(href) => view! { <a class="reason-link" href=href title=how>{words}</a> }.into_any(),

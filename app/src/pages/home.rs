@@ -130,7 +130,7 @@ fn ClusterOverview(data: DashboardView) -> impl IntoView {
                             <li><a href=format!("/jobs/{}", j.id)>{format!("#{} {}", j.id, j.name)}</a>
                                 {(j.kind == crate::model::JobKind::Session).then(|| view! { <span class="badge">{t("dash-notebook")}</span> })}
                                 " — " {j.state.as_str()}
-                                {j.pending_reason.map(|r| format!(" ({})", crate::model::views::reason_in_words(&r)))}</li>
+                                {j.pending_reason.map(|r| format!(" ({})", crate::model::reasons::reason_in_words(&r)))}</li>
                         }).collect_view()}
                     </ul>
                 }.into_any()

@@ -133,8 +133,8 @@ impl From<PasswordError> for ServiceError {
     }
 }
 
-impl From<crate::services::jobs::input::FieldError> for ServiceError {
-    fn from(e: crate::services::jobs::input::FieldError) -> Self {
+impl From<crate::services::jobs::field::FieldError> for ServiceError {
+    fn from(e: crate::services::jobs::field::FieldError) -> Self {
         ServiceError::Validation(e.message.on(e.field))
     }
 }

@@ -14,7 +14,8 @@ use std::time::Instant;
 use app::model::JobState;
 
 use super::baselines::{Baseline, BaselineKind};
-use super::forecast::{schedule, Estimate, Moment};
+use super::forecast::{schedule, Moment};
+use super::outcome::{Estimate, Outcome};
 use super::trace::TraceJob;
 use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
 use crate::policy::model::Millis;
@@ -116,22 +117,6 @@ impl Default for Options {
             forecast_margin: crate::policy::forecast::ESTIMATE_MARGIN,
         }
     }
-}
-
-/// What happened to one trace job.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub lab: String,
-    pub num_gpus: u32,
-    pub submit_ms: i64,
-    pub run_ms: i64,
-    pub start_ms: Option<i64>,
-    /// No placement can ever fit it (NO_FIT_PLACEMENT).
-    pub rejected: bool,
-    /// What the forecast said right after its submission, and one hour
-    /// before its start ([`replay_forecasting`] only).
-    pub estimate_at_submit: Estimate,
-    pub estimate_hour_before: Estimate,
 }
 
 /// The cluster between two passes, for utilisation and idle accounting.

@@ -11,23 +11,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::engine::Outcome;
-use super::metrics::{round, size_class};
+use super::outcome::Estimate;
+use super::outcome::{round, size_class, Outcome};
 
 const HOUR_MS: i64 = 3_600_000;
-
-/// What the forecast said of one job at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum Estimate {
-    /// Not measured: the job was not waiting then (it started in the pass
-    /// that saw it, or waited under an hour), or the policy has no forecast.
-    #[default]
-    NotAsked,
-    /// Waiting, but beyond the forecast's depth or horizon: no estimate.
-    Missing,
-    /// The estimated start (virtual ms).
-    At(i64),
-}
 
 /// Which of a job's estimates an ask fills in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::engine::Replay;
+use super::outcome::{round, size_class};
 
 /// Bounded slowdown's floor on run time (a common choice: 10 s).
 const BSLD_TAU_MS: f64 = 10_000.0;
@@ -209,19 +210,6 @@ pub fn report(r: &Replay) -> PolicyReport {
         fair_share_distance: round(unfair_in_window / window),
         forecast: super::forecast::report(&r.outcomes),
     }
-}
-
-/// The job-size groups of every per-size figure: "1", "2", "4", "8", "other".
-pub(super) fn size_class(num_gpus: u32) -> String {
-    match num_gpus {
-        1 | 2 | 4 | 8 => num_gpus.to_string(),
-        _ => "other".to_string(),
-    }
-}
-
-/// Six significant decimals: stable text across platforms' last-bit noise.
-pub(super) fn round(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
 }
 
 fn rounded(g: Group) -> Group {

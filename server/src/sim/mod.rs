@@ -15,7 +15,9 @@ pub mod engine;
 pub mod forecast;
 pub mod html;
 pub mod metrics;
+pub mod outcome;
 pub mod sweep;
+pub mod sweep_page;
 pub mod trace;
 
 use std::path::{Path, PathBuf};

@@ -9,35 +9,10 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
 use super::engine::TimeLimitModel;
 use super::metrics::PolicyReport;
-use super::{html, SimArgs, SimError};
-
-/// One policy at one point of the sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
-    pub policy: String,
-    pub utilisation: f64,
-    pub median_wait_s: f64,
-    pub gpu8_p95_s: f64,
-    pub gpu8_p99_s: f64,
-    pub max_wait_s: f64,
-    pub fair_share_distance: f64,
-}
-
-/// One cluster size under one time-limit model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Point {
-    pub cluster: String,
-    pub time_limit: String,
-    pub gpus: u32,
-    /// GPU-time the trace asks for over the GPU-time the cluster has in
-    /// the submission window: above 1, the queue can only grow.
-    pub offered_load: f64,
-    pub rows: Vec<Row>,
-}
+use super::sweep_page::{self, Point, Row};
+use super::{SimArgs, SimError};
 
 impl Row {
     fn of(r: &PolicyReport) -> Row {
@@ -141,7 +116,7 @@ pub fn run(base: &SimArgs, clusters: &[String], limits: &[String]) -> Result<Vec
     let json = serde_json::to_string_pretty(&points).unwrap_or_default();
     super::write(&base.out.join("sweep.json"), &json)?;
     let trace = base.trace.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    super::write(&base.out.join("report.html"), &html::render_sweep(&format!("Load sweep: {trace}"), &points))?;
+    super::write(&base.out.join("report.html"), &sweep_page::render(&format!("Load sweep: {trace}"), &points))?;
     Ok(points)
 }
 

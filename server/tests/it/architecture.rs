@@ -284,6 +284,76 @@ fn the_policys_modules_form_no_circle() {
     assert!(first_circle(&circle).is_some(), "the check sees a circle");
 }
 
+/// For folder `dir` (module path `path`, `""` at a crate's root): which of
+/// its sibling modules each module names (`super::x` from the module's
+/// own file, `super::super::x` from its folder's other files, or
+/// `crate::path::x`), tests aside.
+fn folder_graph(dir: &Path, path: &str) -> BTreeMap<String, Vec<String>> {
+    let mut modules: BTreeMap<String, Vec<(PathBuf, bool)>> = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        if p.is_dir() && p.join("mod.rs").is_file() {
+            let mut files = Vec::new();
+            rust_files(&p, &mut files);
+            let own = files.iter().map(|f| (f.clone(), f.file_name().is_some_and(|n| n == "mod.rs"))).collect();
+            modules.insert(stem, own);
+        } else if p.extension().is_some_and(|e| e == "rs") && !["mod", "lib", "main"].contains(&stem.as_str()) {
+            modules.insert(stem, vec![(p.clone(), true)]);
+        }
+    }
+    let names: Vec<String> = modules.keys().cloned().collect();
+    modules
+        .iter()
+        .map(|(m, files)| {
+            let mut uses = Vec::new();
+            for (file, own) in files {
+                let c = code(file);
+                if !path.is_empty() {
+                    uses.extend(imports_after(&c, &format!("crate::{path}::")));
+                }
+                uses.extend(imports_after(&c, if *own { "super::" } else { "super::super::" }));
+            }
+            uses.retain(|u| u != m && names.contains(u));
+            uses.sort();
+            uses.dedup();
+            (m.clone(), uses)
+        })
+        .collect()
+}
+
+/// #42: modules of one folder that need each other (`i18n` and the views,
+/// the console's backend and admin pages, …) cannot be read or changed
+/// apart; a piece both need gets its own module instead.
+#[test]
+fn no_folder_has_modules_that_need_each_other() {
+    let mut circles = Vec::new();
+    for krate in ["server", "app"] {
+        let root = src(krate);
+        let mut dirs = vec![(root.clone(), String::new())];
+        while let Some((dir, path)) = dirs.pop() {
+            let graph = folder_graph(&dir, &path);
+            if let Some(m) = first_circle(&graph) {
+                circles.push(format!("{krate}/{path}: {m} ({graph:?})"));
+            }
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = entry.path();
+                if p.is_dir() && p.join("mod.rs").is_file() {
+                    let name = p.file_name().unwrap().to_string_lossy().to_string();
+                    let sub = if path.is_empty() { name } else { format!("{path}::{name}") };
+                    dirs.push((p, sub));
+                }
+            }
+        }
+    }
+    assert!(circles.is_empty(), "modules that need each other:\n{}", circles.join("\n"));
+    // the check sees the edges it judges: sessions are built on jobs
+    let services = folder_graph(&src("server").join("services"), "services");
+    assert!(services["sessions"].contains(&"jobs".to_string()), "{services:?}");
+    let model = folder_graph(&src("app").join("model"), "model");
+    assert!(model["reasons"].is_empty() && model["views"].is_empty(), "{model:?}");
+}
+
 /// The functions of a file, each as (name, signature, body), from their
 /// `fn` lines to their closing brace at the start of a line.
 fn functions(code: &str) -> Vec<(String, String, String)> {

@@ -162,7 +162,7 @@ fn JobLog(id: i64, w: Words) -> impl IntoView {
 /// in the reader's language (first with the page, then by [`job_panel`]).
 #[component]
 fn JobSummary(detail: JobDetail) -> impl IntoView {
-    let in_words = |r: &str| crate::i18n::reason_text(crate::i18n::locale(), r);
+    let in_words = |r: &str| crate::model::reasons::reason_text(crate::i18n::locale(), r);
     let session = session_panel(&detail);
     let job = detail.job;
     let id = job.id;

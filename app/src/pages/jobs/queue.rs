@@ -132,7 +132,7 @@ fn QueueTable(
                         }
                     });
                     let reason = e.pending_reason.clone().map(|r| {
-                        let words = reasons.iter().find(|(k, _)| *k == r).map(|(_, v)| v.clone()).unwrap_or_else(|| crate::model::views::reason_in_words(&r));
+                        let words = reasons.iter().find(|(k, _)| *k == r).map(|(_, v)| v.clone()).unwrap_or_else(|| crate::model::reasons::reason_in_words(&r));
                         view! { <ReasonText reason=r words how=how.clone()/> }
                     });
                     let start = e.estimated_start.clone().map(|at| view! { {about.clone()} " " <Time at=at/> " " {estimate.clone()} });

@@ -5,7 +5,8 @@
 //! and, in its last ten idle minutes, the warning.
 
 use crate::api::{session_apps, StartSession};
-use crate::i18n::{locale, reason_text, t, t_with, Words};
+use crate::i18n::{locale, t, t_with, Words};
+use crate::model::reasons::reason_text;
 use crate::model::views::JobDetail;
 use crate::model::SessionState;
 use crate::pages::components::{ReadyWorkspaceOptions, Time};

@@ -9,7 +9,7 @@ use app::model::Role;
 use app::msg;
 
 use crate::auth::Caller;
-use crate::http::console::backend::{parse_number, refused};
+use crate::http::console::form::{parse_number, refused};
 use crate::services::admin::backfill::{self, BackfillPatch};
 use crate::services::admin::cluster::{self, NewNodeBody, NewTierBody, NodeGpus, TierPatch};
 use crate::services::admin::oom::{self, OomPatterns};

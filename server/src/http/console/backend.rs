@@ -4,7 +4,7 @@
 //! REST API uses, so console and API cannot disagree, and maps the error
 //! once ([`From<ServiceError>`] below), keeping its api.md code.
 
-use app::{i18n::Msg, msg};
+use app::msg;
 use std::collections::BTreeMap;
 
 use app::api::backend::{ConsoleBackend, SignedIn};
@@ -16,6 +16,7 @@ use app::model::views::{
 };
 use app::model::{JobView, MaintenanceView, Role};
 
+use super::form::{parse_number, refused};
 use crate::auth::Caller;
 use crate::services::jobs::input::{SubmitBody, ValidSubmit};
 use crate::services::jobs::{self, reading, ListQuery};
@@ -34,11 +35,6 @@ impl From<ServiceError> for ConsoleError {
             other => ConsoleError::new(other.code(), other.text(app::i18n::locale())),
         }
     }
-}
-
-/// A form's mistake the console itself finds, in the reader's language.
-pub(crate) fn refused(message: Msg) -> ConsoleError {
-    ConsoleError::invalid(message.text(app::i18n::locale()))
 }
 
 /// The server's record of the caller, put there by the middleware.
@@ -67,15 +63,6 @@ fn parse_env(text: &str) -> Result<BTreeMap<String, String>, ConsoleError> {
         env.insert(key.trim().to_string(), value.to_string());
     }
     Ok(env)
-}
-
-/// A number from a form field; blank = None.
-pub(crate) fn parse_number<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, ConsoleError> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(None);
-    }
-    text.parse().map(Some).map_err(|_| refused(msg!("err-not-number", text = text).on(field)))
 }
 
 /// The submit form's text fields as the body /v1/jobs takes.

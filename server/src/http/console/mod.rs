@@ -1,7 +1,7 @@
 //! The console adapter: sign-in and sign-out as plain form posts (they
 //! work without JavaScript), the Leptos routes with the shared state as
 //! context, and the [`backend`] the server functions call ([`admin`]
-//! parses the admin pages' forms); sign-in through the university in
+//! parses the admin pages' forms, both with [`form`]'s helpers); sign-in through the university in
 //! [`oidc`]; the pages' language in [`lang`].
 
 use axum::extract::State;
@@ -21,6 +21,7 @@ use app::api::backend::Backend;
 
 pub mod admin;
 pub mod backend;
+mod form;
 mod lang;
 mod oidc;
 use app::{shell, App};

@@ -14,7 +14,7 @@ use crate::policy::AfterKind;
 use crate::services::ServiceError;
 use app::{i18n::Msg, msg};
 
-use super::input::FieldError;
+use super::field::FieldError;
 
 /// The most elements one array may have.
 pub const MAX_ARRAY_ELEMENTS: usize = 1000;

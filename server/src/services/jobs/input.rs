@@ -3,22 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use app::i18n::Msg;
 use app::msg;
 use serde::Deserialize;
 
+pub use super::field::{field_error, FieldError};
 use super::gates::{parse_dependencies, ArraySpec, DependencyBody};
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct FieldError {
-    pub field: &'static str,
-    pub message: Msg,
-}
-
-pub(crate) fn field_error(field: &'static str, message: Msg) -> FieldError {
-    FieldError { field, message }
-}
 
 /// 1 to 8 GPUs (policy: the request range is the same for everyone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

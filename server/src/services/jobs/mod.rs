@@ -4,6 +4,7 @@
 //! what a job wrote to its owner.
 
 pub mod arrays;
+pub mod field;
 pub mod gates;
 pub mod input;
 pub mod output;
@@ -80,7 +81,7 @@ pub async fn get(state: &Services, caller: &Caller, id: i64) -> Result<JobView, 
         .ok_or_else(|| ServiceError::NotFound(msg!("err-no-such-job")))?;
     if visible(caller, &view) {
         view.estimated_start = estimate(state, &view);
-        Ok(super::sessions::with_idle_end(&state.settings, view))
+        Ok(reading::with_idle_end(&state.settings, view))
     } else {
         Err(ServiceError::NotFound(msg!("err-no-such-job")))
     }
@@ -192,7 +193,7 @@ pub async fn list(
     for id in &ids {
         if let Some(mut view) = db::job_view::view(&mut conn, *id).await? {
             view.estimated_start = estimate(state, &view);
-            jobs.push(super::sessions::with_idle_end(&state.settings, view));
+            jobs.push(reading::with_idle_end(&state.settings, view));
         }
     }
     let next = (ids.len() as i64 == limit).then(|| ids.last().copied()).flatten();

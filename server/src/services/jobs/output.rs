@@ -11,7 +11,7 @@ use app::model::views::{FileEntry, LogChunk};
 use app::model::{JobView, Role};
 use app::{i18n::Msg, msg};
 
-use super::input::FieldError;
+use super::field::FieldError;
 use crate::auth::Caller;
 use crate::clock::rfc3339;
 use crate::executor::layout::Layout;

@@ -131,6 +131,24 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> ServiceResult<T> + S
     tokio::task::spawn_blocking(work).await.map_err(|e| ServiceError::Internal(format!("job output: {e}")))?
 }
 
+/// A session as its owner reads it: with when it ends if left idle.
+pub fn with_idle_end(settings: &crate::config::Settings, mut view: JobView) -> JobView {
+    use app::model::session::SessionState;
+    use app::model::JobKind;
+    if view.kind != JobKind::Session {
+        return view;
+    }
+    if let Some(s) = view.session.as_mut().filter(|s| s.state == SessionState::Ready) {
+        let idle = settings.sessions.idle_ms();
+        s.idle_ends_at = s
+            .idle_since
+            .as_deref()
+            .and_then(crate::clock::parse_rfc3339_ms)
+            .map(|since| crate::clock::rfc3339(since + idle));
+    }
+    view
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -270,7 +270,7 @@ fn email_text(event: &str, job: &app::model::JobView, locale: Locale) -> (String
     if let Some(reason) = &job.end_reason {
         let words = match locale {
             Locale::En => reason.clone(),
-            _ => format!("{} ({reason})", app::i18n::reason_text(locale, reason)),
+            _ => format!("{} ({reason})", app::model::reasons::reason_text(locale, reason)),
         };
         line("mail-reason", words);
     }

@@ -21,7 +21,7 @@ use crate::auth::Caller;
 use crate::config::ExecutorKind;
 use crate::db;
 use crate::services::{ServiceError, Services};
-use ::app::model::{JobKind, JobState, JobView, SessionState, Submitted};
+use ::app::model::{JobState, JobView, Submitted};
 
 /// `POST /v1/sessions`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
@@ -157,22 +157,6 @@ pub fn address(
 ) -> AppAddress {
     let on_node = node_addr.filter(|_| settings.executor.kind == ExecutorKind::Slurm);
     AppAddress::new(&layout.output_dir(id), uid, on_node)
-}
-
-/// A session as its owner reads it: with when it ends if left idle.
-pub fn with_idle_end(settings: &crate::config::Settings, mut view: JobView) -> JobView {
-    if view.kind != JobKind::Session {
-        return view;
-    }
-    if let Some(s) = view.session.as_mut().filter(|s| s.state == SessionState::Ready) {
-        let idle = settings.sessions.idle_ms();
-        s.idle_ends_at = s
-            .idle_since
-            .as_deref()
-            .and_then(crate::clock::parse_rfc3339_ms)
-            .map(|since| crate::clock::rfc3339(since + idle));
-    }
-    view
 }
 
 /// When each session last saw traffic through the proxy (ms), kept in
