@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use openidconnect::core::{
-    CoreAuthDisplay, CoreClaimName, CoreClaimType, CoreClient, CoreClientAuthMethod, CoreDeviceAuthorizationResponse,
-    CoreGenderClaim, CoreGrantType, CoreIdTokenVerifier, CoreJsonWebKey, CoreJweContentEncryptionAlgorithm,
+    CoreAuthDisplay, CoreAuthPrompt, CoreClaimName, CoreClaimType, CoreClient, CoreClientAuthMethod, CoreGenderClaim,
+    CoreGrantType, CoreIdTokenVerifier, CoreJsonWebKey, CoreJweContentEncryptionAlgorithm,
     CoreJweKeyManagementAlgorithm, CoreJwsSigningAlgorithm, CoreResponseMode, CoreResponseType,
     CoreSubjectIdentifierType,
 };
@@ -70,15 +70,6 @@ pub struct DeviceStart {
     pub expires_in: u64,
 }
 
-/// The provider's answer to one poll of a device sign-in.
-#[derive(Debug, PartialEq)]
-pub enum DevicePoll {
-    Pending,
-    Done(Identity),
-    Expired,
-    Denied,
-}
-
 /// Every claim of the ID token, by name (the username and groups claims
 /// are settings).
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -99,6 +90,9 @@ pub struct Pending {
     /// A path on this site to land on.
     pub next: String,
     pub started_ms: i64,
+    /// The user code of the device sign-in this one approves.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 /// Who the provider says signed in.
@@ -250,56 +244,12 @@ impl Oidc {
         Ok(client)
     }
 
-    /// Starts a device sign-in (RFC 8628) with this service's own client:
-    /// the person opens the provider's page on any browser and enters
-    /// the code; the CLI polls [`device_poll`](Self::device_poll).
-    pub async fn device_start(&self) -> Result<DeviceStart, OidcError> {
-        let client = self.client(false).await?;
-        let device = self.cached.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|c| c.2.clone());
-        let device =
-            device.ok_or_else(|| OidcError::Config("the provider offers no device sign-in (RFC 8628)".into()))?;
-        let client = client.set_device_authorization_url(device);
-        let mut request = client.exchange_device_code();
-        for scope in self.settings.scopes.iter().filter(|s| s.as_str() != "openid") {
-            request = request.add_scope(Scope::new(scope.clone()));
-        }
-        let details: CoreDeviceAuthorizationResponse = request
-            .request_async(&self.http)
-            .await
-            .map_err(|e| OidcError::Provider(format!("device authorization: {}", chain(&e))))?;
-        Ok(DeviceStart {
-            device_code: details.device_code().secret().clone(),
-            user_code: details.user_code().secret().clone(),
-            verification_uri: details.verification_uri().to_string(),
-            verification_uri_complete: details.verification_uri_complete().map(|u| u.secret().clone()),
-            interval: details.interval().as_secs().max(1),
-            expires_in: details.expires_in().as_secs(),
-        })
-    }
-
-    /// One poll of the provider's token endpoint for a device sign-in. Its
-    /// ID token has no nonce (the grant has none); every other check holds.
-    pub async fn device_poll(&self, device_code: &str) -> Result<DevicePoll, OidcError> {
-        let client = self.client(false).await?;
-        let form = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", device_code)];
-        let body = self.token_endpoint(&client, &form).await?;
-        match body["error"].as_str() {
-            Some("authorization_pending" | "slow_down") => return Ok(DevicePoll::Pending),
-            Some("expired_token" | "invalid_grant") => return Ok(DevicePoll::Expired),
-            Some("access_denied") => return Ok(DevicePoll::Denied),
-            Some(other) => return Err(OidcError::Provider(format!("token endpoint: {other}"))),
-            None => {}
-        }
-        let jwt =
-            body["id_token"].as_str().ok_or_else(|| OidcError::Rejected("the provider sent no ID token".into()))?;
-        let mut identity = self.identity_from(&client, jwt, None).await?;
-        identity.grant = body["refresh_token"].as_str().map(|t| Grant::new(t.to_string()));
-        Ok(DevicePoll::Done(identity))
-    }
-
     /// The provider's sign-in URL for this browser, and what its session
     /// must keep until the callback.
-    pub async fn begin(&self, next: &str, now_ms: i64) -> Result<(String, Pending), OidcError> {
+    /// `device`: the user code of a device sign-in this sign-in approves;
+    /// the provider is then asked to have the person sign in anew
+    /// (`prompt=login`): an approval is never given by a session alone.
+    pub async fn begin(&self, next: &str, device: Option<&str>, now_ms: i64) -> Result<(String, Pending), OidcError> {
         let client = self.client(false).await?;
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let mut request = client
@@ -312,6 +262,9 @@ impl Oidc {
         for scope in self.settings.scopes.iter().filter(|s| s.as_str() != "openid") {
             request = request.add_scope(Scope::new(scope.clone()));
         }
+        if device.is_some() {
+            request = request.add_prompt(CoreAuthPrompt::Login);
+        }
         let (url, state, nonce) = request.url();
         let pending = Pending {
             state: state.secret().clone(),
@@ -319,6 +272,7 @@ impl Oidc {
             pkce_verifier: verifier.secret().clone(),
             next: safe_next(next),
             started_ms: now_ms,
+            device: device.map(str::to_string),
         };
         Ok((url.to_string(), pending))
     }

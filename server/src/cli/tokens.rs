@@ -30,9 +30,10 @@ pub async fn login_with_token(json: bool, server: String) -> Result<(), CliError
     Ok(())
 }
 
-/// `jpu login --sso`: the device grant the server brokers. Prints where
-/// to go and the code, polls at the provider's pace until the person has
-/// signed in (or the code expires), and keeps the token.
+/// `jpu login --sso`: the server's device grant. Prints where to go and
+/// the code, polls at the server's pace until the person has approved it
+/// there, signing in at the university (or the code expires), and keeps
+/// the token.
 pub async fn login_with_sso(json: bool, server: String) -> Result<(), CliError> {
     let client = Client::new(&server, None);
     let device = std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok());
@@ -49,7 +50,7 @@ pub async fn login_with_sso(json: bool, server: String) -> Result<(), CliError> 
     let (uri, code) = (text(&start["verification_uri"]), text(&start["user_code"]));
     let complete = start["verification_uri_complete"].as_str().unwrap_or(&uri).to_string();
     // the instructions go to stderr: with --json, stdout is the result alone
-    eprintln!("Open {complete}\n(or {uri} and enter the code {code}), sign in there; waiting…");
+    eprintln!("Open {complete}\n(or {uri} and enter the code {code}) and approve it there; waiting…");
     let every = std::time::Duration::from_secs(start["interval"].as_u64().unwrap_or(5).clamp(1, 60));
     let deadline =
         std::time::Instant::now() + std::time::Duration::from_secs(start["expires_in"].as_u64().unwrap_or(600));

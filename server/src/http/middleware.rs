@@ -123,7 +123,10 @@ pub async fn cross_site_guard(State(state): State<AppState>, req: Request, next:
     let safe = matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let bearer = req.headers().contains_key(header::AUTHORIZATION);
     let cookie = req.headers().contains_key(header::COOKIE);
-    if safe || bearer || !(cookie || req.uri().path() == "/login") {
+    // sign-ins and a device's approval or denial: guarded with no cookie
+    // too (login CSRF; a device approved through someone's provider session)
+    let signs_in = matches!(req.uri().path(), "/login" | "/auth/device/approve" | "/auth/device/deny");
+    if safe || bearer || !(cookie || signs_in) {
         return next.run(req).await;
     }
     if same_origin(req.headers(), &state.settings.server.public_url) {

@@ -189,6 +189,21 @@ async fn every_endpoint_answers_each_role_as_documented() {
             wrong.push(format!("GET /auth/device as {}: {}, expected 404", names[role], resp.status()));
         }
     }
+    // its approval and denial: a form post no other site can make (403
+    // without this site's Origin), an unknown code 404 for everyone
+    for path in ["/auth/device/approve", "/auth/device/deny"] {
+        for (role, token) in roles.iter().enumerate() {
+            let mut req = app.client.post(app.url(path)).form(&[("user_code", "BCDF-GHJK")]);
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            let expected = if token.is_some() { 404 } else { 403 };
+            let resp = req.send().await.expect("request");
+            if resp.status() != expected {
+                wrong.push(format!("POST {path} as {}: {}, expected {expected}", names[role], resp.status()));
+            }
+        }
+    }
     // the console's server functions that show a job or act for admins,
     // posted as the console posts them (a form); their refusals carry the
     // api.md code at the top of the body

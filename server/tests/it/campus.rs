@@ -68,6 +68,12 @@ pub async fn through_provider(app: &TestApp, browser: &reqwest::Client, username
     assert_eq!(start.status(), StatusCode::SEE_OTHER, "redirect to the provider");
     let authorize = location(&start);
     assert!(authorize.contains("code_challenge_method=S256") && authorize.contains("nonce="), "{authorize}");
+    follow_provider(browser, authorize, username).await
+}
+
+/// Follows the provider from its authorization URL, signing in as
+/// `username`; returns the callback URL it sends the browser to.
+pub async fn follow_provider(browser: &reqwest::Client, authorize: String, username: &str) -> String {
     let mut url = authorize;
     let issuer = url.split("/auth?").next().unwrap().to_string();
     for _ in 0..10 {
@@ -375,41 +381,34 @@ async fn with_passwords_off_the_login_page_leads_with_the_university_and_folds_t
     assert_eq!(app.create_token("admin", ADMIN_PASSWORD).await.status(), StatusCode::CREATED);
 }
 
-/// The person at the provider's device page: confirms the code, signs in
-/// as `username` and sees the provider's "done" page.
-/// This site's page a device sign-in sends the person to first: what it
-/// says, and where it sends them on (the provider's approval).
+/// This site's page a device sign-in sends the person to: what it says,
+/// and the code its approval form posts.
 pub async fn device_page(browser: &reqwest::Client, url: &str) -> (String, String) {
     let page = browser.get(url).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK, "{url}");
     let html = page.text().await.unwrap();
-    let to = html.split("data-testid=\"device-continue\" href=\"").nth(1).unwrap().split('"').next().unwrap();
-    (html.clone(), to.replace("&amp;", "&"))
+    let code = html.split("name=\"user_code\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    (html, code)
 }
 
-pub async fn approve_device(browser: &reqwest::Client, our_page: &str, username: &str) {
-    let (_, verification_uri_complete) = device_page(browser, our_page).await;
-    let verification_uri_complete = verification_uri_complete.as_str();
-    let issuer = verification_uri_complete.split("/device").next().unwrap().to_string();
-    let page = browser.get(verification_uri_complete).send().await.unwrap().text().await.unwrap();
-    let xsrf = page.split("name=\"xsrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
-    let user_code = verification_uri_complete.split("user_code=").nth(1).unwrap().to_string();
-    let form = [("xsrf", xsrf.as_str()), ("user_code", user_code.as_str()), ("confirm", "yes")];
-    let mut resp = browser.post(format!("{issuer}/device")).form(&form).send().await.unwrap();
-    for _ in 0..10 {
-        let next = location(&resp);
-        if next.is_empty() {
-            assert_eq!(resp.status(), StatusCode::OK, "the provider's last page");
-            return;
-        }
-        let url = absolute(&issuer, &next);
-        resp = browser.get(&url).send().await.unwrap();
-        if resp.status() == StatusCode::OK && url.contains("/interaction/") {
-            let login = [("prompt", "login"), ("login", username), ("password", "any")];
-            resp = browser.post(&url).form(&login).send().await.unwrap();
-        }
-    }
-    panic!("the device sign-in did not finish");
+/// The person approves on this site's page (`our_page`), signing in at the
+/// provider as `username`; the callback's answer (its status and page).
+pub async fn approve_device(browser: &reqwest::Client, our_page: &str, username: &str) -> (StatusCode, String) {
+    let (_, code) = device_page(browser, our_page).await;
+    let site = our_page.split("/auth/device").next().unwrap();
+    let resp = browser
+        .post(format!("{site}/auth/device/approve"))
+        .header("origin", site)
+        .form(&[("user_code", code.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER, "on to the provider");
+    let authorize = location(&resp);
+    assert!(authorize.contains("prompt=login"), "an approval signs in anew: {authorize}");
+    let callback = follow_provider(browser, authorize, username).await;
+    let answered = browser.get(&callback).send().await.unwrap();
+    (answered.status(), answered.text().await.unwrap())
 }
 
 async fn poll(app: &TestApp, device_code: &str) -> reqwest::Response {
@@ -432,10 +431,13 @@ async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
     let ours = start["verification_uri_complete"].as_str().unwrap();
     assert!(ours.starts_with(&format!("{}/auth/device?user_code=", app.base)), "{ours}");
     assert_eq!(start["verification_uri"], format!("{}/auth/device", app.base));
-    let (page, onward) = device_page(&browser(), ours).await;
+    let (page, code_in_form) = device_page(&browser(), ours).await;
     assert!(page.contains("kims-laptop") && page.contains("127.0.0.1"), "{page}");
-    assert!(page.contains(start["user_code"].as_str().unwrap()), "{page}");
-    assert!(onward.starts_with(&provider.issuer), "on to the provider: {onward}");
+    assert_eq!(code_in_form, start["user_code"].as_str().unwrap());
+    // the code as a person types it finds the same request
+    let typed = start["user_code"].as_str().unwrap().to_lowercase().replace('-', "");
+    let (_, same) = device_page(&browser(), &app.url(&format!("/auth/device?user_code={typed}"))).await;
+    assert_eq!(same, code_in_form);
     let unknown = browser().get(app.url("/auth/device?user_code=NOPE-NOPE")).send().await.unwrap();
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
     // without a code: a field to type the one the device shows
@@ -453,7 +455,12 @@ async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
     let code = start["device_code"].as_str().unwrap();
     assert_error(poll(&app, code).await, StatusCode::PRECONDITION_REQUIRED, "AUTHORIZATION_PENDING").await;
 
-    approve_device(&browser(), start["verification_uri_complete"].as_str().unwrap(), "kim").await;
+    let approver = browser();
+    let (status, said) = approve_device(&approver, start["verification_uri_complete"].as_str().unwrap(), "kim").await;
+    assert_eq!(status, StatusCode::OK, "{said}");
+    assert!(said.contains("kims-laptop"), "{said}");
+    // the device gets the token; the approving browser is not signed in
+    assert_eq!(me(&app, &approver).await.status(), StatusCode::UNAUTHORIZED);
     let resp = poll(&app, code).await;
     assert_eq!(resp.status(), StatusCode::CREATED);
     let token: Value = resp.json().await.unwrap();
@@ -461,17 +468,85 @@ async fn a_device_signs_in_through_the_university_and_gets_a_personal_token() {
     let who: Value = app.me(Some(token)).await.json().await.unwrap();
     assert_eq!((who["username"].as_str(), who["auth"].as_str()), (Some("kim"), Some("oidc")));
     let listed = app.get(Some(token), "/v1/auth/tokens").await.text().await.unwrap();
-    assert!(listed.contains("jpu login --sso on test-host"), "{listed}");
+    // named as its approval page showed it, whatever the poll says
+    assert!(listed.contains("jpu login --sso on kims-laptop"), "{listed}");
     // a code serves once; a made-up one never
     assert_error(poll(&app, code).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert_error(poll(&app, "made-up").await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
 
-    // the campus rules hold here too: no lab group, no token
+    // the campus rules hold here too: no lab group, no approval
     let start: Value = app.post(None, "/v1/auth/device", serde_json::json!({})).await.json().await.unwrap();
-    approve_device(&browser(), start["verification_uri_complete"].as_str().unwrap(), "choi").await;
+    let (status, said) = approve_device(&browser(), start["verification_uri_complete"].as_str().unwrap(), "choi").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{said}");
+    let still = poll(&app, start["device_code"].as_str().unwrap()).await;
+    assert_error(still, StatusCode::PRECONDITION_REQUIRED, "AUTHORIZATION_PENDING").await;
+}
+
+/// D1: a device is approved only from this site's page, by someone who
+/// signs in anew at the university for it; another site cannot post the
+/// approval (and ride on the person's session at the provider), an
+/// answered request takes no second answer, and a declined one gets
+/// nothing.
+#[tokio::test]
+async fn a_device_is_approved_only_from_this_sites_page_and_can_be_declined() {
+    let Some(provider) = provider().await else { return };
+    let app = server(&provider, |_| {}).await;
+    let start: Value = app.post(None, "/v1/auth/device?device=box", serde_json::json!({})).await.json().await.unwrap();
+    let code = start["user_code"].as_str().unwrap();
+    let form = [("user_code", code)];
+    for origin in [Some("http://evil.example"), Some("null"), None] {
+        let mut request = browser().post(app.url("/auth/device/approve")).form(&form);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        let resp = request.send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "approval from {origin:?}");
+        let resp = browser().post(app.url("/auth/device/deny")).form(&form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "denial from another site");
+    }
+    let unknown = browser()
+        .post(app.url("/auth/device/approve"))
+        .header("origin", &app.base)
+        .form(&[("user_code", "BCDF-GHJK")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    // declined on its page: the device gets nothing, and no approval after
+    let denied = browser().post(app.url("/auth/device/deny")).header("origin", &app.base).form(&form).send().await;
+    let denied = denied.unwrap();
+    assert_eq!(denied.status(), StatusCode::OK);
+    assert!(denied.text().await.unwrap().contains("box"));
+    let late = browser().post(app.url("/auth/device/approve")).header("origin", &app.base).form(&form).send().await;
+    assert_eq!(late.unwrap().status(), StatusCode::NOT_FOUND, "answered already");
     let refused = poll(&app, start["device_code"].as_str().unwrap()).await;
-    let why = assert_error(refused, StatusCode::FORBIDDEN, "FORBIDDEN").await;
-    assert!(why.contains("no lab group"), "{why}");
+    assert_error(refused, StatusCode::FORBIDDEN, "FORBIDDEN").await;
+    // one approval each: the same page approved twice takes the first
+    let start: Value = app.post(None, "/v1/auth/device", serde_json::json!({})).await.json().await.unwrap();
+    let page = start["verification_uri_complete"].as_str().unwrap();
+    let (first, second) = (browser(), browser());
+    let (_, code) = device_page(&first, page).await;
+    let go = |b: reqwest::Client| {
+        let (site, code) = (app.base.clone(), code.clone());
+        async move {
+            let resp = b
+                .post(format!("{site}/auth/device/approve"))
+                .header("origin", &site)
+                .form(&[("user_code", code.as_str())])
+                .send()
+                .await
+                .unwrap();
+            location(&resp)
+        }
+    };
+    let (a, b) = (go(first.clone()).await, go(second.clone()).await);
+    let cb_a = follow_provider(&first, a, "kim").await;
+    let cb_b = follow_provider(&second, b, "lee").await;
+    assert_eq!(first.get(&cb_a).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(second.get(&cb_b).send().await.unwrap().status(), StatusCode::NOT_FOUND, "answered already");
+    let token: Value = poll(&app, start["device_code"].as_str().unwrap()).await.json().await.unwrap();
+    let who: Value = app.me(token["token"].as_str()).await.json().await.unwrap();
+    assert_eq!(who["username"], "kim", "the first approver's");
 }
 
 /// D1: one address starts at most its minute's worth of device sign-ins.
@@ -528,7 +603,8 @@ async fn jpu_login_sso_waits_for_the_person_and_keeps_the_token() {
     let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let first = lines.next_line().await.unwrap().expect("instructions");
     let url = first.strip_prefix("Open ").expect("the address first").to_string();
-    approve_device(&browser(), &url, "lee").await;
+    let (status, said) = approve_device(&browser(), &url, "lee").await;
+    assert_eq!(status, StatusCode::OK, "{said}");
     let out =
         tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output()).await.unwrap().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

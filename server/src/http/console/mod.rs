@@ -58,6 +58,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/auth/oidc/login", axum::routing::get(oidc::login))
         .route("/auth/oidc/callback", axum::routing::get(oidc::callback))
         .route("/auth/device", axum::routing::get(oidc::device))
+        .route("/auth/device/approve", post(oidc::device_approve))
+        .route("/auth/device/deny", post(oidc::device_deny))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || {
             shell(leptos_options.clone())
         })

@@ -5,12 +5,16 @@
 //! browser (login CSRF) or a replayed one finds nothing. A callback that
 //! fails a check is a 400 page saying so; someone the rules keep out, a
 //! 403 page saying why; neither sets a session. `GET /auth/device` is the
-//! page a device sign-in sends the person to first.
+//! page a device sign-in sends the person to: it names the device, and
+//! its approval (`POST /auth/device/approve`) is a sign-in at the
+//! university whose callback approves the device instead of signing the
+//! browser in (`POST /auth/device/deny` declines it).
 
 use app::i18n::{tr, Locale};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
 use serde::Deserialize;
 use tower_sessions::Session;
 
@@ -19,6 +23,7 @@ use crate::clock::now_ms;
 use crate::http::extract::ClientAddr;
 use crate::http::middleware::SESSION_USER_KEY;
 use crate::services::campus::{self, CampusError};
+use crate::services::device::Answer;
 use crate::state::AppState;
 
 const PENDING_KEY: &str = "oidc_pending";
@@ -36,13 +41,25 @@ pub async fn login(
     Query(q): Query<LoginQuery>,
 ) -> Response {
     let page = Page(super::lang::headers_locale(&headers));
+    begin(&state, client, &session, &page, q.next.as_deref().unwrap_or("/"), None).await
+}
+
+/// Sends the browser to the provider, keeping what the callback checks.
+async fn begin(
+    state: &AppState,
+    client: std::net::IpAddr,
+    session: &Session,
+    page: &Page,
+    next: &str,
+    device: Option<&str>,
+) -> Response {
     let Some(oidc) = state.oidc.clone() else {
         return page.show(StatusCode::NOT_FOUND, "oidc-none-title", &page.t("oidc-none-why"));
     };
     if !state.sign_in_starts.allow(client, std::time::Instant::now()) {
         return page.show(StatusCode::TOO_MANY_REQUESTS, "oidc-failed-title", &page.t("oidc-too-many"));
     }
-    let (url, pending) = match oidc.begin(q.next.as_deref().unwrap_or("/"), now_ms()).await {
+    let (url, pending) = match oidc.begin(next, device, now_ms()).await {
         Ok(started) => started,
         Err(e) => return page.failed(e),
     };
@@ -109,6 +126,10 @@ pub async fn callback(
         }
     };
     state.sign_in_starts.finished(client);
+    if let Some(code) = pending.device.as_deref() {
+        // a device's approval: the device gets the token, not this browser
+        return device_answered(&state, &page, code, Answer::Approved(user.id));
+    }
     let idle = state.settings.server.session_idle_minutes;
     if let Err(e) = crate::http::middleware::sign_in_session(&session, (user.id, user.session_epoch), idle).await {
         tracing::error!(error = %e, "cannot store session");
@@ -144,20 +165,78 @@ pub async fn device(State(state): State<AppState>, headers: HeaderMap, Query(q):
             ("at", crate::clock::rfc3339(requested.at_ms).into()),
         ],
     );
+    let code = crate::services::device::normal_code(&code);
+    let form = |action: &str, testid: &str, key: &str| {
+        format!(
+            "<form method=\"post\" action=\"/auth/device/{action}\"><input type=\"hidden\" name=\"user_code\" \
+             value=\"{code}\"><button type=\"submit\" data-testid=\"{testid}\">{label}</button></form>",
+            code = escape(&code),
+            label = escape(&page.t(key)),
+        )
+    };
     let main = format!(
         "<p data-testid=\"device-asked\">{asked}</p>\
-         <p>{code_is} <strong data-testid=\"device-code\">{code}</strong></p>\
-         <p><a data-testid=\"device-continue\" href=\"{to}\">{go}</a></p><p>{not_you}</p>",
+         <p>{code_is} <strong data-testid=\"device-code\">{code}</strong></p><p>{not_you}</p>{approve}{deny}",
         asked = escape(&asked),
         code_is = escape(&page.t("device-code")),
         code = escape(&code),
-        to = escape(&requested.provider_uri),
-        go = escape(&page.t("device-continue")),
         not_you = escape(&page.t("device-not-you")),
+        approve = form("approve", "device-continue", "device-continue"),
+        deny = form("deny", "device-deny", "device-deny"),
     );
-    // nothing on it may be framed or run: it is a page to read and leave
-    let policy = "default-src 'none'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
+    // nothing on it may be framed or run; its forms post here, and the
+    // approval's redirect goes on to the provider
+    let provider = state.oidc.as_ref().map(|o| o.settings().issuer.clone()).unwrap_or_default();
+    let provider = url::Url::parse(&provider).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let policy = format!("default-src 'none'; frame-ancestors 'none'; form-action 'self' {provider}; base-uri 'none'");
     ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(page.html("device-title", &main))).into_response()
+}
+
+#[derive(Deserialize)]
+pub struct DeviceForm {
+    user_code: String,
+}
+
+/// `POST /auth/device/approve`: a sign-in at the university (anew:
+/// `prompt=login`) whose callback approves this device sign-in. Only from
+/// this site's own page (the cross-site guard): a page elsewhere cannot
+/// post it and ride on the person's session at the provider.
+pub async fn device_approve(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    session: Session,
+    headers: HeaderMap,
+    Form(form): Form<DeviceForm>,
+) -> Response {
+    let page = Page(super::lang::headers_locale(&headers));
+    let code = crate::services::device::normal_code(&form.user_code);
+    if state.device_requests.get(&code, now_ms()).is_none_or(|r| r.answer != Answer::Waiting) {
+        return page.show(StatusCode::NOT_FOUND, "device-unknown-title", &page.t("device-unknown-why"));
+    }
+    begin(&state, client, &session, &page, "/", Some(&code)).await
+}
+
+/// `POST /auth/device/deny`: the device gets nothing.
+pub async fn device_deny(State(state): State<AppState>, headers: HeaderMap, Form(form): Form<DeviceForm>) -> Response {
+    let page = Page(super::lang::headers_locale(&headers));
+    device_answered(&state, &page, &form.user_code, Answer::Denied)
+}
+
+/// The page once a device sign-in is answered.
+fn device_answered(state: &AppState, page: &Page, code: &str, answer: Answer) -> Response {
+    let now = now_ms();
+    let requested = state.device_requests.get(code, now);
+    let (Some(requested), true) = (requested, state.device_requests.answer(code, answer, now)) else {
+        return page.show(StatusCode::NOT_FOUND, "device-unknown-title", &page.t("device-unknown-why"));
+    };
+    let (title, key) = match answer {
+        Answer::Approved(_) => ("device-approved-title", "device-approved"),
+        _ => ("device-declined-title", "device-declined"),
+    };
+    let said = tr(page.0, key, &[("device", requested.device.into())]);
+    let main = format!("<p data-testid=\"device-answered\">{}</p>", escape(&said));
+    let policy = "default-src 'none'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
+    ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(page.html(title, &main))).into_response()
 }
 
 /// `/auth/device` without a code: where to type the one the device shows.

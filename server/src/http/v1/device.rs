@@ -50,8 +50,10 @@ struct StartQuery {
 struct FinishBody {
     #[schema(min_length = 1, max_length = 1024)]
     device_code: String,
-    /// Names the token made (e.g. the host name).
+    /// Accepted for older clients and ignored: the token is named after
+    /// the device as its approval page showed it.
     #[schema(max_length = 40)]
+    #[allow(dead_code)]
     device: Option<String>,
 }
 
@@ -62,7 +64,8 @@ struct Signed {
 }
 
 /// Polls a device sign-in: `428 AUTHORIZATION_PENDING` until the person
-/// has signed in at the provider, then a personal token.
+/// has approved it on this site's page (signing in at the university),
+/// then a personal token.
 #[utoipa::path(post, path = "/auth/device/token", tag = "auth", request_body = FinishBody,
     responses(
         (status = 201, body = Signed),
@@ -77,6 +80,6 @@ async fn finish_device_sign_in(
     ClientAddr(client): ClientAddr,
     ApiJson(body): ApiJson<FinishBody>,
 ) -> Result<(StatusCode, Json<Signed>), ApiError> {
-    let issued = device::finish(&state, client, &body.device_code, body.device.as_deref()).await?;
+    let issued = device::finish(&state, client, &body.device_code).await?;
     Ok((StatusCode::CREATED, Json(Signed { token: issued.token, expires_at: issued.expires_at })))
 }
