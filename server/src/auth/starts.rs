@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 
 /// Sign-ins one address may start in a minute.
 pub const PER_MINUTE: u32 = 30;
-/// Addresses remembered at most; past it, windows that ended are dropped
-/// (and, under a flood from more addresses than this, all of them).
+/// Addresses remembered at most; past it, windows that ended are dropped,
+/// and under a flood from more addresses than this the lightest half: an
+/// address over its limit stays refused (clearing the table, as before,
+/// let a flood of fresh addresses give every address its minute back).
 const MAX_TRACKED: usize = 10_000;
 const WINDOW: Duration = Duration::from_secs(60);
 
@@ -30,7 +32,11 @@ impl SignInStarts {
         if counts.len() >= MAX_TRACKED && !counts.contains_key(&address) {
             counts.retain(|_, (since, _)| now.duration_since(*since) < WINDOW);
             if counts.len() >= MAX_TRACKED {
-                counts.clear();
+                let mut lightest: Vec<(IpAddr, u32)> = counts.iter().map(|(a, (_, c))| (*a, *c)).collect();
+                lightest.sort_unstable_by_key(|(_, count)| *count);
+                for (address, _) in lightest.iter().take(MAX_TRACKED / 2) {
+                    counts.remove(address);
+                }
             }
         }
         let (since, count) = counts.entry(address).or_insert((now, 0));
@@ -105,9 +111,14 @@ mod tests {
     fn memory_stays_bounded_under_a_flood_of_addresses() {
         let starts = SignInStarts::default();
         let t0 = Instant::now();
-        for i in 0..(MAX_TRACKED as u32 + 500) {
-            starts.allow(IpAddr::from(i.to_be_bytes()), t0);
+        let greedy = IpAddr::from([198, 51, 100, 7]);
+        for _ in 0..=PER_MINUTE {
+            starts.allow(greedy, t0);
+        }
+        for i in 0..(3 * MAX_TRACKED as u32) {
+            starts.allow(IpAddr::from((i + 1).to_be_bytes()), t0);
         }
         assert!(starts.0.lock().unwrap().len() <= MAX_TRACKED);
+        assert!(!starts.allow(greedy, t0), "a flood of fresh addresses does not give its minute back");
     }
 }

@@ -31,7 +31,10 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> Router {
     let settings = &state.settings.server;
     let sessions = SessionManagerLayer::new(session_store)
-        .with_name("jpu_session")
+        // over https, `__Host-`: a browser takes it only Secure, for this
+        // host and path `/` — no sibling subdomain (a lab's web server)
+        // or script can plant one of its own before the console's (#42)
+        .with_name(if settings.secure_cookies { "__Host-jpu_session" } else { "jpu_session" })
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(settings.secure_cookies)

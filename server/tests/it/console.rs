@@ -45,6 +45,24 @@ async fn sign_in_sets_a_safe_cookie_and_shows_the_cluster() {
     assert_eq!(app.me(None).await.status(), StatusCode::UNAUTHORIZED);
 }
 
+/// Served over https (`secure_cookies`), the session cookie is
+/// `__Host-`: Secure, this host only, path `/` — a sibling subdomain or a
+/// script cannot plant one of its own before it.
+#[tokio::test]
+async fn over_https_the_session_cookie_is_the_hosts_alone() {
+    let app = TestApp::spawn_local_with(|s| s.server.secure_cookies = true).await;
+    let resp = app.console_login("demo", DEMO_PASSWORD).await;
+    let cookie = resp.headers().get("set-cookie").unwrap().to_str().unwrap().to_string();
+    assert!(cookie.starts_with("__Host-jpu_session="), "{cookie}");
+    assert!(cookie.contains("Secure") && cookie.contains("Path=/") && !cookie.contains("Domain"), "{cookie}");
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let me = client().get(app.url("/v1/me")).header("cookie", &pair).send().await.unwrap();
+    assert_eq!(me.status(), StatusCode::OK, "the session works by that name");
+    let plain = pair.replacen("__Host-", "", 1);
+    let me = client().get(app.url("/v1/me")).header("cookie", &plain).send().await.unwrap();
+    assert_eq!(me.status(), StatusCode::UNAUTHORIZED, "and by no other");
+}
+
 #[tokio::test]
 async fn signing_in_again_rotates_the_session_id_and_kills_the_old_one() {
     let app = TestApp::spawn().await;

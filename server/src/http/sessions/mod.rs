@@ -42,8 +42,9 @@ use crate::http::error::ApiError;
 use crate::services::sessions;
 use crate::state::AppState;
 
-/// The console's own cookies (the proxy keeps them from the app).
-const CONSOLE_COOKIES: [&str; 1] = ["jpu_session"];
+/// The console's own cookies (the proxy keeps them from the app): its
+/// session's, by either of the names it may have (`crate::http`).
+const CONSOLE_COOKIES: [&str; 2] = ["jpu_session", "__Host-jpu_session"];
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/s/{id}", any(proxy)).route("/s/{id}/", any(proxy)).route("/s/{id}/{*rest}", any(proxy))
@@ -368,7 +369,10 @@ mod tests {
     fn the_app_never_sees_the_console_session_or_a_token() {
         let mut headers = HeaderMap::new();
         headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer secret"));
-        headers.insert(header::COOKIE, HeaderValue::from_static("jpu_session=abc; _xsrf=2|x; username-h=\"y\""));
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("jpu_session=abc; _xsrf=2|x; __Host-jpu_session=def; username-h=\"y\""),
+        );
         strip_console_credentials(&mut headers);
         assert!(headers.get(header::AUTHORIZATION).is_none());
         assert_eq!(headers.get(header::COOKIE).unwrap(), "_xsrf=2|x; username-h=\"y\"");
@@ -384,6 +388,7 @@ mod tests {
         // S2: a browser takes the last Path; the console's name is not the app's
         headers.append(header::SET_COOKIE, HeaderValue::from_static("jpu_session=evil; Path=/s/7/; Path=/"));
         headers.append(header::SET_COOKIE, HeaderValue::from_static("jpu_session=evil; Path=/s/7/"));
+        headers.append(header::SET_COOKIE, HeaderValue::from_static("__Host-jpu_session=evil; Path=/s/7/"));
         headers.append(header::SET_COOKIE, HeaderValue::from_static("y=1; Path=/s/7/../../"));
         headers.insert("service-worker-allowed", HeaderValue::from_static("/"));
         confine(&mut headers, "/s/7/", Some(&HeaderValue::from_static("h:8080")), false);
