@@ -4,7 +4,7 @@
 // (any password), keys are made at start.
 //
 //   node end2end/oidc/provider.mjs [--port N] [--accounts FILE]
-//        [--client-secret S]
+//        [--client-secret S] [--no-refresh]
 //
 // Prints one JSON line when it listens: {"issuer": "http://127.0.0.1:N"}.
 // The client `jpu-share` may redirect to /auth/oidc/callback on any
@@ -70,8 +70,9 @@ server.listen(Number(arg('port', '0')), '127.0.0.1', () => {
     features: { devInteractions: { enabled: true }, deviceFlow: { enabled: true } },
     // a refresh token for every grant, outliving the browser's sign-in
     // here (what an `offline_access` grant is at a campus provider)
+    // (--no-refresh: none, as a provider that gives no offline access)
     async issueRefreshToken(_ctx, client) {
-      return client.grantTypeAllowed('refresh_token');
+      return !args.includes('--no-refresh') && client.grantTypeAllowed('refresh_token');
     },
     async expiresWithSession() {
       return false;

@@ -33,6 +33,12 @@ impl Provider {
         Self::start_with(&["--accounts".as_ref(), file.as_os_str()]).await
     }
 
+    /// One that gives no refresh tokens (no offline access).
+    #[allow(dead_code)]
+    pub async fn without_refresh_tokens() -> Provider {
+        Self::start_with(&["--no-refresh".as_ref()]).await
+    }
+
     async fn start_with(args: &[&std::ffi::OsStr]) -> Provider {
         use tokio::io::AsyncBufReadExt;
         let mut child = tokio::process::Command::new("node")

@@ -246,6 +246,13 @@ impl Oidc {
 
     /// The provider's sign-in URL for this browser, and what its session
     /// must keep until the callback.
+    /// The origin of the provider's authorization endpoint (where a sign-in
+    /// redirects the browser: a form that starts one must be let go there).
+    pub async fn authorize_origin(&self) -> Option<String> {
+        let client = self.client(false).await.ok()?;
+        Some(client.auth_uri().url().origin().ascii_serialization())
+    }
+
     /// `device`: the user code of a device sign-in this sign-in approves;
     /// the provider is then asked to have the person sign in anew
     /// (`prompt=login`): an approval is never given by a session alone.

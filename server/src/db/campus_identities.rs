@@ -104,12 +104,55 @@ pub async fn set_grant(
     Ok(())
 }
 
+/// Replaces the account's refresh token with `ended` (a mark: no grant to
+/// ask with until the person signs in again).
+pub async fn end_grant(conn: &mut WriteTx, user_id: i64, ended: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE campus_identities SET refresh_token = ? WHERE user_id = ?", ended, user_id)
+        .execute(conn.conn())
+        .await?;
+    Ok(())
+}
+
 /// An identity the provider can be asked about again.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Held {
     pub user_id: i64,
     pub subject: String,
     pub refresh_token: String,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Held").field("user_id", &self.user_id).field("subject", &self.subject).finish_non_exhaustive()
+    }
+}
+
+/// The refresh token kept for this identity (`""`: ended, none until the
+/// person signs in again).
+pub async fn grant_of(conn: &mut SqliteConnection, issuer: &str, subject: &str) -> Result<Option<String>, sqlx::Error> {
+    let row = sqlx::query_scalar!(
+        "SELECT refresh_token FROM campus_identities WHERE issuer = ? AND subject = ?",
+        issuer,
+        subject
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.flatten())
+}
+
+/// Enabled campus accounts of this issuer (or linked by name, before
+/// identities were kept) with no refresh token at all: the provider cannot
+/// be asked about them.
+pub async fn ungranted(conn: &mut SqliteConnection, issuer: &str) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT c.user_id AS "user_id!" FROM campus_identities c JOIN users u ON u.id = c.user_id
+           WHERE (c.issuer = ? OR c.subject IS NULL) AND c.refresh_token IS NULL
+             AND u.auth = 'oidc' AND u.disabled_at IS NULL
+           ORDER BY c.user_id"#,
+        issuer
+    )
+    .fetch_all(&mut *conn)
+    .await
 }
 
 /// The campus accounts of this issuer, still enabled, with a refresh
@@ -118,7 +161,7 @@ pub async fn held_grants(conn: &mut SqliteConnection, issuer: &str) -> Result<Ve
     let rows = sqlx::query!(
         r#"SELECT c.user_id AS "user_id!", c.subject AS "subject!", c.refresh_token AS "refresh_token!"
            FROM campus_identities c JOIN users u ON u.id = c.user_id
-           WHERE c.issuer = ? AND c.subject IS NOT NULL AND c.refresh_token IS NOT NULL
+           WHERE c.issuer = ? AND c.subject IS NOT NULL AND c.refresh_token IS NOT NULL AND c.refresh_token != ''
              AND u.auth = 'oidc' AND u.disabled_at IS NULL
            ORDER BY c.user_id"#,
         issuer

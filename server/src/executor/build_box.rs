@@ -19,6 +19,8 @@ use super::enter::EGRESS_PORT;
 pub struct BuildSpec<'a> {
     /// The build's own folder (its user's), where it starts.
     pub work: &'a Path,
+    /// A folder of root's the builder may pass through: the proxy's socket.
+    pub egress_dir: &'a Path,
     pub apptainer: &'a Path,
     /// The researcher's uid, when the server is root.
     pub builder: Option<u32>,
@@ -52,9 +54,12 @@ impl Drop for BuildBox {
 /// box, or plainly where no box can be made.
 pub fn command(spec: BuildSpec<'_>) -> std::io::Result<(tokio::process::Command, BuildBox)> {
     let helper = super::enter::helper();
-    let namespaces = [("JPU_NETNS", "1"), ("JPU_PIDNS", "1")];
+    // probed once (a process started and waited for)
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let works =
+        |helper: &Path| *WORKS.get_or_init(|| super::enter::works(helper, &[("JPU_NETNS", "1"), ("JPU_PIDNS", "1")]));
     let boxed = match (spec.builder, &helper) {
-        (Some(uid), Some(helper)) if super::enter::works(helper, &namespaces) => Some((uid, helper.clone())),
+        (Some(uid), Some(helper)) if works(helper) => Some((uid, helper.clone())),
         _ => None,
     };
     let Some((uid, helper)) = boxed else {
@@ -66,7 +71,7 @@ pub fn command(spec: BuildSpec<'_>) -> std::io::Result<(tokio::process::Command,
     };
     let containment = Containment::detect_quietly();
     let cgroup = containment.create(&spec.name, spec.limits)?;
-    let socket = spec.work.join("egress.sock");
+    let socket = spec.egress_dir.join("egress.sock");
     let egress = super::egress::open(&socket, Some(uid), spec.registries.clone(), spec.log)?;
     let proxy = format!("http://127.0.0.1:{EGRESS_PORT}");
     let mut command = tokio::process::Command::new(&helper);

@@ -85,10 +85,13 @@ pub fn open(socket: &Path, owner: Option<u32>, registries: Registries, log: std:
     let log = Arc::new(Mutex::new((log, 0u32)));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_TUNNELS));
     Ok(Egress(tokio::spawn(async move {
+        // the tunnels are this task's: they end with it, when the build does
+        let mut tunnels = tokio::task::JoinSet::new();
         while let Ok((stream, _)) = listener.accept().await {
+            while tunnels.try_join_next().is_some() {}
             let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
             let (registries, log) = (registries.clone(), log.clone());
-            tokio::spawn(async move {
+            tunnels.spawn(async move {
                 if let Err(why) = tunnel(stream, &registries).await {
                     note(&log, &why);
                 }

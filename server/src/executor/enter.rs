@@ -197,6 +197,12 @@ fn parent_of_pid_one() -> Result<Option<i32>, String> {
     match unsafe { fork() }.map_err(|e| format!("cannot start the job's PID namespace: {e}"))? {
         ForkResult::Child => {
             before.thread_set_mask().map_err(|e| e.to_string())?;
+            // a build's first process ends with the one waiting for it (a
+            // build stopped at its time limit leaves nothing behind, even
+            // where no cgroup can hold it)
+            if std::env::var_os("JPU_BUILD_CGROUP").is_some() {
+                let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+            }
             let proc_flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
             mount(Some("proc"), "/proc", Some("proc"), proc_flags, None::<&str>)
                 .map_err(|e| format!("cannot mount the job's /proc: {e}"))?;

@@ -75,7 +75,9 @@ impl Pace {
         }
         let Some(free) = free else { return false };
         if free < limits.min_free_bytes {
-            return true;
+            // only when the disk filled further since this attempt's last
+            // walk: an unchanged disk is not walked every second
+            return self.last.is_none_or(|(_, was)| free < was);
         }
         match self.last {
             None => true,
@@ -101,12 +103,22 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 /// Measures job `job` (blocking: a directory walk when `pace` says so,
 /// or always with `pace` `None`).
 pub fn measure(layout: &Layout, job: JobId, limits: WriteLimits, pace: Option<&mut Pace>) -> Option<Overrun> {
+    measure_at(layout, job, limits, pace, free_bytes(&layout.output_dir(job)))
+}
+
+/// [`measure`] with the disk's free space given.
+fn measure_at(
+    layout: &Layout,
+    job: JobId,
+    limits: WriteLimits,
+    pace: Option<&mut Pace>,
+    free: Option<u64>,
+) -> Option<Overrun> {
     let log = std::fs::metadata(layout.log(job)).map(|m| m.len()).unwrap_or(0);
     if log > limits.max_log_bytes {
         return Some(Overrun { limit: OutputLimit::Log, size: log, max: limits.max_log_bytes, disk_free: None });
     }
     let dir = layout.output_dir(job);
-    let free = free_bytes(&dir);
     let mut fresh = Pace::default();
     let pace = match pace {
         Some(pace) => {
@@ -265,14 +277,16 @@ mod tests {
         let layout = Layout::new(dir.path());
         std::fs::create_dir_all(layout.output_dir(1)).unwrap();
         std::fs::write(layout.output_dir(1).join("a"), vec![1u8; 8192]).unwrap();
-        let free = free_bytes(&layout.output_dir(1)).unwrap();
-        let full =
-            WriteLimits { max_log_bytes: 1 << 30, max_output_bytes: u64::MAX / 2, min_free_bytes: free + (1 << 30) };
+        // the disk's free space as the checks see it: under 1 GiB, falling
+        let full = WriteLimits { max_log_bytes: 1 << 30, max_output_bytes: u64::MAX / 2, min_free_bytes: 1 << 30 };
         let mut pace = Pace::default();
-        assert_eq!(measure(&layout, 1, full, Some(&mut pace)), None, "the first walk sets where it starts");
-        assert_eq!(measure(&layout, 1, full, Some(&mut pace)), None, "nothing written since: not stopped");
+        let at = |pace: &mut Pace, free: u64| measure_at(&layout, 1, full, Some(pace), Some(free));
+        assert_eq!(at(&mut pace, 5000), None, "the first walk sets where it starts");
+        assert_eq!(at(&mut pace, 5000), None, "the disk unchanged: not walked");
+        assert_eq!(at(&mut pace, 4000), None, "the disk filled, but not by this job: not stopped");
         std::fs::write(layout.output_dir(1).join("b"), vec![1u8; 8192]).unwrap();
-        let stopped = measure(&layout, 1, full, Some(&mut pace)).expect("it wrote more: stopped");
+        assert_eq!(at(&mut pace, 4000), None, "written, but the disk did not fill further: not walked yet");
+        let stopped = at(&mut pace, 3000).expect("it wrote and the disk filled: stopped");
         assert_eq!((stopped.limit, stopped.disk_free.is_some()), (OutputLimit::Output, true));
     }
 }

@@ -664,8 +664,52 @@ async fn without_a_directory_the_provider_is_asked_again_and_whom_it_drops_is_of
     .await;
     let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
     assert!(audit.contains("the university no longer vouches for them"), "{audit}");
+    // kim is not asked about again (nor counted in a later round's share)
+    let ended = "SELECT CAST(COUNT(*) AS REAL) FROM campus_identities c JOIN users u ON u.id = c.user_id \
+                 WHERE u.username = 'kim' AND c.refresh_token = ''";
+    assert_eq!(app.sql_number(ended).await, 1.0);
     // lee, still vouched for, goes on (a round at least after kim's)
     assert_eq!(app.me(Some(&lee)).await.status(), StatusCode::OK, "lee stays");
     let who: Value = app.me(Some(&lee)).await.json().await.unwrap();
     assert_eq!((who["lab"].as_str(), who["role"].as_str()), (Some("nlp"), Some("researcher")));
+}
+
+/// I3: while the provider is asked again, a sign-in that brings no refresh
+/// token is refused (it could never be asked about: a sign-in stripped of
+/// `offline_access` kept its access after the person left); with the
+/// re-check off it is let in. An account with no refresh token kept (made
+/// before they were) has its sessions and tokens ended, and signs in again.
+#[tokio::test]
+async fn a_campus_account_the_provider_cannot_be_asked_about_does_not_keep_access() {
+    if provider().await.is_none() {
+        return;
+    }
+    let stingy = Provider::without_refresh_tokens().await;
+    let app = server(&stingy, |s| s.auth.oidc.recheck_seconds = 3600).await;
+    let b = browser();
+    let callback = through_provider(&app, &b, "kim", "/").await;
+    let refused = b.get(&callback).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(refused.text().await.unwrap().contains("no refresh token"));
+    let off = server(&stingy, |s| s.auth.oidc.recheck_seconds = 0).await;
+    let b = browser();
+    let callback = through_provider(&off, &b, "kim", "/").await;
+    assert_eq!(b.get(&callback).send().await.unwrap().status(), StatusCode::SEE_OTHER, "let in with the re-check off");
+
+    let provider = Provider::start().await;
+    let app = server(&provider, |s| s.auth.oidc.recheck_seconds = 1).await;
+    let (_, kim) = signed_in_with_token(&app, "kim").await;
+    let (_, lee) = signed_in_with_token(&app, "lee").await;
+    // as an account from before refresh tokens were kept
+    app.sql("UPDATE campus_identities SET refresh_token = NULL WHERE user_id = (SELECT id FROM users WHERE username = 'kim')")
+        .await;
+    app.wait_until("kim's token to end", || async { app.me(Some(&kim)).await.status() == StatusCode::UNAUTHORIZED })
+        .await;
+    assert_eq!(app.me(Some(&lee)).await.status(), StatusCode::OK, "lee's grant is kept: lee stays");
+    let admin = app.admin_token().await;
+    let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
+    assert!(audit.contains("no refresh token to re-check them with"), "{audit}");
+    // signing in again brings a grant, and access back
+    let (_, again) = signed_in_with_token(&app, "kim").await;
+    assert_eq!(app.me(Some(&again)).await.status(), StatusCode::OK);
 }

@@ -258,3 +258,33 @@ echo SIF > image.sif
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A build that leaves a link where its image should be (to a file of
+/// root's) gets no image, and root never changes the link's target: its
+/// owner and mode stay (root once chowned and chmodded it by path).
+#[tokio::test]
+async fn a_build_that_leaves_a_link_for_its_image_changes_nothing_of_roots() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let tools = crate::helpers::shared_tempdir();
+    std::fs::set_permissions(tools.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let canary = tools.path().join("roots-secret");
+    std::fs::write(&canary, "secret").unwrap();
+    std::fs::set_permissions(&canary, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let fake = tools.path().join("apptainer");
+    let script = format!("#!/bin/bash\n[ \"$1\" = build ] || exit 64\nln -s {} image.sif\n", canary.display());
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fake_path = fake.display().to_string();
+    let app = TestApp::spawn_local_with(move |s| s.executor.apptainer = fake_path).await;
+    let demo = app.demo_token().await;
+    let resp = app.post(Some(&demo), "/v1/workspaces", json!({"name": "sly", "base_image": "python:3.11-slim"})).await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let ws = wait_built(&app, &demo, "sly").await;
+    assert_eq!(ws["status"], "FAILED", "{ws}");
+    assert!(ws["build_log"].as_str().unwrap_or_default().contains("no plain image file"), "{ws}");
+    let meta = std::fs::metadata(&canary).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "root's file keeps its mode");
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), 0, "and its owner");
+}

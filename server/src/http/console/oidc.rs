@@ -186,8 +186,10 @@ pub async fn device(State(state): State<AppState>, headers: HeaderMap, Query(q):
     );
     // nothing on it may be framed or run; its forms post here, and the
     // approval's redirect goes on to the provider
-    let provider = state.oidc.as_ref().map(|o| o.settings().issuer.clone()).unwrap_or_default();
-    let provider = url::Url::parse(&provider).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let provider = match &state.oidc {
+        Some(oidc) => oidc.authorize_origin().await.unwrap_or_default(),
+        None => String::new(),
+    };
     let policy = format!("default-src 'none'; frame-ancestors 'none'; form-action 'self' {provider}; base-uri 'none'");
     ([(axum::http::header::CONTENT_SECURITY_POLICY, policy)], Html(page.html("device-title", &main))).into_response()
 }

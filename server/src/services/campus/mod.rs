@@ -19,7 +19,9 @@ use crate::db::accounts::UserRecord;
 use crate::services::{ServiceError, Services};
 
 mod offboarding;
-pub use offboarding::{offboarding_sweep, provider_recheck, still_admitted, Admissions, OWNER_LEFT};
+pub use offboarding::{
+    offboarding_sweep, provider_recheck, provider_recheck_on, still_admitted, Admissions, OWNER_LEFT,
+};
 
 /// The audit log's actor for changes campus sign-in makes.
 const ACTOR: &str = "oidc";
@@ -40,6 +42,7 @@ pub enum Refusal {
     NotLinked { user: String, subject: String },
     SystemId { user: String, attribute: String, id: i64, min: u32 },
     LookAlike { name: String, other: String },
+    NoGrant(String),
 }
 
 impl Refusal {
@@ -59,6 +62,7 @@ impl Refusal {
                 msg!("err-directory-system-id", user = user, attribute = attribute, id = *id, min = *min)
             }
             Refusal::LookAlike { name, other } => msg!("err-name-look-alike", name = name, other = other),
+            Refusal::NoGrant(user) => msg!("err-campus-no-grant", user = user),
         }
     }
 }
@@ -264,8 +268,20 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         let detail = serde_json::Value::Object(changed);
         db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
     }
-    if let Some(grant) = &who.grant {
-        db::campus_identities::set_grant(&mut tx, &who.issuer, &who.subject, Some(grant.secret())).await?;
+    match &who.grant {
+        Some(grant) => {
+            db::campus_identities::set_grant(&mut tx, &who.issuer, &who.subject, Some(grant.secret())).await?;
+        }
+        // a person the provider cannot be asked about later is not let in
+        // while it is (#42 I3: a sign-in stripped of offline_access kept
+        // its access after the university dropped the person)
+        None if provider_recheck_on(state) => {
+            let stored = db::campus_identities::grant_of(&mut tx, &who.issuer, &who.subject).await?;
+            if stored.as_deref().is_none_or(str::is_empty) {
+                return Err(Refusal::NoGrant(user.username.clone()).into());
+            }
+        }
+        None => {}
     }
     // without a directory uid, the local executor hands one out
     crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;

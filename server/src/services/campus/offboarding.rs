@@ -133,30 +133,73 @@ pub async fn offboarding_sweep(state: Services) {
 /// Without a directory: asks the provider again, every
 /// `auth.oidc.recheck_seconds`, about each enabled campus account it gave
 /// a refresh token for (#42 I3: a person it dropped kept their sessions
-/// and 365-day tokens). Refused there: off-boarded. Still vouched for:
-/// the new ID token's groups bring lab and role up to date as a sign-in
-/// does (an admin group gone demotes), and no lab group off-boards.
+/// and 365-day tokens). Refused there twice in a row: off-boarded (once
+/// could be a lapse: a provider that revokes on reuse, a token lost in a
+/// crash). Still vouched for: the new ID token's groups bring lab and role
+/// up to date as a sign-in does (an admin group gone demotes), and no lab
+/// group off-boards. An account with no refresh token (made before they
+/// were kept) cannot be asked: its sessions and tokens end, and it signs
+/// in again to go on.
 pub async fn provider_recheck(state: Services) {
     let Some(oidc) = state.oidc.clone() else { return };
-    let seconds = oidc.settings().recheck_seconds;
-    if state.directory.is_some() || seconds == 0 {
+    if !provider_recheck_on(&state) {
         return;
     }
+    let mut strikes = std::collections::HashMap::new();
     loop {
-        tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
-        provider_round(&state, &oidc).await;
+        tokio::time::sleep(std::time::Duration::from_secs(oidc.settings().recheck_seconds)).await;
+        end_ungranted(&state, &oidc).await;
+        provider_round(&state, &oidc, &mut strikes).await;
     }
 }
 
-async fn provider_round(state: &Services, oidc: &crate::auth::oidc::Oidc) {
+/// Whether the provider itself is asked again (no directory, and
+/// `auth.oidc.recheck_seconds` set).
+pub fn provider_recheck_on(state: &Services) -> bool {
+    state.directory.is_none() && state.oidc.as_ref().is_some_and(|o| o.settings().recheck_seconds > 0)
+}
+
+/// What an off-boarded or ended account's refresh token becomes: no grant
+/// to ask with until the person signs in again.
+const ENDED: &str = "";
+
+async fn end_ungranted(state: &Services, oidc: &crate::auth::oidc::Oidc) {
+    let ids = match state.db.acquire().await {
+        Ok(mut conn) => db::campus_identities::ungranted(&mut conn, &oidc.settings().issuer).await,
+        Err(e) => Err(e),
+    };
+    for id in ids.unwrap_or_default() {
+        let ended = async {
+            let now = now_ms();
+            let mut tx = db::write_tx(&state.db).await?;
+            let Some(user) = db::accounts::user_by_id(&mut tx, id).await? else { return Ok(()) };
+            db::accounts::end_sessions_and_tokens(&mut tx, id, None, now).await?;
+            forget_grant(&mut tx, id).await?;
+            let detail = serde_json::json!({"why": "no refresh token to re-check them with: they sign in again"});
+            db::audit::record(&mut tx, ACTOR, "user.sessions_ended", Some(&user.username), &detail, now).await?;
+            tx.commit().await.map_err(ServiceError::from)
+        };
+        if let Err(e) = ended.await {
+            tracing::error!(error = %e, user = id, "cannot end the sessions of an account the provider cannot re-check");
+        }
+    }
+}
+
+async fn provider_round(
+    state: &Services,
+    oidc: &crate::auth::oidc::Oidc,
+    strikes: &mut std::collections::HashMap<i64, u32>,
+) {
+    let issuer = oidc.settings().issuer.clone();
     let held = match state.db.acquire().await {
-        Ok(mut conn) => db::campus_identities::held_grants(&mut conn, &oidc.settings().issuer).await,
+        Ok(mut conn) => db::campus_identities::held_grants(&mut conn, &issuer).await,
         Err(e) => Err(e),
     };
     let held = held.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "the provider re-check cannot read the campus accounts");
         Vec::new()
     });
+    strikes.retain(|id, _| held.iter().any(|h| h.user_id == *id));
     let mut dropped = Vec::new();
     for one in &held {
         let user = match state.db.acquire().await {
@@ -170,27 +213,30 @@ async fn provider_round(state: &Services, oidc: &crate::auth::oidc::Oidc) {
                 tracing::warn!(error = %e, user = %user.username, "cannot ask the provider; the user stays");
             }
             Ok(Recheck::Ended(why)) => {
-                tracing::info!(user = %user.username, %why, "the provider refused the user's grant");
-                dropped.push((user, "the university no longer vouches for them"));
+                let strike = strikes.entry(user.id).or_default();
+                *strike += 1;
+                tracing::info!(user = %user.username, %why, strike = *strike, "the provider refused the user's grant");
+                if *strike >= 2 {
+                    dropped.push((user, "the university no longer vouches for them"));
+                }
             }
             Ok(Recheck::Vouched { identity, grant }) => {
-                let Some(mut identity) = identity else {
-                    keep_grant(state, &oidc.settings().issuer, &one.subject, grant).await;
-                    continue;
-                };
+                strikes.remove(&user.id);
+                // the rotated grant first, whatever follows: a provider that
+                // rotates answers only the newest next time
+                keep_grant(state, &issuer, &one.subject, grant).await;
+                let Some(identity) = identity else { continue };
                 if identity.subject != one.subject {
                     tracing::error!(user = %user.username, "the provider's re-check named another subject: ignored");
                     continue;
                 }
-                // kept with the sign-in's update: a rotated grant is the one
-                // the provider answers next time
-                identity.grant = grant;
-                match super::sign_in(state, &identity).await {
-                    Ok(_) => {}
-                    Err(super::CampusError::Refused(super::Refusal::NoLabGroup { .. })) => {
-                        dropped.push((user, "in no lab group any more"))
-                    }
-                    Err(e) => tracing::warn!(error = %e, user = %user.username, "the provider's re-check not applied"),
+                let settings = oidc.settings();
+                if super::lab_and_role(&identity.groups, oidc.lab_group(), &settings.admin_groups, None).is_none() {
+                    dropped.push((user, "in no lab group any more"));
+                    continue;
+                }
+                if let Err(e) = super::sign_in(state, &identity).await {
+                    tracing::warn!(error = %e, user = %user.username, "the provider's re-check not applied");
                 }
             }
         }
@@ -205,6 +251,7 @@ async fn provider_round(state: &Services, oidc: &crate::auth::oidc::Oidc) {
         return;
     }
     for (user, why) in dropped {
+        strikes.remove(&user.id);
         off_board(state, &user, why).await;
     }
 }
@@ -221,6 +268,12 @@ async fn keep_grant(state: &Services, issuer: &str, subject: &str, grant: Option
     }
 }
 
+/// The account's refresh token is forgotten: it is not asked about again
+/// (nor counted in a later round's share) until the person signs in.
+async fn forget_grant(tx: &mut db::WriteTx, user_id: i64) -> Result<(), ServiceError> {
+    Ok(db::campus_identities::end_grant(tx, user_id, ENDED).await?)
+}
+
 /// The end reason of a waiting job whose owner the university dropped.
 pub const OWNER_LEFT: &str = "OWNER_LEFT";
 
@@ -231,6 +284,7 @@ async fn end_access(state: &Services, user: &UserRecord, why: &str) -> Result<()
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
     db::accounts::end_sessions_and_tokens(&mut tx, user.id, None, now).await?;
+    forget_grant(&mut tx, user.id).await?;
     let waiting = db::jobs::waiting_of_user(&mut tx, user.id).await?;
     for job in &waiting {
         db::jobs::cancel_for(&mut tx, *job, now, OWNER_LEFT).await?;

@@ -112,7 +112,7 @@ pub fn spawn(state: Services, job: BuildJob) {
 
 async fn run(root: &Path, settings: &crate::config::Settings, job: &BuildJob) -> Result<PathBuf, String> {
     let apptainer = settings.executor.apptainer.as_str();
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = dir(root, &job.lab);
     // jobs pass through to read their lab's image; nobody lists the folder
     crate::executor::layout::private_dir(&dir, 0o711).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -147,9 +147,17 @@ async fn run(root: &Path, settings: &crate::config::Settings, job: &BuildJob) ->
     let _ = std::fs::remove_dir_all(&work);
     crate::executor::layout::create_output_dir(&work, builder.map(|uid| (uid, uid)))
         .map_err(|e| format!("cannot create the build folder: {e}"))?;
+    // the proxy's socket: in a folder of root's the builder only passes
+    // through (in the builder's own folder it could be swapped for a link
+    // between its bind and its chown, and root would chown the target)
+    let egress = dir.join(format!(".egress-{}", job.name));
+    let _ = std::fs::remove_dir_all(&egress);
+    crate::executor::layout::private_dir(&egress, 0o711)
+        .map_err(|e| format!("cannot create {}: {e}", egress.display()))?;
     let ws = &settings.workspaces;
     let spec = crate::executor::build_box::BuildSpec {
         work: &work,
+        egress_dir: &egress,
         apptainer: &apptainer,
         builder,
         name: crate::executor::build_box::cgroup_name(root, &job.lab, &job.name),
@@ -175,18 +183,41 @@ async fn run(root: &Path, settings: &crate::config::Settings, job: &BuildJob) ->
     // the build's cgroup killed and removed, its proxy closed
     drop(held);
     let image = image_path(root, &job.lab, &job.name);
-    let moved = result.and_then(|partial| {
-        std::fs::rename(&partial, &image).map_err(|e| format!("cannot move the image into place: {e}"))?;
-        if as_root {
-            // root's from here on: its builder cannot change it under the jobs
-            std::os::unix::fs::chown(&image, Some(0), Some(0)).map_err(|e| format!("cannot own the image: {e}"))?;
-        }
-        // jobs run as their users' uids and must read the image
-        std::fs::set_permissions(&image, std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| format!("cannot open the image to jobs: {e}"))
-    });
+    let moved = result.and_then(|partial| install(&partial, &image, builder));
     let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&egress);
     moved.map(|()| image)
+}
+
+/// Moves the built image into place and makes it root's, 0644. What the
+/// builder left at `partial` is theirs to choose: a link (root would chown
+/// or chmod its target: /etc/passwd, the database) or a second name of
+/// another file is refused; only a plain file of the builder's own is
+/// taken, and it is changed through its descriptor, never by path.
+fn install(partial: &Path, image: &Path, builder: Option<u32>) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let refuse = |why: &str| {
+        let _ = std::fs::remove_file(image);
+        Err(format!("the build left no plain image file ({why})"))
+    };
+    // rename moves a link itself, never its target; the lab's folder is
+    // root's, so nothing changes the new name after it
+    std::fs::rename(partial, image).map_err(|e| format!("cannot move the image into place: {e}"))?;
+    let file = match std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_NOFOLLOW).open(image) {
+        Ok(file) => file,
+        Err(e) => return refuse(&e.to_string()),
+    };
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() || meta.nlink() != 1 || builder.is_some_and(|uid| meta.uid() != uid) {
+        return refuse("a link, a second name of another file, or not the builder's");
+    }
+    if builder.is_some() {
+        // root's from here on: its builder cannot change it under the jobs
+        std::os::unix::fs::fchown(&file, Some(0), Some(0)).map_err(|e| format!("cannot own the image: {e}"))?;
+    }
+    // jobs run as their users' uids and must read the image
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| format!("cannot open the image to jobs: {e}"))
 }
 
 /// Runs the build's `command` (`apptainer build --fakeroot` in `work`, as
@@ -199,13 +230,24 @@ async fn build_in(
     def: &str,
     log: std::fs::File,
 ) -> Result<PathBuf, String> {
+    use std::os::unix::fs::OpenOptionsExt;
     // relative to the build folder, which the command starts in (entered
     // as root): the builder need not pass through the folders above it
     let (def_path, partial) = (work.join("workspace.def"), work.join("image.sif"));
-    std::fs::write(&def_path, def).map_err(|e| format!("cannot write the definition file: {e}"))?;
+    // a new file, never through a link the builder planted in its folder
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .mode(0o644)
+        .open(&def_path)
+        .map_err(|e| format!("cannot write the definition file: {e}"))?;
+    std::io::Write::write_all(&mut file, def.as_bytes())
+        .map_err(|e| format!("cannot write the definition file: {e}"))?;
     if let Some(uid) = builder {
-        let _ = std::os::unix::fs::chown(&def_path, Some(uid), Some(uid));
+        let _ = std::os::unix::fs::fchown(&file, Some(uid), Some(uid));
     }
+    drop(file);
     command.stdin(Stdio::null()).stdout(log.try_clone().map_err(|e| e.to_string())?).stderr(log).kill_on_drop(true);
     let status = match tokio::time::timeout(BUILD_TIMEOUT, command.status()).await {
         Err(_) => return Err(format!("it took longer than {} minutes", BUILD_TIMEOUT.as_secs() / 60)),
