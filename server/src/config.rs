@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 pub mod sessions;
+pub mod storage;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -24,6 +25,7 @@ pub struct Settings {
     pub demo: DemoSettings,
     pub directory: DirectorySettings,
     pub sessions: sessions::SessionSettings,
+    pub storage: storage::StorageSettings,
 }
 
 /// The university's directory: the one truth for uids, gids, labs and

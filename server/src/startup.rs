@@ -205,6 +205,7 @@ impl Application {
             cycle: Duration::from_millis(settings.scheduler.cycle_ms.max(1)),
             grace: Duration::from_secs(settings.cancel.grace_seconds),
             layout: crate::executor::layout::Layout::new(&settings.executor.output_root),
+            places: crate::executor::places::Places::new(&settings.storage.root),
             health: self.state.executor_health.clone(),
             backfill: self.state.backfill.clone(),
             kill_unconfirmed_after: Duration::from_secs(settings.cancel.unconfirmed_after_seconds),

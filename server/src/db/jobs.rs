@@ -115,12 +115,14 @@ pub async fn start_request(
     conn: &mut SqliteConnection,
     job_id: i64,
     layout: &crate::executor::layout::Layout,
+    places: &crate::executor::places::Places,
 ) -> Result<Option<StartRequest>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
                   j.num_gpus, COALESCE(u.unix_uid, u.allocated_uid) AS "run_uid?: i64", u.unix_uid, u.unix_gid, u.unix_groups, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
-                  t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?", j.array_id, j.array_index
-           FROM jobs j JOIN users u ON u.id = j.user_id LEFT JOIN tiers t ON t.name = j.tier
+                  t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?", j.array_id, j.array_index,
+                  u.username, l.name AS lab_name, l.unix_gid AS lab_gid
+           FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id LEFT JOIN tiers t ON t.name = j.tier
                 LEFT JOIN workspaces w ON w.lab_id = j.lab_id AND w.name = j.workspace
            WHERE j.id = ?"#,
         job_id
@@ -134,6 +136,7 @@ pub async fn start_request(
     let output_dir = layout.output_dir(r.id);
     let tier = r.tier.unwrap_or_default();
     let own = serde_json::from_str(&r.env_json).unwrap_or_default();
+    let job_places = places.of_job(&r.username, &r.lab_name, r.lab_gid.map(|g| g as u32));
     let env = crate::executor::env::attempt_env(
         own,
         &crate::executor::env::AttemptFacts {
@@ -143,6 +146,7 @@ pub async fn start_request(
             gpus: &gpus,
             tier: &tier,
             array: r.array_id.zip(r.array_index),
+            places: job_places.as_ref(),
         },
     );
     let n = r.num_gpus as u32;
@@ -170,6 +174,7 @@ pub async fn start_request(
             .collect(),
         output_dir,
         image: r.image_path.map(std::path::PathBuf::from),
+        places: job_places,
     }))
 }
 

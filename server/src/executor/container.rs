@@ -126,6 +126,7 @@ mod tests {
             groups: Vec::new(),
             output_dir: "/out/7".into(),
             image: image.map(Into::into),
+            places: None,
         }
     }
 

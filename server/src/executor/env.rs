@@ -8,8 +8,18 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Names the platform sets itself.
-pub const RESERVED: &[&str] =
-    &["JOB_ID", "JOB_ATTEMPT", "JOB_OUTPUT_DIR", "CUDA_VISIBLE_DEVICES", "JPU_TIER", "JOB_ARRAY_ID", "JOB_ARRAY_INDEX"];
+pub const RESERVED: &[&str] = &[
+    "JOB_ID",
+    "JOB_ATTEMPT",
+    "JOB_OUTPUT_DIR",
+    "CUDA_VISIBLE_DEVICES",
+    "JPU_TIER",
+    "JOB_ARRAY_ID",
+    "JOB_ARRAY_INDEX",
+    "HOME",
+    "LAB_DIR",
+    "JPU_DATASETS",
+];
 
 /// What the platform tells an attempt about itself.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +31,8 @@ pub struct AttemptFacts<'a> {
     pub tier: &'a str,
     /// The array and this element's index, for an array's element.
     pub array: Option<(i64, i64)>,
+    /// Its home, lab share and datasets (policy §13).
+    pub places: Option<&'a super::places::JobPlaces>,
 }
 
 /// `CUDA_VISIBLE_DEVICES`'s form of a GPU list: `0,1`.
@@ -39,6 +51,13 @@ pub fn attempt_env(own: BTreeMap<String, String>, facts: &AttemptFacts) -> Vec<(
         set("CUDA_VISIBLE_DEVICES", gpu_list(facts.gpus)),
         set("JPU_TIER", facts.tier.to_string()),
     ]);
+    if let Some(places) = facts.places {
+        env.extend([
+            set("HOME", places.home.display().to_string()),
+            set("LAB_DIR", places.lab_dir.display().to_string()),
+            set("JPU_DATASETS", places.datasets.display().to_string()),
+        ]);
+    }
     if let Some((array, index)) = facts.array {
         env.extend([set("JOB_ARRAY_ID", array.to_string()), set("JOB_ARRAY_INDEX", index.to_string())]);
     }
@@ -50,7 +69,15 @@ mod tests {
     use super::*;
 
     fn facts(array: Option<(i64, i64)>) -> AttemptFacts<'static> {
-        AttemptFacts { job: 42, attempt: 2, output_dir: Path::new("/jobs/42"), gpus: &[0, 3], tier: "rtx4090", array }
+        AttemptFacts {
+            job: 42,
+            attempt: 2,
+            output_dir: Path::new("/jobs/42"),
+            gpus: &[0, 3],
+            tier: "rtx4090",
+            array,
+            places: None,
+        }
     }
 
     #[test]
@@ -78,5 +105,17 @@ mod tests {
         assert_eq!(env.iter().filter(|(k, _)| k == "JOB_ID").map(|(_, v)| v.as_str()).collect::<Vec<_>>(), ["42"]);
         assert!(env.contains(&("JOB_ARRAY_ID".into(), "7".into())));
         assert!(env.contains(&("JOB_ARRAY_INDEX".into(), "15".into())));
+    }
+
+    #[test]
+    fn a_job_learns_its_home_lab_share_and_datasets_and_no_job_sets_them() {
+        let places = crate::executor::places::Places::new(Path::new("/srv/jpu")).of_job("kim", "vision", None).unwrap();
+        let own =
+            BTreeMap::from([("HOME".to_string(), "/tmp/x".to_string()), ("LAB_DIR".to_string(), "/".to_string())]);
+        let env: BTreeMap<_, _> =
+            attempt_env(own, &AttemptFacts { places: Some(&places), ..facts(None) }).into_iter().collect();
+        assert_eq!(env["HOME"], "/srv/jpu/home/kim");
+        assert_eq!(env["LAB_DIR"], "/srv/jpu/labs/vision");
+        assert_eq!(env["JPU_DATASETS"], "/srv/jpu/datasets");
     }
 }

@@ -182,6 +182,12 @@ impl LocalExecutor {
         // the primary group: the directory's, else the uid's own number
         let gid = uid.map(|uid| req.unix_gid.unwrap_or(uid));
         super::layout::create_output_dir(&req.output_dir, uid.zip(gid))?;
+        if let Some(places) = &req.places {
+            places.prepare(uid.zip(gid))?;
+        }
+        // the lab's gid too: its share is the lab's group's (policy §13)
+        let lab_gid = req.places.as_ref().and_then(|p| p.lab_gid).filter(|g| *g != 0);
+        let groups: Vec<String> = req.groups.iter().copied().chain(lab_gid).map(|g| g.to_string()).collect();
         write_private(&record.script(), req.command.as_bytes())?;
         if let Some(uid) = uid {
             // the job reads it through the descriptor the wrapper opened,
@@ -263,7 +269,7 @@ impl LocalExecutor {
             .env("JPU_NETNS", flag(shared.net_namespace))
             .env("JPU_PIDNS", flag(shared.containment.pid_namespace()))
             .env("JPU_GID", gid.map(|g| g.to_string()).unwrap_or_default())
-            .env("JPU_GROUPS", req.groups.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+            .env("JPU_GROUPS", groups.join(","))
             .env("JPU_PRIVATE", if private_scratch { limits.mem_bytes.to_string() } else { String::new() })
             .env("JPU_ENTER", shared.helper.as_deref().unwrap_or(Path::new("")))
             // a write past it fails (SIGXFSZ); the end's own check then

@@ -14,6 +14,7 @@ pub mod env;
 pub mod layout;
 pub mod limits;
 pub mod local;
+pub mod places;
 pub mod record;
 pub mod slurm;
 pub mod slurm_cli;
@@ -76,6 +77,9 @@ pub struct StartRequest {
     /// The job's workspace image: the attempt runs inside it with
     /// Apptainer (policy §8); None = directly on the host.
     pub image: Option<PathBuf>,
+    /// The job's home, lab share and datasets (policy §13), made by the
+    /// executor before the job starts; None = none (tests).
+    pub places: Option<places::JobPlaces>,
 }
 
 /// An attempt that ended, as the executor saw it.

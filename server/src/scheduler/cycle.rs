@@ -121,7 +121,7 @@ impl Scheduler {
         let dispatched = db::scheduling::apply_plan(&mut tx, &plan, &marks, now).await?;
         let mut starts = Vec::with_capacity(dispatched.len());
         for job in &dispatched {
-            if let Some(req) = db::jobs::start_request(&mut tx, *job, &self.layout).await? {
+            if let Some(req) = db::jobs::start_request(&mut tx, *job, &self.layout, &self.places).await? {
                 starts.push(req);
             }
         }

@@ -76,7 +76,7 @@ impl Scheduler {
         let live = db::jobs::live_attempts(&mut conn).await?;
         let mut requests = Vec::with_capacity(live.len());
         for (job, _, _) in &live {
-            if let Some(req) = db::jobs::start_request(&mut conn, *job, &self.layout).await? {
+            if let Some(req) = db::jobs::start_request(&mut conn, *job, &self.layout, &self.places).await? {
                 requests.push(req);
             }
         }

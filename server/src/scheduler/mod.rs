@@ -55,6 +55,8 @@ pub struct Scheduler {
     pub cycle: Duration,
     pub grace: Duration,
     pub layout: Layout,
+    /// Homes, lab shares and datasets (`storage.root`).
+    pub places: crate::executor::places::Places,
     /// What /healthz and the console say about the executor.
     pub health: crate::services::ExecutorHealth,
     /// `cancel.unconfirmed_after_seconds`

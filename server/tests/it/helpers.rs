@@ -34,7 +34,32 @@ impl Drop for TestApp {
         if let Some(root) = &self.jobs_root {
             jpu_share::executor::local::LocalExecutor::kill_every_attempt(root);
         }
+        // homes and lab shares go with the test (not when it only stopped
+        // the server to start another on the same data)
+        if self.stop.is_some() {
+            let storage = storage_root_for(self.dir.path());
+            if storage.starts_with(SHARED_BASE) {
+                let _ = std::fs::remove_dir_all(storage);
+            }
+        }
     }
+}
+
+const SHARED_BASE: &str = "/var/lib/jpu-share-tests";
+
+/// Where a test server's homes and lab shares live: where jobs running as
+/// other uids reach them by path (as root: under [`SHARED_BASE`]; a temp
+/// dir is closed to them, and jobs get a private /tmp), named after the
+/// server's temp dir so a restarted server finds them again.
+pub fn storage_root_for(dir: &Path) -> PathBuf {
+    let base = Path::new(SHARED_BASE);
+    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    if nix::unistd::geteuid().is_root() && std::fs::create_dir_all(base).is_ok() {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o755));
+        return base.join(format!("storage{name}"));
+    }
+    dir.join("storage")
 }
 
 enum Exec {
@@ -51,6 +76,7 @@ pub fn test_settings(dir: &Path) -> Settings {
     s.server.bind = "127.0.0.1:0".into();
     s.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
     s.executor.output_root = dir.join("jobs");
+    s.storage.root = storage_root_for(dir);
     // the tests' webhook receivers listen on loopback, which a default
     // server refuses as a target
     s.notify.webhook_allow = vec!["127.0.0.1".into()];
@@ -62,7 +88,7 @@ pub fn test_settings(dir: &Path) -> Settings {
 /// elsewhere (as root; others cannot contain jobs anyway).
 pub fn shared_tempdir() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
-    let base = Path::new("/var/lib/jpu-share-tests");
+    let base = Path::new(SHARED_BASE);
     if nix::unistd::geteuid().is_root() && std::fs::create_dir_all(base).is_ok() {
         let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o755));
         if let Ok(dir) = tempfile::tempdir_in(base) {
@@ -512,6 +538,7 @@ pub fn one_gpu_attempt(
         groups: Vec::new(),
         output_dir,
         image: None,
+        places: None,
     }
 }
 

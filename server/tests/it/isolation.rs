@@ -747,3 +747,62 @@ async fn a_job_can_neither_truncate_its_log_nor_forge_the_servers_lines() {
     assert!(log.contains("\n[job] [jpu-share] attempt 1 exited with code 0\n"), "marked: {log}");
     assert!(log.contains("\n[job] [jpu-share] split across writes\n"), "marked across writes: {log}");
 }
+
+/// #43 (policy §13): every job has a home of its owner's (0700, kept
+/// across jobs: the next job finds the last one's checkpoint) and its
+/// lab's share (setgid 2770, the lab's gid, which every member's job
+/// carries); a colleague reads the share and not the home, another lab
+/// neither; no job sets HOME, LAB_DIR or JPU_DATASETS itself.
+#[tokio::test]
+async fn a_job_keeps_its_work_in_a_home_and_shares_it_in_its_labs_folder() {
+    if !as_root() {
+        return;
+    }
+    let app = local(3_101_000, |_| {}).await;
+    let admin = app.admin_token().await;
+    let demo = app.demo_token().await;
+    let colleague = app.researcher(&admin, "colleague", "demo-lab").await;
+    assert_eq!(
+        app.post(Some(&admin), "/v1/admin/labs", json!({"name": "other-lab"})).await.status(),
+        StatusCode::CREATED
+    );
+    let stranger = app.researcher(&admin, "stranger", "other-lab").await;
+
+    let first = "echo step-1 > \"$HOME/checkpoint\" && echo shared > \"$LAB_DIR/results\" && echo \"home=$HOME lab=$LAB_DIR data=$JPU_DATASETS\"";
+    let id = app.run_job(&demo, "first", first).await;
+    let log = read(&app.log_path(id));
+    let storage = app.dir.path().to_path_buf();
+    let storage = crate::helpers::storage_root_for(&storage);
+    assert!(
+        log.contains(&format!(
+            "home={}/home/demo lab={}/labs/demo-lab data={}/datasets",
+            storage.display(),
+            storage.display(),
+            storage.display()
+        )),
+        "{log}"
+    );
+    let id = app.run_job(&demo, "next", "cat \"$HOME/checkpoint\"").await;
+    assert!(read(&app.log_path(id)).contains("step-1"), "the next job finds the checkpoint");
+
+    let home = std::fs::metadata(storage.join("home/demo")).unwrap();
+    assert_eq!(home.mode() & 0o7777, 0o700);
+    let share = std::fs::metadata(storage.join("labs/demo-lab")).unwrap();
+    assert_eq!((share.mode() & 0o7777, share.uid()), (0o2770, 0));
+    assert!(share.gid() >= 4_000_000, "the lab's own gid: {}", share.gid());
+    let results = std::fs::metadata(storage.join("labs/demo-lab/results")).unwrap();
+    assert_eq!(results.gid(), share.gid(), "what a member writes stays the lab's");
+
+    let peek = "cat \"$LAB_DIR/results\"; cat /proc/self/status | grep Groups; ls \"$(dirname \"$HOME\")/demo\" && echo READ-HOME; true";
+    let id = app.run_job(&colleague, "peek", peek).await;
+    let log = read(&app.log_path(id));
+    assert!(log.contains("shared") && !log.contains("READ-HOME"), "a colleague reads the share, not the home: {log}");
+    let intrude = format!("cat {}/labs/demo-lab/results && echo READ-SHARE; true", storage.display());
+    let id = app.run_job(&stranger, "intrude", &intrude).await;
+    assert!(!read(&app.log_path(id)).contains("READ-SHARE"), "another lab reads nothing");
+
+    for name in ["HOME", "LAB_DIR", "JPU_DATASETS"] {
+        let body = json!({"name": "sly", "command": "true", "num_gpus": 1, "env": {name: "/etc"}});
+        assert_error(app.submit(&demo, body).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
+    }
+}

@@ -29,7 +29,8 @@ async fn jobs_run_in_slurm_on_the_chosen_node_with_their_env() {
     let Some(app) = TestApp::spawn_slurm().await else { return };
     let token = app.demo_token().await;
     let script = r#"echo "slurm_node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES id=$JOB_ID attempt=$JOB_ATTEMPT tier=$JPU_TIER"
-echo done > "$JOB_OUTPUT_DIR/out.txt""#;
+echo done > "$JOB_OUTPUT_DIR/out.txt"
+echo "checkpoint of $JOB_ID" > "$HOME/ckpt" && echo "home=$HOME""#;
     let id = app.submit_ok(&token, job("in-slurm", 2, script)).await["id"].as_i64().unwrap();
     let done = app.wait_state(&token, id, "COMPLETED").await;
     let node = done["node"].as_str().unwrap();
@@ -38,6 +39,16 @@ echo done > "$JOB_OUTPUT_DIR/out.txt""#;
     let line = format!("slurm_node={node} gpus=0,1 id={id} attempt=1 tier={}", done["tier"].as_str().unwrap());
     assert!(log.contains(&line), "log lacks `{line}`:\n{log}");
     assert_eq!(read(&app.output_dir(id).join("out.txt")).trim(), "done");
+    // #43: the home is the same on every node (the cluster shares this
+    // host's file system), the person's own, and the next job finds its
+    // checkpoint there
+    let home = crate::helpers::storage_root_for(app.dir.path()).join("home/demo");
+    assert!(log.contains(&format!("home={}", home.display())), "{log}");
+    let next = app.submit_ok(&token, job("resume", 1, r#"cat "$HOME/ckpt""#)).await["id"].as_i64().unwrap();
+    app.wait_state(&token, next, "COMPLETED").await;
+    assert!(read(&app.log_path(next)).contains(&format!("checkpoint of {id}")));
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&home).unwrap().uid(), 3901, "demo's Slurm uid owns it");
     // the nodes came from Slurm
     let placements: Value = app.get(Some(&token), "/v1/placements").await.json().await.unwrap();
     let names: Vec<&str> = placements.as_array().unwrap().iter().map(|p| p["node"].as_str().unwrap()).collect();

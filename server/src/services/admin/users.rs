@@ -73,9 +73,12 @@ pub struct LabCreated {
     pub name: String,
 }
 
-/// Names of labs and users: 1–64 of `a-z A-Z 0-9 . _ -`.
+/// Names of labs and users: 1–64 of `a-z A-Z 0-9 . _ -`, not starting with
+/// a dot (a name is a folder too: `home/NAME`, `labs/NAME`; `..` is none).
 pub(crate) fn check_name(field: &'static str, name: &str) -> Result<(), ServiceError> {
-    let ok = (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let ok = (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
     if ok {
         Ok(())
     } else {
@@ -196,6 +199,11 @@ async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, use
 /// `executor.uid_range` (the local executor only: Slurm's nodes know users
 /// from the site's directory, so there a configured uid is required).
 pub async fn allocate_uids(settings: &crate::config::Settings, conn: &mut db::WriteTx) -> Result<(), ServiceError> {
+    // every lab a gid of its own: its share's group (policy §13)
+    let (first, last) = settings.storage.lab_gid_range().map_err(ServiceError::Internal)?;
+    for (lab, gid) in db::accounts::allocate_lab_gids(conn, first.into(), last.into()).await? {
+        tracing::info!(lab, gid, "allocated a unix gid of its own to a lab without one");
+    }
     if settings.executor.kind != crate::config::ExecutorKind::Local {
         return Ok(());
     }

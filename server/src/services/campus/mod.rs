@@ -108,7 +108,9 @@ pub fn lab_and_role(
 }
 
 fn valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
 /// What decides a user's lab, role and ids: the directory's entry when one

@@ -98,7 +98,7 @@ pub async fn start(state: &Services, caller: &Caller, body: StartBody) -> Result
 ///   runtime directory, where the server reads them.
 pub fn launcher(program: &str, executor: ExecutorKind) -> String {
     let quoted = format!("'{}'", program.replace('\'', r"'\''"));
-    let common = "--ServerApp.base_url=\"/s/$JOB_ID/\" --ServerApp.root_dir=\"$JOB_OUTPUT_DIR\" \\\n  \
+    let common = "--ServerApp.base_url=\"/s/$JOB_ID/\" --ServerApp.root_dir=\"$HOME\" \\\n  \
                   --ServerApp.password= --ServerApp.quit_button=False --ServerApp.allow_remote_access=True";
     match executor {
         ExecutorKind::Slurm => format!(
@@ -109,6 +109,7 @@ pub fn launcher(program: &str, executor: ExecutorKind) -> String {
              export JUPYTER_TOKEN_FILE=\"$JUPYTER_RUNTIME_DIR/token\"\n\
              mkdir -p \"$JUPYTER_RUNTIME_DIR\" && rm -f \"$JUPYTER_RUNTIME_DIR\"/jpserver-*.json || exit 1\n\
              head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > \"$JUPYTER_TOKEN_FILE\" || exit 1\n\
+             umask 007\n\
              exec {quoted} --no-browser --ServerApp.ip=0.0.0.0 --ServerApp.port=0 --ServerApp.port_retries=0 \\\n  \
                {common}\n",
             runtime = app::RUNTIME_DIR

@@ -1,0 +1,129 @@
+//! Homes, lab shares and datasets on disk (policy §13): `<root>/home/USER`
+//! (the person's uid and gid, 0700), `<root>/labs/LAB` (root and the lab's
+//! gid, setgid 2770: what members write stays the lab's), and
+//! `<root>/datasets` (read-only to jobs). Made at first use, as root, by
+//! the executor that starts a job there. The folders above them are root's
+//! (0711: passable, not listable), so nobody but root changes which folder
+//! a name is; each place is still opened without following a link and
+//! changed through its descriptor.
+
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Where the places are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Places {
+    root: PathBuf,
+}
+
+/// A job's places, as its start request carries them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobPlaces {
+    pub home: PathBuf,
+    pub lab_dir: PathBuf,
+    pub datasets: PathBuf,
+    /// The lab's gid: the share's group, which the job carries.
+    pub lab_gid: Option<u32>,
+}
+
+impl Places {
+    /// `root` made absolute: jobs see absolute paths.
+    pub fn new(root: &Path) -> Self {
+        Self { root: std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()) }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A person's home, a lab's share; `None` for a name that is no single
+    /// path component (never the case for names the platform accepts).
+    pub fn home(&self, user: &str) -> Option<PathBuf> {
+        component(user).map(|u| self.root.join("home").join(u))
+    }
+
+    pub fn lab(&self, lab: &str) -> Option<PathBuf> {
+        component(lab).map(|l| self.root.join("labs").join(l))
+    }
+
+    pub fn datasets(&self) -> PathBuf {
+        self.root.join("datasets")
+    }
+
+    /// The places of a job of `user` in `lab`.
+    pub fn of_job(&self, user: &str, lab: &str, lab_gid: Option<u32>) -> Option<JobPlaces> {
+        Some(JobPlaces { home: self.home(user)?, lab_dir: self.lab(lab)?, datasets: self.datasets(), lab_gid })
+    }
+}
+
+fn component(name: &str) -> Option<&str> {
+    (!name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])).then_some(name)
+}
+
+impl JobPlaces {
+    /// Makes the job's places where they are missing and sets their owner
+    /// and mode: `owner` is the job's uid and gid when the server is root
+    /// (else nothing is chowned: the server's own user runs the job).
+    pub fn prepare(&self, owner: Option<(u32, u32)>) -> std::io::Result<()> {
+        let top = self.home.parent().and_then(Path::parent).ok_or_else(|| std::io::Error::other("no storage root"))?;
+        for dir in [top.to_path_buf(), top.join("home"), top.join("labs"), self.datasets.clone()] {
+            std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&dir)?;
+            if owner.is_some() {
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))?;
+            }
+        }
+        let home = place(&self.home, 0o700)?;
+        let lab = place(&self.lab_dir, 0o770)?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::fchown(&home, Some(uid), Some(gid))?;
+            home.set_permissions(std::fs::Permissions::from_mode(0o700))?;
+            std::os::unix::fs::fchown(&lab, Some(0), self.lab_gid)?;
+            // setgid: files made in it are the lab's group's
+            let mode = if self.lab_gid.is_some() { 0o2770 } else { 0o770 };
+            lab.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        Ok(())
+    }
+}
+
+/// The folder at `path`, made if missing, opened without following a link
+/// (a link there is refused, never followed).
+fn place(path: &Path, mode: u32) -> std::io::Result<std::fs::File> {
+    match std::fs::DirBuilder::new().mode(mode).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW).open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_single_components() {
+        let places = Places::new(Path::new("/srv/jpu"));
+        assert_eq!(places.home("kim"), Some(PathBuf::from("/srv/jpu/home/kim")));
+        assert_eq!(places.lab("vision"), Some(PathBuf::from("/srv/jpu/labs/vision")));
+        for bad in ["", ".", "..", "a/b", "x\0"] {
+            assert_eq!(places.home(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn places_are_made_once_and_a_link_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = Places::new(dir.path());
+        let job = places.of_job("kim", "vision", None).unwrap();
+        job.prepare(None).unwrap();
+        assert!(job.home.is_dir() && job.lab_dir.is_dir() && job.datasets.is_dir());
+        std::fs::write(job.home.join("notebook.ipynb"), "{}").unwrap();
+        job.prepare(None).unwrap();
+        assert!(job.home.join("notebook.ipynb").is_file(), "a home is kept");
+        // a link where a place should be is refused
+        let other = places.of_job("lee", "vision", None).unwrap();
+        std::os::unix::fs::symlink("/etc", &other.home).unwrap();
+        assert!(other.prepare(None).is_err());
+    }
+}
