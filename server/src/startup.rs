@@ -248,6 +248,8 @@ impl Application {
         let offboarding = tokio::spawn(crate::services::campus::offboarding_sweep(self.state.services.clone()));
         // without one, the provider is asked again with its refresh tokens
         let recheck = tokio::spawn(crate::services::campus::provider_recheck(self.state.services.clone()));
+        // what homes and lab shares hold, against their quotas
+        let usage = tokio::spawn(crate::services::storage::usage_scan(self.state.services.clone()));
         // the peer address feeds the sign-in slow-down
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
         // no Nagle: a session's kernel messages are small writes answered
@@ -264,6 +266,7 @@ impl Application {
         let _ = stop_sessions.send(());
         offboarding.abort();
         recheck.abort();
+        usage.abort();
         let _ = sessions.await;
         if let Some(handle) = scheduler {
             let _ = handle.await;

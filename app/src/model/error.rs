@@ -21,6 +21,7 @@ pub enum ErrorCode {
     AuthorizationPending,
     ServiceMaintenance,
     PayloadTooLarge,
+    QuotaExceeded,
     Internal,
 }
 
@@ -39,6 +40,7 @@ impl ErrorCode {
             ErrorCode::AuthorizationPending => "AUTHORIZATION_PENDING",
             ErrorCode::ServiceMaintenance => "SERVICE_MAINTENANCE",
             ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::QuotaExceeded => "QUOTA_EXCEEDED",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -50,7 +52,7 @@ impl ErrorCode {
             ErrorCode::Unauthenticated => 401,
             ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
-            ErrorCode::Conflict => 409,
+            ErrorCode::Conflict | ErrorCode::QuotaExceeded => 409,
             ErrorCode::AuthorizationPending => 428,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::Validation | ErrorCode::NoFitPlacement => 422,

@@ -9,6 +9,7 @@ pub mod log_text;
 pub mod policy;
 pub mod reasons;
 pub mod session;
+pub mod storage;
 pub mod views;
 
 pub use session::{JobKind, SessionForm, SessionState, SessionView};

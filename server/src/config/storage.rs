@@ -17,8 +17,10 @@ pub struct StorageSettings {
     pub lab_quota_gb: f64,
     /// The largest upload through the site, MB (10^6 bytes).
     pub max_upload_mb: u64,
-    /// How often usage is measured in the background, minutes.
-    pub scan_minutes: u64,
+    /// How often usage is measured in the background, minutes (fractions
+    /// allowed; a job's places are measured again within a minute of its
+    /// end, or this, if shorter).
+    pub scan_minutes: f64,
     /// The largest dataset fetched from a URL, GB.
     pub max_dataset_gb: f64,
     /// Lets a data URL resolve to a loopback, link-local or private address.
@@ -37,7 +39,7 @@ impl Default for StorageSettings {
             home_quota_gb: 50.0,
             lab_quota_gb: 1000.0,
             max_upload_mb: 1024,
-            scan_minutes: 10,
+            scan_minutes: 10.0,
             max_dataset_gb: 200.0,
             fetch_private_addresses: false,
             lab_gid_range: "4000000-4999999".into(),

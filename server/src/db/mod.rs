@@ -18,6 +18,7 @@ pub mod reports;
 pub mod scheduling;
 pub mod secrets;
 pub mod sessions;
+pub mod storage;
 pub mod views;
 pub mod workspaces;
 

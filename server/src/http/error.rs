@@ -29,6 +29,8 @@ pub enum ApiError {
     NoFitPlacement(String),
     #[error("{0}")]
     QueueLimit(String),
+    #[error("{0}")]
+    QuotaExceeded(String),
     #[error("too many failed sign-ins for this user; retry in {0} s")]
     TooManyAttempts(u64),
     #[error("{0}")]
@@ -69,6 +71,7 @@ impl ApiError {
             ApiError::Validation(_) => ErrorCode::Validation,
             ApiError::NoFitPlacement(_) => ErrorCode::NoFitPlacement,
             ApiError::QueueLimit(_) => ErrorCode::QueueLimit,
+            ApiError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
             ApiError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
             ApiError::AuthorizationPending(_) => ErrorCode::AuthorizationPending,
             ApiError::ServiceMaintenance(_) => ErrorCode::ServiceMaintenance,
@@ -127,6 +130,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::Conflict(_) => ApiError::Conflict(message),
             ServiceError::NoFitPlacement(_) => ApiError::NoFitPlacement(message),
             ServiceError::QueueLimit(_) => ApiError::QueueLimit(message),
+            ServiceError::QuotaExceeded(_) => ApiError::QuotaExceeded(message),
             ServiceError::Maintenance(_) => ApiError::ServiceMaintenance(message),
             ServiceError::InvalidCredentials(_) => ApiError::InvalidCredentials(message),
             ServiceError::TooManyAttempts(secs) => ApiError::TooManyAttempts(secs),
@@ -155,6 +159,7 @@ mod tests {
             (ApiError::Validation(s()), 422, "VALIDATION"),
             (ApiError::NoFitPlacement(s()), 422, "NO_FIT_PLACEMENT"),
             (ApiError::QueueLimit(s()), 429, "QUEUE_LIMIT"),
+            (ApiError::QuotaExceeded(s()), 409, "QUOTA_EXCEEDED"),
             (ApiError::TooManyAttempts(3), 429, "TOO_MANY_ATTEMPTS"),
             (ApiError::AuthorizationPending(s()), 428, "AUTHORIZATION_PENDING"),
             (ApiError::ServiceMaintenance(s()), 503, "SERVICE_MAINTENANCE"),

@@ -25,6 +25,8 @@ pub enum ServiceError {
     NoFitPlacement(Msg),
     /// A limit on how many of something one may have or run (429).
     QueueLimit(Msg),
+    /// A home or lab share over its quota (policy §13).
+    QuotaExceeded(Msg),
     Maintenance(Msg),
     /// A wrong password (or username) where one was asked for.
     InvalidCredentials(Msg),
@@ -47,6 +49,7 @@ impl ServiceError {
             ServiceError::Conflict(_) => ErrorCode::Conflict,
             ServiceError::NoFitPlacement(_) => ErrorCode::NoFitPlacement,
             ServiceError::QueueLimit(_) => ErrorCode::QueueLimit,
+            ServiceError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
             ServiceError::Maintenance(_) => ErrorCode::ServiceMaintenance,
             ServiceError::InvalidCredentials(_) => ErrorCode::Unauthenticated,
             ServiceError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
@@ -79,6 +82,7 @@ impl ServiceError {
             | ServiceError::Conflict(m)
             | ServiceError::NoFitPlacement(m)
             | ServiceError::QueueLimit(m)
+            | ServiceError::QuotaExceeded(m)
             | ServiceError::Maintenance(m)
             | ServiceError::InvalidCredentials(m)
             | ServiceError::AuthorizationPending(m) => m.clone(),

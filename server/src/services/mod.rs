@@ -15,6 +15,7 @@ pub mod notifications;
 pub mod policy_page;
 pub mod reports;
 pub mod sessions;
+pub mod storage;
 pub mod views;
 
 pub use error::{ServiceError, ServiceResult};

@@ -63,6 +63,7 @@ async fn every_endpoint_answers_each_role_as_documented() {
             [401, 422, 422, 404, 422],
         ),
         (Method::GET, "/v1/auth/tokens".into(), None, signed_in),
+        (Method::GET, "/v1/me/storage".into(), None, signed_in),
         // anonymous by design (the CLI has no token yet); this site has no
         // university sign-in, so nobody gets further than 404
         (Method::POST, "/v1/auth/device".into(), Some(json!({})), [404, 404, 404, 404, 404]),

@@ -806,3 +806,45 @@ async fn a_job_keeps_its_work_in_a_home_and_shares_it_in_its_labs_folder() {
         assert_error(app.submit(&demo, body).await, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     }
 }
+
+/// #43: what a home holds is measured after its job ends; over its quota,
+/// the next submit is refused with `QUOTA_EXCEEDED` naming the place, its
+/// usage and its quota (a running job goes on), and once space is freed
+/// submits pass again.
+#[tokio::test]
+async fn a_home_over_its_quota_refuses_new_submits_and_running_jobs_go_on() {
+    if !as_root() {
+        return;
+    }
+    // 100 kB for a home; measured every 0.6 s
+    let app = local(3_101_100, |s| {
+        s.storage.home_quota_gb = 0.0001;
+        s.storage.scan_minutes = 0.01;
+    })
+    .await;
+    let demo = app.demo_token().await;
+    let storage: Value = app.get(Some(&demo), "/v1/me/storage").await.json().await.unwrap();
+    assert_eq!(storage["home"]["quota_bytes"], 100_000, "{storage}");
+    assert!(storage["home"]["path"].as_str().unwrap().ends_with("/home/demo"), "{storage}");
+    let runner = app.submit_ok(&demo, job("long", "sleep 3; echo still-here")).await["id"].as_i64().unwrap();
+    app.wait_state(&demo, runner, "RUNNING").await;
+    app.run_job(&demo, "fill", "head -c 300000 /dev/urandom > \"$HOME/big\"").await;
+    app.wait_until("the home measured over its quota", || async {
+        let s: Value = app.get(Some(&demo), "/v1/me/storage").await.json().await.unwrap();
+        s["home"]["used_bytes"].as_u64().unwrap_or(0) > 100_000
+    })
+    .await;
+    let refused = app.submit(&demo, job("more", "true")).await;
+    let message = assert_error(refused, StatusCode::CONFLICT, "QUOTA_EXCEEDED").await;
+    assert!(message.contains("home") && message.contains("100000"), "{message}");
+    let done = app.wait_state(&demo, runner, "COMPLETED").await;
+    assert_eq!(done["exit_code"], 0, "the running job was not stopped");
+    let home = crate::helpers::storage_root_for(app.dir.path()).join("home/demo");
+    std::fs::remove_file(home.join("big")).unwrap();
+    app.wait_until("the home measured within its quota", || async {
+        let s: Value = app.get(Some(&demo), "/v1/me/storage").await.json().await.unwrap();
+        s["home"]["used_bytes"].as_u64().unwrap_or(u64::MAX) <= 100_000
+    })
+    .await;
+    app.submit_ok(&demo, job("again", "true")).await;
+}

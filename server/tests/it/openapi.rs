@@ -57,6 +57,7 @@ const CONTRACT: &[(&str, &str)] = &[
     ("get", "/v1/me/notifications"),
     ("put", "/v1/me/notifications"),
     ("get", "/v1/me/notifications/deliveries"),
+    ("get", "/v1/me/storage"),
 ];
 
 /// Endpoints of ours beyond api.md (it leaves the rest to us).

@@ -17,6 +17,7 @@ mod jobs;
 mod notifications;
 mod reports;
 mod sessions;
+mod storage;
 mod tokens;
 mod workspaces;
 
@@ -38,6 +39,7 @@ pub fn router() -> Router<AppState> {
         .merge(notifications::api())
         .merge(workspaces::api())
         .merge(sessions::api())
+        .merge(storage::api())
         .merge(tokens::api())
         .merge(device::api());
     crate::http::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })

@@ -29,6 +29,7 @@ pub async fn submit(
     job: ValidSubmit,
 ) -> Result<app::model::Submitted, ServiceError> {
     can_run_jobs_of(&state.settings, caller)?;
+    crate::services::storage::within_quota(state, caller).await?;
     let view = state.submits.submit(&state.db, &state.settings, caller, job).await?;
     state.wake_scheduler();
     Ok(view)
