@@ -38,6 +38,7 @@ export async function startServer(extraEnv = {}) {
       JPU__SERVER__BIND: '127.0.0.1:0',
       JPU__SERVER__SITE_ROOT: join(root, 'target', 'site'),
       JPU__DATABASE__URL: `sqlite://${join(dir, 'jpu.db')}`,
+      JPU__STORAGE__ROOT: join(dir, 'storage'),
       JPU__CANCEL__GRACE_SECONDS: '2',
       JPU__SCHEDULER__CYCLE_MS: '1000',
       // the tests' webhook receiver listens on loopback, which a default

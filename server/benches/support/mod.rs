@@ -27,6 +27,7 @@ pub async fn build_server_with(dir: &std::path::Path, change: impl FnOnce(&mut S
     settings.server.bind = "127.0.0.1:0".into();
     settings.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
     settings.executor.output_root = dir.join("jobs");
+    settings.storage.root = dir.join("storage");
     settings.cancel.grace_seconds = 2;
     change(&mut settings);
     let bootstrap = BootstrapPasswords { admin: Some(ADMIN_PASSWORD.into()), demo: Some(DEMO_PASSWORD.into()) };

@@ -410,7 +410,12 @@ pub async fn allocate_uids(conn: &mut WriteTx, first: i64, last: i64) -> Result<
 
 /// Gives each lab without a gid the first free one of `first..=last`;
 /// returns what it gave.
-pub async fn allocate_lab_gids(conn: &mut WriteTx, first: i64, last: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
+pub async fn allocate_lab_gids(
+    conn: &mut WriteTx,
+    first: i64,
+    last: i64,
+    taken: impl Fn(i64) -> bool,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let waiting = sqlx::query!(r#"SELECT id AS "id!", name FROM labs WHERE unix_gid IS NULL ORDER BY id"#)
         .fetch_all(conn.conn())
         .await?;
@@ -423,7 +428,7 @@ pub async fn allocate_lab_gids(conn: &mut WriteTx, first: i64, last: i64) -> Res
             .await?
             .into_iter()
             .collect();
-    let mut free = (first..=last).filter(|gid| !used.contains(gid));
+    let mut free = (first..=last).filter(|gid| !used.contains(gid) && !taken(*gid));
     let mut given = Vec::with_capacity(waiting.len());
     for lab in waiting {
         let Some(gid) = free.next() else { break };

@@ -122,7 +122,7 @@ pub async fn start_request(
                   j.num_gpus, COALESCE(u.unix_uid, u.allocated_uid) AS "run_uid?: i64", u.unix_uid, u.unix_gid, u.unix_groups, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
                   t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?", j.array_id, j.array_index,
                   u.username, l.name AS lab_name, l.unix_gid AS lab_gid
-           FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id LEFT JOIN tiers t ON t.name = j.tier
+           FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = u.lab_id LEFT JOIN tiers t ON t.name = j.tier
                 LEFT JOIN workspaces w ON w.lab_id = j.lab_id AND w.name = j.workspace
            WHERE j.id = ?"#,
         job_id
@@ -136,6 +136,8 @@ pub async fn start_request(
     let output_dir = layout.output_dir(r.id);
     let tier = r.tier.unwrap_or_default();
     let own = serde_json::from_str(&r.env_json).unwrap_or_default();
+    // the person's lab now, not the one the job was submitted under: a
+    // member who moved on reaches the old share no more
     let job_places = places.of_job(&r.username, &r.lab_name, r.lab_gid.map(|g| g as u32));
     let env = crate::executor::env::attempt_env(
         own,

@@ -173,10 +173,6 @@ exec 3<"$dir/script.sh" || finish 1
     fi
   done
   if [ -n "${JPU_FSIZE:-}" ]; then ulimit -f "$JPU_FSIZE" || exit 125; fi
-  # the job's files are its group's too: every place it writes is closed
-  # by its folder (home and output 0700, /tmp its own), and what it writes
-  # in the lab's share is for the lab (policy §13)
-  umask 007
   exec timeout --kill-after="${grace}s" "${limit}s" "${isolate[@]}" "${run[@]}" "${inner[@]}" </dev/null >&"$out" 2>&1
 ) &
 child=$!

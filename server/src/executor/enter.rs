@@ -126,7 +126,9 @@ pub fn run(command: Vec<OsString>) -> i32 {
         }
     }
     if let Some(bytes) = scratch {
-        if let Err(e) = private_scratch(bytes) {
+        let keep: Vec<PathBuf> =
+            std::env::var_os("JPU_KEEP").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+        if let Err(e) = private_scratch(bytes, &keep) {
             return refuse(&format!(
                 "cannot give the job a private /tmp, /var/tmp, /dev/shm and /run/lock ({e}): it does not run"
             ));
@@ -296,26 +298,34 @@ fn pipe_both(tcp: std::net::TcpStream, unix: std::os::unix::net::UnixStream) {
     let _ = up.join();
 }
 
-/// Step 3: a tmpfs of `bytes` over each scratch directory there is. A
-/// working directory under one of them (a test's temp dir) is bound back
-/// in from the original it covered, held open for that.
-fn private_scratch(bytes: u64) -> std::io::Result<()> {
+/// Step 3: a tmpfs of `bytes` over each scratch directory there is. The
+/// working directory and the `keep` folders (the job's home and lab
+/// share: `JPU_KEEP`) that lie under one of them (a test's temp dir) are
+/// bound back in from the originals they covered, held open for that.
+fn private_scratch(bytes: u64, keep: &[PathBuf]) -> std::io::Result<()> {
     let cwd = std::env::current_dir()?;
-    let original = std::fs::File::open(".")?;
-    let options = format!("size={bytes},mode=1777");
-    let mut covered = false;
-    for dir in SCRATCH.iter().map(Path::new).filter(|d| d.is_dir()) {
-        mount(Some("jpu-tmp"), dir, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(options.as_str()))?;
-        covered |= cwd.starts_with(dir);
+    let scratch: Vec<&Path> = SCRATCH.iter().map(Path::new).filter(|d| d.is_dir()).collect();
+    let under = |p: &Path| scratch.iter().any(|d| p.starts_with(d));
+    let mut originals = Vec::new();
+    for path in std::iter::once(&cwd).chain(keep).filter(|p| p.is_absolute() && under(p)) {
+        if let Ok(dir) = std::fs::File::open(path) {
+            originals.push((path.clone(), dir));
+        }
     }
-    if covered {
+    let options = format!("size={bytes},mode=1777");
+    for dir in &scratch {
+        mount(Some("jpu-tmp"), *dir, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(options.as_str()))?;
+    }
+    for (path, original) in &originals {
         // passable by the job's user on the way down (the wrapper's umask is 077)
         let umask = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o066));
-        let made = std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&cwd);
+        let made = std::fs::DirBuilder::new().recursive(true).mode(0o711).create(path);
         nix::sys::stat::umask(umask);
         made?;
         let source = format!("/proc/self/fd/{}", original.as_raw_fd());
-        mount(Some(source.as_str()), &cwd, None::<&str>, MsFlags::MS_BIND, None::<&str>)?;
+        mount(Some(source.as_str()), path, None::<&str>, MsFlags::MS_BIND, None::<&str>)?;
+    }
+    if under(&cwd) {
         std::env::set_current_dir(&cwd)?;
     }
     Ok(())

@@ -185,6 +185,11 @@ impl LocalExecutor {
         if let Some(places) = &req.places {
             places.prepare(uid.zip(gid))?;
         }
+        let keep = req
+            .places
+            .as_ref()
+            .and_then(|p| std::env::join_paths([&p.home, &p.lab_dir, &p.datasets]).ok())
+            .unwrap_or_default();
         // the lab's gid too: its share is the lab's group's (policy §13)
         let lab_gid = req.places.as_ref().and_then(|p| p.lab_gid).filter(|g| *g != 0);
         let groups: Vec<String> = req.groups.iter().copied().chain(lab_gid).map(|g| g.to_string()).collect();
@@ -271,6 +276,9 @@ impl LocalExecutor {
             .env("JPU_GID", gid.map(|g| g.to_string()).unwrap_or_default())
             .env("JPU_GROUPS", groups.join(","))
             .env("JPU_PRIVATE", if private_scratch { limits.mem_bytes.to_string() } else { String::new() })
+            // its home and share, where they lie under a scratch folder
+            // its private ones would cover (a test's temp dir)
+            .env("JPU_KEEP", keep)
             .env("JPU_ENTER", shared.helper.as_deref().unwrap_or(Path::new("")))
             // a write past it fails (SIGXFSZ); the end's own check then
             // finds the output over its limit

@@ -1,7 +1,11 @@
 //! Homes, lab shares and datasets on disk (policy §13): `<root>/home/USER`
 //! (the person's uid and gid, 0700), `<root>/labs/LAB` (root and the lab's
 //! gid, setgid 2770: what members write stays the lab's), and
-//! `<root>/datasets` (read-only to jobs). Made at first use, as root, by
+//! `<root>/datasets` (read-only to jobs). Jobs keep `umask 077` (a loose
+//! one would open their files to everyone sharing their primary group,
+//! in /tmp and elsewhere); the share's default ACL gives its group what
+//! members make there instead, and its sticky bit keeps members from
+//! deleting or renaming each other's files. Made at first use, as root, by
 //! the executor that starts a job there. The folders above them are root's
 //! (0711: passable, not listable), so nobody but root changes which folder
 //! a name is; each place is still opened without following a link and
@@ -78,11 +82,41 @@ impl JobPlaces {
             std::os::unix::fs::fchown(&home, Some(uid), Some(gid))?;
             home.set_permissions(std::fs::Permissions::from_mode(0o700))?;
             std::os::unix::fs::fchown(&lab, Some(0), self.lab_gid)?;
-            // setgid: files made in it are the lab's group's
-            let mode = if self.lab_gid.is_some() { 0o2770 } else { 0o770 };
+            // setgid: files made in it are the lab's group's; sticky: each
+            // member's files are theirs to delete or rename
+            let mode = if self.lab_gid.is_some() { 0o3770 } else { 0o1770 };
             lab.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            if let Err(e) = group_by_default(&lab) {
+                tracing::warn!(error = %e, share = %self.lab_dir.display(),
+                    "no default ACL on a lab share (the filesystem has no ACLs?): members' files stay their own");
+            }
         }
         Ok(())
+    }
+}
+
+/// A default ACL of `u::rwx,g::rwx,o::---`: what is made in the folder is
+/// its group's to read and write, whatever the maker's umask (the POSIX
+/// ACL extended attribute, version 2: one tag, permission, id per entry).
+fn group_by_default(dir: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    const USER_OBJ: u16 = 0x01;
+    const GROUP_OBJ: u16 = 0x04;
+    const OTHER: u16 = 0x20;
+    let mut value = 2u32.to_le_bytes().to_vec();
+    for (tag, perm) in [(USER_OBJ, 7u16), (GROUP_OBJ, 7), (OTHER, 0)] {
+        value.extend(tag.to_le_bytes());
+        value.extend(perm.to_le_bytes());
+        value.extend(u32::MAX.to_le_bytes());
+    }
+    let name = c"system.posix_acl_default";
+    // SAFETY: a plain system call on a descriptor we own, with a buffer of
+    // the length given
+    let rc = unsafe { nix::libc::fsetxattr(dir.as_raw_fd(), name.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

@@ -129,13 +129,28 @@ pub async fn measure_and_record(state: &Services, place: &str) {
     }
 }
 
-/// Bytes on disk under `dir` (allocated blocks), never following links.
+/// Bytes on disk under `dir` (allocated blocks), never following links,
+/// a file of several names counted once. A place the walk cannot finish
+/// (deeper than the walk goes, more entries than [`MAX_WALK`]) counts as
+/// full: what it did not see would otherwise be free of the quota.
 pub fn disk_usage(dir: &Path) -> u64 {
     let mut total = 0u64;
+    let mut seen = 0usize;
+    let mut unfinished = false;
+    let mut linked = std::collections::HashSet::new();
+    let deepest = crate::executor::walk::MAX_DEPTH;
     let _ = crate::executor::walk::walk(dir, MAX_WALK, |entry| {
+        seen += 1;
+        unfinished |= seen >= MAX_WALK || (entry.is_dir() && entry.path.components().count() >= deepest);
+        if entry.stat.st_nlink > 1 && !entry.is_dir() && !linked.insert((entry.stat.st_dev, entry.stat.st_ino)) {
+            return true;
+        }
         total += (entry.stat.st_blocks.max(0) as u64) * 512;
         true
     });
+    if unfinished {
+        return i64::MAX as u64;
+    }
     total
 }
 
@@ -157,7 +172,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("data"), vec![1u8; 64 * 1024]).unwrap();
         std::os::unix::fs::symlink("/usr", dir.path().join("out")).unwrap();
+        for i in 0..100 {
+            std::fs::hard_link(dir.path().join("data"), dir.path().join(format!("again-{i}"))).unwrap();
+        }
         let used = disk_usage(dir.path());
-        assert!((64 * 1024..1 << 20).contains(&used), "{used}");
+        assert!((64 * 1024..1 << 20).contains(&used), "a file of many names counted once: {used}");
+        let mut deep = dir.path().to_path_buf();
+        for _ in 0..crate::executor::walk::MAX_DEPTH + 1 {
+            deep.push("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(disk_usage(dir.path()), i64::MAX as u64, "a tree deeper than the walk counts as full");
     }
 }

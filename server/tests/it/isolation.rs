@@ -788,7 +788,7 @@ async fn a_job_keeps_its_work_in_a_home_and_shares_it_in_its_labs_folder() {
     let home = std::fs::metadata(storage.join("home/demo")).unwrap();
     assert_eq!(home.mode() & 0o7777, 0o700);
     let share = std::fs::metadata(storage.join("labs/demo-lab")).unwrap();
-    assert_eq!((share.mode() & 0o7777, share.uid()), (0o2770, 0));
+    assert_eq!((share.mode() & 0o7777, share.uid()), (0o3770, 0), "setgid and sticky");
     assert!(share.gid() >= 4_000_000, "the lab's own gid: {}", share.gid());
     let results = std::fs::metadata(storage.join("labs/demo-lab/results")).unwrap();
     assert_eq!(results.gid(), share.gid(), "what a member writes stays the lab's");
@@ -800,6 +800,22 @@ async fn a_job_keeps_its_work_in_a_home_and_shares_it_in_its_labs_folder() {
     let intrude = format!("cat {}/labs/demo-lab/results && echo READ-SHARE; true", storage.display());
     let id = app.run_job(&stranger, "intrude", &intrude).await;
     assert!(!read(&app.log_path(id)).contains("READ-SHARE"), "another lab reads nothing");
+    // a member who moves to another lab reaches the old share no more,
+    // even with a job submitted before the move
+    let nodes = ["node-4090", "node-3080"];
+    for node in nodes {
+        app.post(Some(&admin), &format!("/v1/admin/nodes/{node}/drain"), json!({})).await;
+    }
+    let queued = app.submit_ok(&colleague, job("queued", &format!("{intrude}; echo lab=$LAB_DIR"))).await;
+    let moved = app.patch(&admin, "/v1/admin/users/colleague", json!({"lab": "other-lab"})).await;
+    assert_eq!(moved.status(), StatusCode::OK);
+    for node in nodes {
+        let resumed = app.post(Some(&admin), &format!("/v1/admin/nodes/{node}/resume"), json!({})).await;
+        assert!(resumed.status().is_success());
+    }
+    let done = app.wait_state(&admin, queued["id"].as_i64().unwrap(), "COMPLETED").await;
+    let log = read(&app.log_path(done["id"].as_i64().unwrap()));
+    assert!(!log.contains("READ-SHARE") && log.contains("labs/other-lab"), "{log}");
 
     for name in ["HOME", "LAB_DIR", "JPU_DATASETS"] {
         let body = json!({"name": "sly", "command": "true", "num_gpus": 1, "env": {name: "/etc"}});

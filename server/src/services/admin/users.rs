@@ -201,7 +201,14 @@ async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, use
 pub async fn allocate_uids(settings: &crate::config::Settings, conn: &mut db::WriteTx) -> Result<(), ServiceError> {
     // every lab a gid of its own: its share's group (policy §13)
     let (first, last) = settings.storage.lab_gid_range().map_err(ServiceError::Internal)?;
-    for (lab, gid) in db::accounts::allocate_lab_gids(conn, first.into(), last.into()).await? {
+    // never a group this host knows (a directory's, through NSS), nor a
+    // uid a job runs as (whose own group has that number)
+    let (uid_first, uid_last) = settings.executor.uid_range().unwrap_or((0, 0));
+    let taken = |gid: i64| {
+        (i64::from(uid_first)..=i64::from(uid_last)).contains(&gid)
+            || nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid as u32)).ok().flatten().is_some()
+    };
+    for (lab, gid) in db::accounts::allocate_lab_gids(conn, first.into(), last.into(), taken).await? {
         tracing::info!(lab, gid, "allocated a unix gid of its own to a lab without one");
     }
     if settings.executor.kind != crate::config::ExecutorKind::Local {

@@ -107,9 +107,9 @@ pub fn launcher(program: &str, executor: ExecutorKind) -> String {
              umask 077\n\
              export JUPYTER_RUNTIME_DIR=\"$JOB_OUTPUT_DIR/{runtime}\"\n\
              export JUPYTER_TOKEN_FILE=\"$JUPYTER_RUNTIME_DIR/token\"\n\
+             export JUPYTER_CONFIG_DIR=\"$JUPYTER_RUNTIME_DIR\"\n\
              mkdir -p \"$JUPYTER_RUNTIME_DIR\" && rm -f \"$JUPYTER_RUNTIME_DIR\"/jpserver-*.json || exit 1\n\
              head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > \"$JUPYTER_TOKEN_FILE\" || exit 1\n\
-             umask 007\n\
              exec {quoted} --no-browser --ServerApp.ip=0.0.0.0 --ServerApp.port=0 --ServerApp.port_retries=0 \\\n  \
                {common}\n",
             runtime = app::RUNTIME_DIR
