@@ -653,6 +653,12 @@ err-no-campus-sign-in = this site has no university sign-in
 err-provider-rejected = { $why }
 err-campus-no-grant = The university's sign-in gave this site no refresh token, so it could not check later that { $user } is still at the university: the site's operator asks it for one (offline_access in auth.oidc.scopes) or turns that check off (auth.oidc.recheck_seconds = 0).
 err-quota-exceeded = your { $place } ({ $path }) holds { $used } bytes, over its quota of { $quota } bytes: free space there first (running jobs go on)
+storage-title = Your files' places
+storage-home = Home ($HOME)
+storage-lab = Lab share ($LAB_DIR)
+storage-over = over its quota: new jobs are refused until space is freed
+storage-measured = as measured
+storage-not-measured = not measured yet (after your first job)
 err-device-code-missing = the code POST /v1/auth/device answered
 err-device-pending = not approved yet: the person approves it on the page at `verification_uri` (signing in at the university); ask again after `interval` seconds
 err-device-expired = expired, already used or unknown: start again

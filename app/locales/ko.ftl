@@ -632,6 +632,12 @@ err-no-campus-sign-in = 이 사이트에는 대학 로그인이 없습니다
 err-provider-rejected = 대학 로그인이 거부되었습니다: { $why }
 err-campus-no-grant = 대학 로그인이 이 사이트에 갱신 토큰을 주지 않아, { $user } 님이 여전히 대학 소속인지 나중에 확인할 수 없습니다. 사이트 운영자가 토큰을 요청하도록(auth.oidc.scopes에 offline_access) 설정하거나 그 확인을 끄십시오(auth.oidc.recheck_seconds = 0).
 err-quota-exceeded = { $place }({ $path })에 { $used }바이트가 있어 할당량 { $quota }바이트를 넘었습니다. 먼저 그곳의 공간을 비우세요 (실행 중인 작업은 계속됩니다)
+storage-title = 파일 위치
+storage-home = 홈 ($HOME)
+storage-lab = 연구실 공유 ($LAB_DIR)
+storage-over = 할당량 초과: 공간을 비울 때까지 새 작업이 거절됩니다
+storage-measured = 측정 시각
+storage-not-measured = 아직 측정되지 않음 (첫 작업 후)
 err-device-code-missing = POST /v1/auth/device가 준 코드가 필요합니다
 err-device-pending = 아직 승인되지 않았습니다. `verification_uri` 페이지에서 (대학 로그인으로) 승인한 뒤 `interval`초 후에 다시 요청하세요
 err-device-expired = 만료되었거나 이미 쓰였거나 알 수 없는 코드입니다. 처음부터 다시 시작하세요

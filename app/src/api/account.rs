@@ -12,6 +12,14 @@ pub async fn change_password(current: String, new: String) -> Result<(), Console
     backend.change_password(&who, current, new).await.map_err(answer)
 }
 
+/// The viewer's home and lab share, what they hold, their quotas.
+#[server]
+pub async fn my_storage() -> Result<crate::model::storage::StorageView, ConsoleError> {
+    use crate::api::backend::*;
+    let (backend, who) = signed_in().await?;
+    backend.storage(&who).await.map_err(answer)
+}
+
 #[server]
 pub async fn my_tokens() -> Result<Vec<TokenView>, ConsoleError> {
     use crate::api::backend::*;

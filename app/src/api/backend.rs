@@ -70,6 +70,8 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     ) -> Answer<crate::model::views::UsageReport>;
     async fn change_password(&self, who: &SignedIn, current: String, new: String) -> Answer<()>;
     async fn tokens(&self, who: &SignedIn) -> Answer<Vec<TokenView>>;
+    /// The viewer's home and lab share against their quotas.
+    async fn storage(&self, who: &SignedIn) -> Answer<crate::model::storage::StorageView>;
     async fn create_token(&self, who: &SignedIn, name: String, expires_in_days: Option<i64>) -> Answer<PersonalToken>;
     /// The Policy page's facts; anyone may ask (the viewer's own limits
     /// when signed in).

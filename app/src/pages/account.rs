@@ -2,7 +2,7 @@
 //! change password; personal tokens (named, with an expiry; the secret is
 //! shown once; last use listed) and revoking them.
 
-use crate::api::{my_tokens, whoami, ChangePassword, CreateToken, RevokeToken};
+use crate::api::{my_storage, my_tokens, whoami, ChangePassword, CreateToken, RevokeToken};
 use crate::i18n::{t, words, Words};
 use crate::model::{SignIn, Viewer};
 use crate::pages::components::{ErrorText, Layout, Time};
@@ -11,10 +11,14 @@ use leptos::prelude::*;
 #[component]
 pub fn AccountPage() -> impl IntoView {
     let me = Resource::new(|| (), |_| whoami());
+    let storage = Resource::new(|| (), |_| my_storage());
     view! {
         <Layout>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move { me.await.ok().flatten().map(|v| view! { <Identity viewer=v/> }) })}
+            </Suspense>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move { storage.await.ok().map(|s| view! { <Storage storage=s/> }) })}
             </Suspense>
             <AccountPageBody w=words(KEYS)/>
             <super::notifications::NotificationsPanel/>
@@ -69,6 +73,36 @@ fn Identity(viewer: Viewer) -> impl IntoView {
                 <dt>{t("account-uid")}</dt><dd data-testid="uid">{uid}</dd>
                 <dt>{t("account-gid")}</dt><dd data-testid="gid">{gid}</dd>
             </dl>
+        </section>
+    }
+}
+
+/// The person's places (policy §13): where each is, what it holds
+/// against its quota.
+#[component]
+fn Storage(storage: crate::model::storage::StorageView) -> impl IntoView {
+    let gb = |bytes: u64| format!("{:.2} GB", bytes as f64 / 1e9);
+    let row = |key: &str, testid: &'static str, place: crate::model::storage::PlaceUsage| {
+        let over = place.used_bytes > place.quota_bytes;
+        view! {
+            <dt>{t(key)}</dt>
+            <dd data-testid=testid class:over=over>
+                <code>{place.path.clone()}</code>" — "{gb(place.used_bytes)}" / "{gb(place.quota_bytes)}
+                {over.then(|| view! { " " <strong>{t("storage-over")}</strong> })}
+            </dd>
+        }
+    };
+    view! {
+        <section aria-labelledby="storage-h" class="card" data-testid="storage">
+            <h2 id="storage-h">{t("storage-title")}</h2>
+            <dl class="facts">
+                {row("storage-home", "storage-home", storage.home)}
+                {row("storage-lab", "storage-lab", storage.lab)}
+            </dl>
+            <p class="muted">{match storage.measured_at {
+                Some(at) => view! { {t("storage-measured")}" " <Time at=Some(at)/> }.into_any(),
+                None => t("storage-not-measured").into_any(),
+            }}</p>
         </section>
     }
 }

@@ -210,6 +210,8 @@ async fn every_endpoint_answers_each_role_as_documented() {
     // api.md code at the top of the body
     let console_rows: Vec<FormRow> = vec![
         (app::pages::jobs::JobPanel::PATH, vec![("id", id.to_string())], [401, 200, 200, 404, 200]),
+        // each their own places, and nobody else's to ask for
+        (app::api::MyStorage::PATH, vec![], [401, 200, 200, 200, 200]),
         (
             app::api::admin::AdminForm::PATH,
             vec![("form", "create_lab".into()), ("name", "matrix-lab".into())],

@@ -442,3 +442,18 @@ async fn every_page_names_itself_in_its_title() {
     distinct.dedup();
     assert_eq!(distinct.len(), titles.len(), "{titles:?}");
 }
+
+/// #43: the account page shows the person's home and lab share, what
+/// they hold and their quotas (over one, it says new jobs are refused).
+#[tokio::test]
+async fn the_account_page_shows_the_places_and_their_quotas() {
+    let app = TestApp::spawn_local_with(|s| s.storage.home_quota_gb = 2.5).await;
+    app.console_login("demo", DEMO_PASSWORD).await;
+    let html = app.page("/account").await.text().await.unwrap();
+    assert!(html.contains(r#"data-testid="storage""#), "{html}");
+    let home = html.split(r#"data-testid="storage-home""#).nth(1).unwrap_or_default();
+    assert!(home.contains("/home/demo") && home.contains("2.50 GB"), "{home}");
+    let lab = html.split(r#"data-testid="storage-lab""#).nth(1).unwrap_or_default();
+    assert!(lab.contains("/labs/demo-lab") && lab.contains("1000.00 GB"), "{lab}");
+    assert!(!html.contains("over its quota"), "nothing over its quota yet");
+}

@@ -209,6 +209,10 @@ impl ConsoleBackend for AppState {
         Ok(account::tokens(self, caller(who)).await?)
     }
 
+    async fn storage(&self, who: &SignedIn) -> Result<app::model::storage::StorageView, ConsoleError> {
+        Ok(crate::services::storage::my_storage(self, caller(who)).await?)
+    }
+
     async fn create_token(
         &self,
         who: &SignedIn,
