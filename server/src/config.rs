@@ -432,20 +432,23 @@ impl Default for WorkspaceSettings {
 impl ExecutorSettings {
     /// `uid_range` as `(first, last)`, or why it is not one.
     pub fn uid_range(&self) -> Result<(u32, u32), String> {
-        let bad = || {
+        id_range(&self.uid_range, u32::MAX - 1).ok_or_else(|| {
             format!(
                 "executor.uid_range `{}` must be FIRST-LAST with 1000 <= FIRST <= LAST, not containing nobody (65534)",
                 self.uid_range
             )
-        };
-        let (a, b) = self.uid_range.split_once('-').ok_or_else(bad)?;
-        let first: u32 = a.trim().parse().map_err(|_| bad())?;
-        let last: u32 = b.trim().parse().map_err(|_| bad())?;
-        if first < 1000 || first > last || (first..=last).contains(&65534) || last == u32::MAX {
-            return Err(bad());
-        }
-        Ok((first, last))
+        })
     }
+}
+
+/// A range of unix ids handed out (`"FIRST-LAST"`): above the system's own
+/// (1000), never 65534 (nobody, nogroup), LAST at most `max`.
+pub(crate) fn id_range(text: &str, max: u32) -> Option<(u32, u32)> {
+    let (a, b) = text.split_once('-')?;
+    let first: u32 = a.trim().parse().ok()?;
+    let last: u32 = b.trim().parse().ok()?;
+    let ok = first >= 1000 && first <= last && !(first..=last).contains(&65534) && last <= max;
+    ok.then_some((first, last))
 }
 
 /// Notifications (api.md "Notifications and reports").

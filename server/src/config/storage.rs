@@ -50,19 +50,12 @@ impl Default for StorageSettings {
 impl StorageSettings {
     /// `lab_gid_range` as `(first, last)`, or why it is not one.
     pub fn lab_gid_range(&self) -> Result<(u32, u32), String> {
-        let bad = || {
+        super::id_range(&self.lab_gid_range, i32::MAX as u32).ok_or_else(|| {
             format!(
                 "storage.lab_gid_range `{}` must be FIRST-LAST with 1000 <= FIRST <= LAST, not containing nogroup (65534)",
                 self.lab_gid_range
             )
-        };
-        let (a, b) = self.lab_gid_range.split_once('-').ok_or_else(bad)?;
-        let first: u32 = a.trim().parse().map_err(|_| bad())?;
-        let last: u32 = b.trim().parse().map_err(|_| bad())?;
-        if first < 1000 || first > last || (first..=last).contains(&65534) || last > i32::MAX as u32 {
-            return Err(bad());
-        }
-        Ok((first, last))
+        })
     }
 
     /// A quota in GB as bytes.
