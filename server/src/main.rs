@@ -108,9 +108,16 @@ enum Command {
 fn main() -> ExitCode {
     // an attempt entering its namespaces: before any thread is started
     let mut args = std::env::args_os();
-    if args.nth(1).is_some_and(|a| a == jpu_share::executor::enter::SUBCOMMAND) {
-        let status = jpu_share::executor::enter::run(args.collect());
-        return ExitCode::from(u8::try_from(status).unwrap_or(1));
+    match args.nth(1) {
+        Some(a) if a == jpu_share::executor::enter::SUBCOMMAND => {
+            let status = jpu_share::executor::enter::run(args.collect());
+            return ExitCode::from(u8::try_from(status).unwrap_or(1));
+        }
+        // a file operation through the site, as the person
+        Some(a) if a == jpu_share::executor::files::SUBCOMMAND => {
+            return ExitCode::from(jpu_share::executor::files::helper::run(args.collect()) as u8);
+        }
+        _ => {}
     }
     jpu_share::telemetry::init_tracing();
     let cli = Cli::parse();

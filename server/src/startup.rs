@@ -250,6 +250,8 @@ impl Application {
         let recheck = tokio::spawn(crate::services::campus::provider_recheck(self.state.services.clone()));
         // what homes and lab shares hold, against their quotas
         let usage = tokio::spawn(crate::services::storage::usage_scan(self.state.services.clone()));
+        // dataset fetches a stop cut off start again
+        crate::services::datasets::resume_fetches(&self.state.services).await;
         // the peer address feeds the sign-in slow-down
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
         // no Nagle: a session's kernel messages are small writes answered

@@ -20,7 +20,9 @@ pub enum ErrorCode {
     TooManyAttempts,
     AuthorizationPending,
     ServiceMaintenance,
-    PayloadTooLarge,
+    TooLarge,
+    /// A `Range` outside the file.
+    RangeNotSatisfiable,
     QuotaExceeded,
     Internal,
 }
@@ -39,7 +41,8 @@ impl ErrorCode {
             ErrorCode::TooManyAttempts => "TOO_MANY_ATTEMPTS",
             ErrorCode::AuthorizationPending => "AUTHORIZATION_PENDING",
             ErrorCode::ServiceMaintenance => "SERVICE_MAINTENANCE",
-            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::TooLarge => "TOO_LARGE",
+            ErrorCode::RangeNotSatisfiable => "RANGE_NOT_SATISFIABLE",
             ErrorCode::QuotaExceeded => "QUOTA_EXCEEDED",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -54,7 +57,8 @@ impl ErrorCode {
             ErrorCode::NotFound => 404,
             ErrorCode::Conflict | ErrorCode::QuotaExceeded => 409,
             ErrorCode::AuthorizationPending => 428,
-            ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::TooLarge => 413,
+            ErrorCode::RangeNotSatisfiable => 416,
             ErrorCode::Validation | ErrorCode::NoFitPlacement => 422,
             ErrorCode::QueueLimit | ErrorCode::TooManyAttempts => 429,
             ErrorCode::Internal => 500,

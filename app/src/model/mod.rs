@@ -4,6 +4,7 @@
 //! forms are the names in the policy and api.md and must not change.
 
 pub mod admin;
+pub mod datasets;
 pub mod error;
 pub mod log_text;
 pub mod policy;

@@ -422,8 +422,11 @@ pub struct NotificationSettings {
 pub struct DeliveryView {
     /// Also the `X-JPU-Delivery` header (the same on every try).
     pub id: i64,
-    pub job: i64,
-    /// `started`, `ended` or `retried`.
+    /// The job it is about; null for a data request's.
+    pub job: Option<i64>,
+    /// The data request it is about (event `data_request`).
+    pub data_request: Option<i64>,
+    /// `started`, `ended`, `retried` or `data_request`.
     pub event: String,
     /// `email` or `webhook`.
     pub channel: String,

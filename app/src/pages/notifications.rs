@@ -56,7 +56,11 @@ pub fn NotificationsPanel() -> impl IntoView {
                                 <tbody>
                                     {d.deliveries.into_iter().map(|d| view! {
                                         <tr>
-                                            <td><a href=format!("/jobs/{}", d.job)>{format!("#{}", d.job)}</a></td>
+                                            <td>{match (d.job, d.data_request) {
+                                                (Some(job), _) => view! { <a href=format!("/jobs/{job}")>{format!("#{job}")}</a> }.into_any(),
+                                                (None, Some(r)) => view! { <a href="/datasets">{format!("{} #{r}", t("nav-datasets"))}</a> }.into_any(),
+                                                _ => ().into_any(),
+                                            }}</td>
                                             <td>{d.event}</td>
                                             <td>{format!("{}: {}", d.channel, d.target)}</td>
                                             <td>{d.state}</td>

@@ -138,7 +138,17 @@ pub async fn start_request(
     let own = serde_json::from_str(&r.env_json).unwrap_or_default();
     // the person's lab now, not the one the job was submitted under: a
     // member who moved on reaches the old share no more
-    let job_places = places.of_job(&r.username, &r.lab_name, r.lab_gid.map(|g| g as u32));
+    let mut job_places = places.of_job(&r.username, &r.lab_name, r.lab_gid.map(|g| g as u32));
+    if let Some(p) = job_places.as_mut() {
+        p.open = super::datasets::open_to_lab(&mut *conn, &r.lab_name)
+            .await?
+            .into_iter()
+            .map(|(name, path)| {
+                let folder = path.map(std::path::PathBuf::from).unwrap_or_else(|| places.datasets().join(&name));
+                (name, folder)
+            })
+            .collect();
+    }
     let env = crate::executor::env::attempt_env(
         own,
         &crate::executor::env::AttemptFacts {

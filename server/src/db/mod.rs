@@ -8,6 +8,7 @@ pub mod backfill;
 pub mod backup;
 pub mod campus_identities;
 pub mod cluster;
+pub mod datasets;
 pub mod gates;
 pub mod job_view;
 pub mod jobs;

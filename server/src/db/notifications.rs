@@ -51,7 +51,8 @@ pub async fn put_settings(conn: &mut WriteTx, user_id: i64, row: &SettingsRow, n
 pub struct Due {
     pub id: i64,
     pub user_id: i64,
-    pub job_id: i64,
+    pub job_id: Option<i64>,
+    pub request_id: Option<i64>,
     pub event: String,
     pub channel: String,
     pub target: String,
@@ -93,7 +94,7 @@ pub async fn claim_due(
                      AND NOT EXISTS (SELECT 1 FROM json_each(?) b
                                      WHERE b.value ->> 0 = channel AND b.value ->> 1 = target))
                WHERE n <= ? ORDER BY next_attempt_at, id LIMIT ?)
-           RETURNING id AS "id!", user_id, job_id, event, channel, target, snapshot, attempts"#,
+           RETURNING id AS "id!", user_id, job_id, request_id, event, channel, target, snapshot, attempts"#,
         now_ms,
         busy,
         per_target,
@@ -107,6 +108,7 @@ pub async fn claim_due(
             id: r.id,
             user_id: r.user_id,
             job_id: r.job_id,
+            request_id: r.request_id,
             event: r.event,
             channel: r.channel,
             target: r.target,
@@ -164,7 +166,7 @@ pub async fn deliveries(
 ) -> Result<Vec<app::model::views::DeliveryView>, sqlx::Error> {
     use crate::clock::rfc3339;
     Ok(sqlx::query!(
-        r#"SELECT id AS "id!", job_id, event, channel, target, state, attempts, created_at, next_attempt_at,
+        r#"SELECT id AS "id!", job_id, request_id, event, channel, target, state, attempts, created_at, next_attempt_at,
                   delivered_at, last_error
            FROM notification_outbox WHERE user_id = ? ORDER BY id DESC LIMIT ?"#,
         user_id,
@@ -176,6 +178,7 @@ pub async fn deliveries(
     .map(|r| app::model::views::DeliveryView {
         id: r.id,
         job: r.job_id,
+        data_request: r.request_id,
         event: r.event,
         channel: r.channel,
         target: r.target,
@@ -187,4 +190,33 @@ pub async fn deliveries(
         last_error: r.last_error,
     })
     .collect())
+}
+
+/// A data request's news for its requester (decided, ready, failed): one
+/// row per channel they have, with the request as it stands now.
+pub async fn data_request_event(
+    conn: &mut WriteTx,
+    user_id: i64,
+    request_id: i64,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        r#"INSERT INTO notification_outbox (user_id, request_id, event, channel, target, snapshot, created_at, next_attempt_at)
+           SELECT ?1, ?2, 'data_request', ch.channel, ch.target,
+                  (SELECT json_object('id', r.id, 'name', r.name, 'url', r.url, 'state', r.state,
+                                      'decision_reason', r.decision_reason, 'message', r.message)
+                   FROM data_requests r WHERE r.id = ?2),
+                  ?3, ?3
+           FROM (SELECT 'email' AS channel, email AS target FROM notification_settings
+                  WHERE user_id = ?1 AND email IS NOT NULL
+                 UNION ALL
+                 SELECT 'webhook', webhook_url FROM notification_settings
+                  WHERE user_id = ?1 AND webhook_url IS NOT NULL) ch"#,
+        user_id,
+        request_id,
+        now_ms
+    )
+    .execute(conn.conn())
+    .await?;
+    Ok(())
 }

@@ -39,3 +39,27 @@ pub async fn ended_since(conn: &mut SqliteConnection, since_ms: i64) -> Result<V
     .await?;
     Ok(rows.into_iter().map(|r| (r.user, r.lab)).collect())
 }
+
+/// Adds `delta` bytes to a place's usage (an upload or delete through the
+/// site, counted at once); never below zero.
+pub async fn add_usage(conn: &mut WriteTx, place: &str, delta: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO storage_usage (place, used_bytes, measured_at) VALUES (?, MAX(?, 0), ?)
+         ON CONFLICT (place) DO UPDATE SET used_bytes = MAX(used_bytes + ?, 0)",
+        place,
+        delta,
+        now_ms,
+        delta
+    )
+    .execute(conn.conn())
+    .await?;
+    Ok(())
+}
+
+/// A lab's gid (its share's group), when it has one.
+pub async fn lab_gid(conn: &mut SqliteConnection, lab_id: i64) -> Result<Option<i64>, sqlx::Error> {
+    Ok(sqlx::query_scalar!("SELECT unix_gid FROM labs WHERE id = ?", lab_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .flatten())
+}

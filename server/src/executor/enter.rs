@@ -133,6 +133,13 @@ pub fn run(command: Vec<OsString>) -> i32 {
                 "cannot give the job a private /tmp, /var/tmp, /dev/shm and /run/lock ({e}): it does not run"
             ));
         }
+        if let Some(dir) = std::env::var_os("JPU_DATASETS_DIR").filter(|v| !v.is_empty()) {
+            let open: Vec<(String, PathBuf)> =
+                std::env::var("JPU_DATASETS_OPEN").ok().and_then(|v| serde_json::from_str(&v).ok()).unwrap_or_default();
+            if let Err(e) = datasets_view(Path::new(&dir), &open) {
+                return refuse(&format!("cannot show the job its lab's datasets read-only ({e}): it does not run"));
+            }
+        }
     }
     let e = std::process::Command::new(program).args(args).exec();
     eprintln!("[jpu-share] cannot run {}: {e}", program.to_string_lossy());
@@ -328,6 +335,46 @@ fn private_scratch(bytes: u64, keep: &[PathBuf]) -> std::io::Result<()> {
     if under(&cwd) {
         std::env::set_current_dir(&cwd)?;
     }
+    Ok(())
+}
+
+/// The datasets folder as this job sees it (policy §13): an empty tmpfs
+/// over it, and each dataset open to the job's lab bound in read-only
+/// (no setuid, no devices). The others, and any fetch in progress, are
+/// under the tmpfs: not there for the job. The sources are opened before
+/// the tmpfs covers them.
+fn datasets_view(dir: &Path, open: &[(String, PathBuf)]) -> std::io::Result<()> {
+    let mut sources = Vec::new();
+    for (name, source) in open {
+        if name.is_empty() || name.starts_with('.') || name.contains('/') {
+            continue;
+        }
+        match std::fs::File::open(source) {
+            Ok(folder) => sources.push((name, folder)),
+            // a folder an admin removed: the job runs without it
+            Err(e) => println!("[jpu-share] dataset {name} is missing ({}: {e})", source.display()),
+        }
+    }
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount(Some("jpu-datasets"), dir, Some("tmpfs"), flags, Some("size=1m,mode=0755"))?;
+    for (name, folder) in &sources {
+        let target = dir.join(name);
+        std::fs::DirBuilder::new().mode(0o755).create(&target)?;
+        std::fs::set_permissions(&target, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+        let source = format!("/proc/self/fd/{}", folder.as_raw_fd());
+        mount(Some(source.as_str()), &target, None::<&str>, MsFlags::MS_BIND | MsFlags::MS_REC, None::<&str>)?;
+        let read_only =
+            MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+        mount(None::<&str>, &target, None::<&str>, read_only, None::<&str>)?;
+    }
+    // read-only, the tmpfs itself too: a job makes nothing beside them
+    mount(
+        None::<&str>,
+        dir,
+        None::<&str>,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | flags,
+        Some("size=1m,mode=0755"),
+    )?;
     Ok(())
 }
 

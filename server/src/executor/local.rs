@@ -185,6 +185,9 @@ impl LocalExecutor {
         if let Some(places) = &req.places {
             places.prepare(uid.zip(gid))?;
         }
+        let datasets_dir = req.places.as_ref().map(|p| p.datasets.clone()).unwrap_or_default();
+        let datasets_open =
+            req.places.as_ref().map(|p| serde_json::to_string(&p.open).unwrap_or_default()).unwrap_or_default();
         let keep = req
             .places
             .as_ref()
@@ -279,6 +282,10 @@ impl LocalExecutor {
             // its home and share, where they lie under a scratch folder
             // its private ones would cover (a test's temp dir)
             .env("JPU_KEEP", keep)
+            // the datasets open to its lab, bound read-only over an empty
+            // folder (the others are not there for it)
+            .env("JPU_DATASETS_DIR", if private_scratch { datasets_dir.as_os_str() } else { std::ffi::OsStr::new("") })
+            .env("JPU_DATASETS_OPEN", datasets_open)
             .env("JPU_ENTER", shared.helper.as_deref().unwrap_or(Path::new("")))
             // a write past it fails (SIGXFSZ); the end's own check then
             // finds the output over its limit

@@ -11,6 +11,7 @@ pub mod container;
 pub mod egress;
 pub mod enter;
 pub mod env;
+pub mod files;
 pub mod layout;
 pub mod limits;
 pub mod local;

@@ -28,6 +28,9 @@ pub struct JobPlaces {
     pub datasets: PathBuf,
     /// The lab's gid: the share's group, which the job carries.
     pub lab_gid: Option<u32>,
+    /// The datasets open to the job's lab: (name, folder), bound
+    /// read-only at `datasets/NAME` in the job's own mount namespace.
+    pub open: Vec<(String, PathBuf)>,
 }
 
 impl Places {
@@ -56,7 +59,13 @@ impl Places {
 
     /// The places of a job of `user` in `lab`.
     pub fn of_job(&self, user: &str, lab: &str, lab_gid: Option<u32>) -> Option<JobPlaces> {
-        Some(JobPlaces { home: self.home(user)?, lab_dir: self.lab(lab)?, datasets: self.datasets(), lab_gid })
+        Some(JobPlaces {
+            home: self.home(user)?,
+            lab_dir: self.lab(lab)?,
+            datasets: self.datasets(),
+            lab_gid,
+            open: Vec::new(),
+        })
     }
 }
 

@@ -37,8 +37,10 @@ pub enum ApiError {
     AuthorizationPending(String),
     #[error("{0}")]
     ServiceMaintenance(String),
-    #[error("request body is larger than the 256 KiB limit")]
-    PayloadTooLarge,
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("{0}")]
+    RangeNotSatisfiable(String),
     #[error("internal error")]
     Internal(String),
 }
@@ -75,7 +77,8 @@ impl ApiError {
             ApiError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
             ApiError::AuthorizationPending(_) => ErrorCode::AuthorizationPending,
             ApiError::ServiceMaintenance(_) => ErrorCode::ServiceMaintenance,
-            ApiError::PayloadTooLarge => ErrorCode::PayloadTooLarge,
+            ApiError::TooLarge(_) => ErrorCode::TooLarge,
+            ApiError::RangeNotSatisfiable(_) => ErrorCode::RangeNotSatisfiable,
             ApiError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -131,6 +134,8 @@ impl From<ServiceError> for ApiError {
             ServiceError::NoFitPlacement(_) => ApiError::NoFitPlacement(message),
             ServiceError::QueueLimit(_) => ApiError::QueueLimit(message),
             ServiceError::QuotaExceeded(_) => ApiError::QuotaExceeded(message),
+            ServiceError::TooLarge(_) => ApiError::TooLarge(message),
+            ServiceError::RangeNotSatisfiable(_) => ApiError::RangeNotSatisfiable(message),
             ServiceError::Maintenance(_) => ApiError::ServiceMaintenance(message),
             ServiceError::InvalidCredentials(_) => ApiError::InvalidCredentials(message),
             ServiceError::TooManyAttempts(secs) => ApiError::TooManyAttempts(secs),
@@ -163,7 +168,8 @@ mod tests {
             (ApiError::TooManyAttempts(3), 429, "TOO_MANY_ATTEMPTS"),
             (ApiError::AuthorizationPending(s()), 428, "AUTHORIZATION_PENDING"),
             (ApiError::ServiceMaintenance(s()), 503, "SERVICE_MAINTENANCE"),
-            (ApiError::PayloadTooLarge, 413, "PAYLOAD_TOO_LARGE"),
+            (ApiError::TooLarge(s()), 413, "TOO_LARGE"),
+            (ApiError::RangeNotSatisfiable(s()), 416, "RANGE_NOT_SATISFIABLE"),
             (ApiError::Internal(s()), 500, "INTERNAL"),
         ] {
             let (got_status, got_code) = error.status_and_code();

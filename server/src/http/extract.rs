@@ -26,7 +26,7 @@ where
             Ok(axum::Json(value)) => Ok(ApiJson(value)),
             Err(JsonRejection::JsonDataError(e)) => Err(ApiError::Validation(e.body_text())),
             Err(JsonRejection::BytesRejection(e)) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
-                Err(ApiError::PayloadTooLarge)
+                Err(ApiError::TooLarge("the request body is larger than the 256 KiB limit".into()))
             }
             Err(other) => Err(ApiError::BadRequest(other.body_text())),
         }

@@ -18,6 +18,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::Router;
 use time::Duration;
+use tower_http::compression::Predicate as _;
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::{Key, SameSite};
 use tower_sessions::{Expiry, SessionManagerLayer};
@@ -58,7 +59,15 @@ pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> 
         .layer(axum::middleware::from_fn(body_guard::guard_bodies))
         // brotli or gzip as the client accepts (the console's wasm shrinks
         // to a fraction); event streams and tiny bodies stay as they are
-        .layer(tower_http::compression::CompressionLayer::new())
+        .layer(
+            tower_http::compression::CompressionLayer::new().compress_when(
+                // files are sent as they are: a GiB download compressed on the
+                // fly ran at a fraction of the disk's speed, and a Range names
+                // bytes of the file, not of its compressed form
+                tower_http::compression::predicate::DefaultPredicate::new()
+                    .and(tower_http::compression::predicate::NotForContentType::const_new("application/octet-stream")),
+            ),
+        )
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -28,7 +28,7 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// `BAD_REQUEST`, `UNAUTHENTICATED`, `FORBIDDEN`, `NOT_FOUND`,
     /// `CONFLICT`, `VALIDATION`, `NO_FIT_PLACEMENT`, `QUEUE_LIMIT`,
-    /// `TOO_MANY_ATTEMPTS`, `SERVICE_MAINTENANCE`, `PAYLOAD_TOO_LARGE` or
+    /// `TOO_MANY_ATTEMPTS`, `SERVICE_MAINTENANCE`, `TOO_LARGE`, `RANGE_NOT_SATISFIABLE` or
     /// `INTERNAL`.
     code: String,
     /// What went wrong, for people; names the field for `VALIDATION`.

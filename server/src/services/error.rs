@@ -27,6 +27,8 @@ pub enum ServiceError {
     QueueLimit(Msg),
     /// A home or lab share over its quota (policy §13).
     QuotaExceeded(Msg),
+    TooLarge(Msg),
+    RangeNotSatisfiable(Msg),
     Maintenance(Msg),
     /// A wrong password (or username) where one was asked for.
     InvalidCredentials(Msg),
@@ -50,6 +52,8 @@ impl ServiceError {
             ServiceError::NoFitPlacement(_) => ErrorCode::NoFitPlacement,
             ServiceError::QueueLimit(_) => ErrorCode::QueueLimit,
             ServiceError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
+            ServiceError::TooLarge(_) => ErrorCode::TooLarge,
+            ServiceError::RangeNotSatisfiable(_) => ErrorCode::RangeNotSatisfiable,
             ServiceError::Maintenance(_) => ErrorCode::ServiceMaintenance,
             ServiceError::InvalidCredentials(_) => ErrorCode::Unauthenticated,
             ServiceError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
@@ -83,6 +87,8 @@ impl ServiceError {
             | ServiceError::NoFitPlacement(m)
             | ServiceError::QueueLimit(m)
             | ServiceError::QuotaExceeded(m)
+            | ServiceError::TooLarge(m)
+            | ServiceError::RangeNotSatisfiable(m)
             | ServiceError::Maintenance(m)
             | ServiceError::InvalidCredentials(m)
             | ServiceError::AuthorizationPending(m) => m.clone(),

@@ -104,7 +104,7 @@ async fn bad_request_bodies_get_api_errors() {
         .send()
         .await
         .unwrap();
-    assert_error(too_big, StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE").await;
+    assert_error(too_big, StatusCode::PAYLOAD_TOO_LARGE, "TOO_LARGE").await;
     let admin = app.admin_token().await;
     let bad_limit = app.client.get(app.url("/v1/admin/audit?limit=abc")).bearer_auth(&admin).send().await.unwrap();
     assert_error(bad_limit, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;

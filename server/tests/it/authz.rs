@@ -64,6 +64,40 @@ async fn every_endpoint_answers_each_role_as_documented() {
         ),
         (Method::GET, "/v1/auth/tokens".into(), None, signed_in),
         (Method::GET, "/v1/me/storage".into(), None, signed_in),
+        // files: each person their own home and lab share, nobody else's
+        (Method::PUT, "/v1/files/home/matrix.txt".into(), Some(json!({"a": 1})), [401, 201, 201, 201, 201]),
+        (Method::GET, "/v1/files/home/matrix.txt".into(), None, signed_in),
+        (Method::GET, "/v1/files/home/".into(), None, signed_in),
+        (Method::GET, "/v1/files/lab/".into(), None, signed_in),
+        (Method::POST, "/v1/files/home/matrix-dir?mkdir".into(), None, [401, 201, 201, 201, 201]),
+        (Method::DELETE, "/v1/files/home/matrix-dir".into(), None, [401, 204, 204, 204, 204]),
+        (Method::DELETE, "/v1/files/home/matrix.txt".into(), None, [401, 204, 204, 204, 204]),
+        // datasets: an admin's to register and change; read where open
+        (Method::GET, "/v1/datasets".into(), None, signed_in),
+        (
+            Method::POST,
+            "/v1/admin/datasets".into(),
+            Some(json!({"name": "matrix-ds", "source": {"path": "/usr/share/doc"}})),
+            [401, 403, 403, 403, 201],
+        ),
+        (Method::GET, "/v1/datasets/matrix-ds/files/".into(), None, signed_in),
+        (Method::PATCH, "/v1/admin/datasets/matrix-ds".into(), Some(json!({"labs": ["demo-lab"]})), admins),
+        (Method::GET, "/v1/datasets/matrix-ds/files/".into(), None, [401, 200, 200, 404, 200]),
+        (
+            Method::POST,
+            "/v1/data-requests".into(),
+            Some(json!({"name": "wanted", "url": "https://data.example.org/set.tar", "reason": "a paper"})),
+            [401, 201, 201, 201, 201],
+        ),
+        (Method::GET, "/v1/data-requests".into(), None, signed_in),
+        (Method::POST, "/v1/admin/data-requests/999999/approve".into(), Some(json!({})), [401, 403, 403, 403, 404]),
+        (
+            Method::POST,
+            "/v1/admin/data-requests/999999/reject".into(),
+            Some(json!({"reason": "no"})),
+            [401, 403, 403, 403, 404],
+        ),
+        (Method::DELETE, "/v1/admin/datasets/matrix-ds".into(), None, [401, 403, 403, 403, 204]),
         // anonymous by design (the CLI has no token yet); this site has no
         // university sign-in, so nobody gets further than 404
         (Method::POST, "/v1/auth/device".into(), Some(json!({})), [404, 404, 404, 404, 404]),

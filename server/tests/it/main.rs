@@ -15,6 +15,7 @@ mod conformance;
 mod console;
 mod directory;
 mod edge;
+mod files;
 mod forecast;
 mod helpers;
 mod isolation;

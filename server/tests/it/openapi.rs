@@ -58,6 +58,19 @@ const CONTRACT: &[(&str, &str)] = &[
     ("put", "/v1/me/notifications"),
     ("get", "/v1/me/notifications/deliveries"),
     ("get", "/v1/me/storage"),
+    ("get", "/v1/files/{place}/{path}"),
+    ("put", "/v1/files/{place}/{path}"),
+    ("post", "/v1/files/{place}/{path}"),
+    ("delete", "/v1/files/{place}/{path}"),
+    ("get", "/v1/datasets"),
+    ("get", "/v1/datasets/{name}/files/{path}"),
+    ("post", "/v1/data-requests"),
+    ("get", "/v1/data-requests"),
+    ("post", "/v1/admin/datasets"),
+    ("patch", "/v1/admin/datasets/{name}"),
+    ("delete", "/v1/admin/datasets/{name}"),
+    ("post", "/v1/admin/data-requests/{id}/approve"),
+    ("post", "/v1/admin/data-requests/{id}/reject"),
 ];
 
 /// Endpoints of ours beyond api.md (it leaves the rest to us).

@@ -12,7 +12,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 mod admin;
 mod cluster;
+mod datasets;
 mod device;
+mod files;
 mod jobs;
 mod notifications;
 mod reports;
@@ -40,6 +42,8 @@ pub fn router() -> Router<AppState> {
         .merge(workspaces::api())
         .merge(sessions::api())
         .merge(storage::api())
+        .merge(files::api())
+        .merge(datasets::api())
         .merge(tokens::api())
         .merge(device::api());
     crate::http::openapi::serve(api).fallback(|| async { ApiError::NotFound("no such endpoint".into()) })

@@ -10,6 +10,6 @@ pub mod cluster;
 pub mod oom;
 pub mod seed;
 pub mod tokens;
-mod users;
+pub mod users;
 
 pub use users::*;

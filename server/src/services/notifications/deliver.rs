@@ -188,11 +188,18 @@ pub fn backoff_ms(base_ms: u64, tries: u32) -> i64 {
 /// still has (a target changed or removed since is not written to).
 async fn deliver(ctx: &Context, d: &Due) -> Result<(), Failure> {
     let mut conn = ctx.db.acquire().await.map_err(|e| retry(format!("database: {e}")))?;
-    let Some(mut job) = db::job_view::view(&mut conn, d.job_id).await.map_err(|e| retry(format!("database: {e}")))?
-    else {
-        return Err(give_up("the job no longer exists"));
+    let about = match d.job_id {
+        Some(id) => {
+            let Some(mut job) = db::job_view::view(&mut conn, id).await.map_err(|e| retry(format!("database: {e}")))?
+            else {
+                return Err(give_up("the job no longer exists"));
+            };
+            at_event(&mut job, &d.snapshot);
+            About::Job(Box::new(job))
+        }
+        // a data request as it stood at the event
+        None => About::Request(serde_json::from_str(&d.snapshot).unwrap_or_default()),
     };
-    at_event(&mut job, &d.snapshot);
     let settings =
         db::notifications::settings(&mut conn, d.user_id).await.map_err(|e| retry(format!("database: {e}")))?;
     // the language the person chose in the console, if they did
@@ -210,7 +217,12 @@ async fn deliver(ctx: &Context, d: &Due) -> Result<(), Failure> {
                 return Err(give_up("the webhook URL was changed or removed before delivery"));
             }
             let secret = settings.webhook_secret.unwrap_or_default();
-            let body = serde_json::json!({"event": d.event, "sent_at": rfc3339(now_ms()), "job": job});
+            let body = match &about {
+                About::Job(job) => serde_json::json!({"event": d.event, "sent_at": rfc3339(now_ms()), "job": job}),
+                About::Request(r) => {
+                    serde_json::json!({"event": d.event, "sent_at": rfc3339(now_ms()), "data_request": r})
+                }
+            };
             let body = serde_json::to_vec(&body).map_err(|e| give_up(format!("payload: {e}")))?;
             send::webhook(&d.target, &ctx.allow, &secret, d.id, &d.event, body).await.map_err(retry)
         }
@@ -218,11 +230,44 @@ async fn deliver(ctx: &Context, d: &Due) -> Result<(), Failure> {
             if settings.email.as_deref() != Some(d.target.as_str()) {
                 return Err(give_up("the e-mail address was changed or removed before delivery"));
             }
-            let (subject, text) = email_text(&d.event, &job, locale);
+            let (subject, text) = match &about {
+                About::Job(job) => email_text(&d.event, job, locale),
+                About::Request(r) => request_email(r, locale),
+            };
             send::email(ctx.mailer.as_ref(), &ctx.settings.from, &d.target, d.id, &subject, text).await.map_err(retry)
         }
         other => Err(give_up(format!("unknown channel {other}"))),
     }
+}
+
+/// What a delivery is about.
+enum About {
+    Job(Box<app::model::JobView>),
+    Request(serde_json::Value),
+}
+
+/// A data request's news, in the person's language.
+fn request_email(r: &serde_json::Value, locale: Locale) -> (String, String) {
+    let tr = |key: &str, args: &[(&str, Arg)]| app::i18n::tr(locale, key, args);
+    let text_of = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+    let args = [
+        ("id", Arg::from(r["id"].as_i64().unwrap_or_default().to_string())),
+        ("name", text_of("name").into()),
+        ("state", text_of("state").into()),
+    ];
+    let subject = tr("mail-request-subject", &args);
+    let mut text = tr("mail-request-intro", &args);
+    text.push_str("\n\n");
+    text.push_str(&format!("URL: {}\n", text_of("url")));
+    for (key, field) in [("mail-request-why", "decision_reason"), ("mail-request-problem", "message")] {
+        if let Some(v) = r[field].as_str() {
+            text.push_str(&format!("{}: {v}\n", tr(key, &[])));
+        }
+    }
+    text.push('\n');
+    text.push_str(&tr("mail-off", &[]));
+    text.push('\n');
+    (subject, text)
 }
 
 /// The job's state, attempt, exit code and end reason as they were at the
