@@ -432,6 +432,10 @@ impl TestApp {
         req.send().await.expect("request")
     }
 
+    pub async fn delete(&self, token: &str, path: &str) -> Response {
+        self.client.delete(self.url(path)).bearer_auth(token).send().await.expect("request")
+    }
+
     pub async fn patch(&self, token: &str, path: &str, body: Value) -> Response {
         self.client.patch(self.url(path)).bearer_auth(token).json(&body).send().await.expect("request")
     }

@@ -13,6 +13,7 @@ mod chains;
 mod cli;
 mod conformance;
 mod console;
+mod datasets;
 mod directory;
 mod edge;
 mod files;
