@@ -117,6 +117,10 @@ fn main() -> ExitCode {
         Some(a) if a == jpu_share::executor::files::SUBCOMMAND => {
             return ExitCode::from(jpu_share::executor::files::helper::run(args.collect()) as u8);
         }
+        // a fetched archive unpacked under a memory limit of its own
+        Some(a) if a == jpu_share::services::datasets::unpack::SUBCOMMAND => {
+            return ExitCode::from(jpu_share::services::datasets::unpack::run(args.collect()) as u8);
+        }
         _ => {}
     }
     jpu_share::telemetry::init_tracing();

@@ -89,6 +89,23 @@ pub trait ConsoleBackend: Send + Sync + 'static {
     async fn admin_cluster(&self, who: &SignedIn) -> Answer<AdminClusterView>;
     /// One admin change; admins only. Returns what was done, in words.
     async fn admin_action(&self, who: &SignedIn, action: AdminAction) -> Answer<String>;
+    /// A folder of the viewer's home or lab share, or of a dataset open
+    /// to their lab (`place` = `datasets`, the dataset first in `path`).
+    async fn folder(
+        &self,
+        who: &SignedIn,
+        place: String,
+        path: String,
+    ) -> Answer<crate::model::datasets::FolderListing>;
+    async fn datasets_page(&self, who: &SignedIn) -> Answer<crate::model::datasets::DatasetsView>;
+    async fn request_data(
+        &self,
+        who: &SignedIn,
+        name: String,
+        url: String,
+        sha256: String,
+        reason: String,
+    ) -> Answer<crate::model::datasets::DataRequestView>;
 }
 
 /// The backend as Leptos context.

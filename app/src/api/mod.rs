@@ -7,6 +7,7 @@ pub mod admin;
 #[cfg(feature = "ssr")]
 pub mod backend;
 pub mod cluster;
+pub mod data;
 pub mod jobs;
 #[cfg(feature = "ssr")]
 pub mod principal;
@@ -14,4 +15,5 @@ pub mod principal;
 pub use account::*;
 pub use admin::*;
 pub use cluster::*;
+pub use data::*;
 pub use jobs::*;

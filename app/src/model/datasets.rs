@@ -72,3 +72,12 @@ pub struct FileEntry {
 pub struct FolderListing {
     pub entries: Vec<FileEntry>,
 }
+
+/// The Datasets pages: what the viewer may see, their lab's requests (an
+/// admin's: all), and the labs a dataset may be opened to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetsView {
+    pub datasets: Vec<DatasetView>,
+    pub requests: Vec<DataRequestView>,
+    pub labs: Vec<String>,
+}

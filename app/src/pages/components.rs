@@ -41,6 +41,8 @@ fn Nav(viewer: Viewer) -> impl IntoView {
             <a href="/jobs">{t("nav-jobs")}</a>
             <a href="/submit">{t("nav-submit")}</a>
             <a href="/usage">{t("nav-usage")}</a>
+            <a href="/files">{t("nav-files")}</a>
+            <a href="/datasets">{t("nav-datasets")}</a>
             <a href="/policy">{t("nav-policy")}</a>
             <a href="/account">{t("nav-account")}</a>
             {admin.then(|| view! { <a href="/admin">{t("nav-admin")}</a> })}
@@ -69,6 +71,9 @@ pub fn page_title(path: &str) -> String {
         ["usage"] => t("nav-usage"),
         ["policy"] => t("nav-policy"),
         ["account"] => t("nav-account"),
+        ["files"] => t("nav-files"),
+        ["datasets"] => t("nav-datasets"),
+        ["admin", "datasets"] => format!("{} — {}", t("nav-datasets"), t("admin-admin")),
         ["admin"] => t("admin-admin"),
         ["admin", "cluster"] => t("admin-tiers-and-nodes"),
         ["admin", "people"] => t("admin-labs-and-users"),

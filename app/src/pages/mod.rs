@@ -6,6 +6,8 @@
 pub mod account;
 pub mod admin;
 pub mod components;
+pub mod datasets;
+pub mod files;
 mod home;
 pub mod jobs;
 pub mod notifications;
@@ -13,8 +15,10 @@ pub mod policy;
 pub mod usage;
 
 use account::AccountPage;
-use admin::{AdminBackfillPage, AdminClusterPage, AdminPage, AdminPeoplePage};
+use admin::{AdminBackfillPage, AdminClusterPage, AdminDatasetsPage, AdminPage, AdminPeoplePage};
 use components::Layout;
+use datasets::DatasetsPage;
+use files::FilesPage;
 use home::{DashboardPage, LoginPage};
 use jobs::{JobPage, JobsPage, QueuePage, SubmitPage};
 use leptos::prelude::*;
@@ -62,10 +66,13 @@ pub fn App() -> impl IntoView {
                 <Route path=StaticSegment("usage") view=UsagePageView/>
                 <Route path=StaticSegment("policy") view=PolicyPage/>
                 <Route path=StaticSegment("account") view=AccountPage/>
+                <Route path=StaticSegment("files") view=FilesPage/>
+                <Route path=StaticSegment("datasets") view=DatasetsPage/>
                 <Route path=StaticSegment("admin") view=AdminPage/>
                 <Route path=(StaticSegment("admin"), StaticSegment("cluster")) view=AdminClusterPage/>
                 <Route path=(StaticSegment("admin"), StaticSegment("people")) view=AdminPeoplePage/>
                 <Route path=(StaticSegment("admin"), StaticSegment("backfill")) view=AdminBackfillPage/>
+                <Route path=(StaticSegment("admin"), StaticSegment("datasets")) view=AdminDatasetsPage/>
             </Routes>
         </Router>
     }

@@ -144,7 +144,7 @@ pub async fn start_request(
             .await?
             .into_iter()
             .map(|(name, path)| {
-                let folder = path.map(std::path::PathBuf::from).unwrap_or_else(|| places.datasets().join(&name));
+                let folder = path.map(std::path::PathBuf::from).unwrap_or_else(|| places.dataset_store().join(&name));
                 (name, folder)
             })
             .collect();

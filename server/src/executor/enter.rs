@@ -33,7 +33,7 @@
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
@@ -349,7 +349,14 @@ fn datasets_view(dir: &Path, open: &[(String, PathBuf)]) -> std::io::Result<()> 
         if name.is_empty() || name.starts_with('.') || name.contains('/') {
             continue;
         }
-        match std::fs::File::open(source) {
+        // a folder, not a link to one a member swapped in, nor a fifo that
+        // would hold the job here (a registered folder could lie where
+        // someone else writes)
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(source);
+        match opened {
             Ok(folder) => sources.push((name, folder)),
             // a folder an admin removed: the job runs without it
             Err(e) => println!("[jpu-share] dataset {name} is missing ({}: {e})", source.display()),

@@ -57,6 +57,14 @@ impl Places {
         self.root.join("datasets")
     }
 
+    /// Where fetched datasets are kept: root's alone (0700), so nobody
+    /// reaches one by guessing its name; a job sees those open to its lab
+    /// bound from here, the files API opens one as root and reads it as
+    /// the person below that.
+    pub fn dataset_store(&self) -> PathBuf {
+        self.datasets().join(".store")
+    }
+
     /// The places of a job of `user` in `lab`.
     pub fn of_job(&self, user: &str, lab: &str, lab_gid: Option<u32>) -> Option<JobPlaces> {
         Some(JobPlaces {

@@ -115,8 +115,8 @@ where
     let room = quota - used;
     let (reply, _) = run(at, path, Op::Put { max, room }, Some(body)).await?;
     match reply {
-        Reply::Written { bytes, replaced } => {
-            count(state, &key, bytes as i64 - replaced as i64).await?;
+        Reply::Written { bytes, stored, replaced } => {
+            count(state, &key, stored as i64 - replaced as i64).await?;
             Ok(bytes)
         }
         Reply::Failed { code: Failure::TooLarge, .. } => Err(too_large(max)),

@@ -457,3 +457,48 @@ async fn the_account_page_shows_the_places_and_their_quotas() {
     assert!(lab.contains("/labs/demo-lab") && lab.contains("1000.00 GB"), "{lab}");
     assert!(!html.contains("over its quota"), "nothing over its quota yet");
 }
+
+/// #43: the Files page lists a folder of the home (with each file's
+/// download link and delete button, and the upload zone), walks into a
+/// folder, and shows a dataset's files read-only; the Datasets page has
+/// the request form, and the admin's page the forms to register and
+/// decide.
+#[tokio::test]
+async fn the_files_and_datasets_pages_show_what_the_api_holds() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let app = TestApp::spawn_local_with(|s| s.executor.uid_range = "3102500-3102599".into()).await;
+    let demo = app.demo_token().await;
+    let admin = app.admin_token().await;
+    let put = |path: &str, body: &'static str| {
+        app.client.put(app.url(&format!("/v1/files/{path}"))).bearer_auth(&demo).body(body).send()
+    };
+    let made = app.client.post(app.url("/v1/files/home/runs?mkdir")).bearer_auth(&demo).send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    assert_eq!(put("home/runs/loss curve.csv", "1,2").await.unwrap().status(), StatusCode::CREATED);
+    let ds = app
+        .post(
+            Some(&admin),
+            "/v1/admin/datasets",
+            serde_json::json!({"name": "docs", "source": {"path": "/usr/share/doc"}}),
+        )
+        .await;
+    assert_eq!(ds.status(), StatusCode::CREATED);
+
+    app.console_login("demo", DEMO_PASSWORD).await;
+    let top = app.page("/files").await.text().await.unwrap();
+    assert!(top.contains(r#"href="/files?place=home&amp;path=runs""#) || top.contains("path=runs"), "{top}");
+    assert!(top.contains(r#"data-upload="/v1/files/home/""#) && top.contains("/pkg/files.js"), "{top}");
+    let runs = app.page("/files?place=home&path=runs").await.text().await.unwrap();
+    assert!(runs.contains(r#"href="/v1/files/home/runs/loss%20curve%2Ecsv""#), "{runs}");
+    assert!(runs.contains(r#"data-delete="/v1/files/home/runs/loss%20curve%2Ecsv""#), "{runs}");
+    let docs = app.page("/files?place=datasets").await.text().await.unwrap();
+    assert!(docs.contains("path=docs") && !docs.contains("data-upload"), "read-only: {docs}");
+    let page = app.page("/datasets").await.text().await.unwrap();
+    assert!(page.contains(r#"data-testid="data-request""#) && page.contains("docs"), "{page}");
+    app.console_logout().await;
+    app.console_login("admin", crate::helpers::ADMIN_PASSWORD).await;
+    let admin_page = app.page("/admin/datasets").await.text().await.unwrap();
+    assert!(admin_page.contains(r#"data-testid="register-dataset""#), "{admin_page}");
+}

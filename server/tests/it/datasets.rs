@@ -5,6 +5,7 @@
 //! out; the lab's jobs see it read-only, another lab's do not; the
 //! requester hears of each step.
 
+use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use axum::response::IntoResponse;
@@ -147,7 +148,10 @@ async fn a_requested_archive_is_fetched_checked_unpacked_and_shown_only_to_its_l
 
     let root = storage_root_for(app.dir.path());
     assert!(!root.join("escaped.txt").exists() && !root.join("datasets/escaped.txt").exists());
-    assert!(std::fs::symlink_metadata(root.join("datasets/scans/good/secret")).is_err(), "no link made");
+    let kept = root.join("datasets/.store/scans");
+    assert!(std::fs::symlink_metadata(kept.join("good/secret")).is_err(), "no link made");
+    let store = std::fs::metadata(root.join("datasets/.store")).unwrap();
+    assert_eq!(store.mode() & 0o777, 0o700, "nobody reaches a dataset by guessing its name");
     let file = app.get(Some(&demo), "/v1/datasets/scans/files/good/data.txt").await;
     assert_eq!(file.text().await.unwrap(), "pixels");
     assert_error(
@@ -163,8 +167,8 @@ async fn a_requested_archive_is_fetched_checked_unpacked_and_shown_only_to_its_l
     let out = std::fs::read_to_string(app.log_path(job)).unwrap();
     assert!(out.contains("pixels") && !out.contains("WROTE"), "read-only to its lab: {out}");
     let peek = format!(
-        "ls \"$JPU_DATASETS\"; cat \"$JPU_DATASETS/scans/good/data.txt\" && echo SAW; cat {}/datasets/scans/good/data.txt && echo SAW-HOST; true",
-        root.display()
+        "ls \"$JPU_DATASETS\"; cat \"$JPU_DATASETS/scans/good/data.txt\" && echo SAW; cat {}/good/data.txt && echo SAW-HOST; true",
+        kept.display()
     );
     let job = app.run_job(&stranger, "peeks", &peek).await;
     let out = std::fs::read_to_string(app.log_path(job)).unwrap();
@@ -216,7 +220,7 @@ async fn a_requested_archive_is_fetched_checked_unpacked_and_shown_only_to_its_l
     app.cancel(&demo, long).await;
     app.wait_state(&demo, long, "CANCELLED").await;
     assert_eq!(app.delete(&admin, "/v1/admin/datasets/scans").await.status(), StatusCode::NO_CONTENT);
-    assert!(!root.join("datasets/scans").exists(), "its files went with it");
+    assert!(!kept.exists(), "its files went with it");
 }
 
 /// A folder an admin registers is used as it is, read-only, by the labs

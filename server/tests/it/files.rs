@@ -219,6 +219,15 @@ async fn uploads_past_the_limit_or_the_quota_leave_nothing_behind() {
     // a replacement counts what it replaces: the same size fits
     assert_eq!(put(&app, &demo, "home/two.bin", vec![3u8; limit]).await.status(), StatusCode::CREATED);
 
+    // a sparse file a job makes frees nothing but its blocks: deleting it
+    // does not lift the quota
+    app.run_job(&demo, "sparse", "truncate -s 100G \"$HOME/sparse\"").await;
+    let used = |v: Value| v["home"]["used_bytes"].as_u64().unwrap();
+    let before = used(app.get(Some(&demo), "/v1/me/storage").await.json().await.unwrap());
+    assert_eq!(delete(&app, &demo, "home/sparse").await.status(), StatusCode::NO_CONTENT);
+    let after = used(app.get(Some(&demo), "/v1/me/storage").await.json().await.unwrap());
+    assert!(after + 8192 >= before && after >= 2_000_000, "{before} → {after}");
+
     let patched = app.patch(&admin, "/v1/admin/users/demo", json!({"disabled": true})).await;
     assert_eq!(patched.status(), StatusCode::OK);
     assert_error(get(&app, &demo, "home/").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED").await;

@@ -5,11 +5,13 @@
 
 mod backfill;
 mod cluster;
+mod datasets;
 mod forms;
 mod people;
 
 pub use backfill::AdminBackfillPage;
 pub use cluster::AdminClusterPage;
+pub use datasets::AdminDatasetsPage;
 pub use people::AdminPeoplePage;
 
 use crate::api::{admin_view, SetMaintenance};
@@ -27,6 +29,7 @@ pub fn AdminNav() -> impl IntoView {
             <a href="/admin/cluster">{t("admin-tiers-nodes")}</a>
             <a href="/admin/people">{t("admin-labs-users")}</a>
             <a href="/admin/backfill">{t("admin-llm-backfill")}</a>
+            <a href="/admin/datasets">{t("nav-datasets")}</a>
         </nav>
     }
 }
@@ -146,6 +149,43 @@ const ADMIN_KEYS: &[&str] = &[
     "admin-vram-gb-field",
     "admin-when",
     "admin-who",
+    "admin-datasets-register",
+    "admin-datasets-folder",
+    "admin-datasets-or-url",
+    "admin-datasets-labs",
+    "admin-datasets-description",
+    "admin-datasets-change",
+    "admin-datasets-open-to",
+    "admin-datasets-delete",
+    "admin-datasets-decide",
+    "admin-datasets-approve",
+    "admin-datasets-reject",
+    "admin-datasets-reject-reason",
+    "admin-datasets-no-open",
+    "datasets-title",
+    "datasets-intro",
+    "datasets-none",
+    "datasets-col-name",
+    "datasets-col-state",
+    "datasets-col-size",
+    "datasets-col-source",
+    "datasets-col-labs",
+    "datasets-every-lab",
+    "datasets-browse",
+    "datasets-request",
+    "datasets-request-intro",
+    "datasets-name",
+    "datasets-url",
+    "datasets-sha256",
+    "datasets-reason",
+    "datasets-send",
+    "datasets-sent",
+    "datasets-requests",
+    "datasets-no-requests",
+    "datasets-col-by",
+    "datasets-col-when",
+    "datasets-col-decision",
+    "loading",
 ];
 
 /// The page's body: an island, run again in the browser (forms, refreshes).

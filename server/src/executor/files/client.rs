@@ -9,10 +9,13 @@ use std::process::Stdio;
 
 use futures_util::{Stream, StreamExt};
 use hyper::body::Bytes;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdout, Command};
 
 use super::{Failure, Reply, Request, SUBCOMMAND};
+
+/// The longest reply line read (100,000 entries of the longest names).
+const MAX_REPLY: u64 = 64 << 20;
 
 /// A file's bytes, as the helper sends them.
 pub type Bytestream = tokio_util::io::ReaderStream<BufReader<ChildStdout>>;
@@ -32,7 +35,9 @@ where
         .stdin(if body.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
+        // not killed when the request goes away: its stdin or stdout
+        // closes, and it ends on its own (an upload cut off drops what it
+        // had written)
         .spawn()
         .map_err(|e| format!("cannot start the file helper: {e}"))?;
     let mut out = BufReader::with_capacity(256 * 1024, child.stdout.take().ok_or("the file helper has no stdout")?);
@@ -64,7 +69,8 @@ where
         drop(stdin);
     }
     let mut line = String::new();
-    out.read_line(&mut line).await.map_err(|e| format!("the file helper's reply: {e}"))?;
+    // a listing's reply is bounded by the helper; this bounds it here too
+    (&mut out).take(MAX_REPLY).read_line(&mut line).await.map_err(|e| format!("the file helper's reply: {e}"))?;
     let reply: Reply = serde_json::from_str(&line).unwrap_or_else(|_| Reply::Failed {
         code: Failure::Internal,
         message: format!("the file helper ended without a reply ({})", line.trim()),

@@ -17,6 +17,10 @@ use super::{ByteRange, Entry, Failure, Identity, Op, Reply, Request};
 
 type Outcome<T> = Result<T, (Failure, String)>;
 
+/// The most entries a listing answers with (a job can make millions in
+/// one folder; the answer is held whole by the server).
+const MAX_LISTED: usize = 100_000;
+
 /// Runs the request in `args` (its one argument); the exit status is 0
 /// when the reply is not a failure.
 pub fn run(args: Vec<OsString>) -> i32 {
@@ -44,13 +48,17 @@ fn write_reply(out: &mut impl Write, reply: &Reply) -> std::io::Result<()> {
 }
 
 fn serve(req: &Request, out: &mut impl Write) -> Outcome<Option<Reply>> {
-    become_person(req.who.as_ref())?;
+    // the place itself is opened first, as root: a dataset lies in root's
+    // own store (0700), which the person may not pass, and the server
+    // chose the place from who they are. Below it everything is opened
+    // as the person.
     let base = nix::fcntl::open(
         &req.base,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
     .map_err(|e| failure(e, "the place"))?;
+    become_person(req.who.as_ref())?;
     match &req.op {
         Op::Get { range } => get(&base, &req.path, *range, out),
         Op::Put { max, room } => put(&base, &req.path, *max, *room).map(Some),
@@ -164,6 +172,12 @@ fn list(fd: OwnedFd) -> Outcome<Vec<Entry>> {
     let dirfd = dir.as_fd().try_clone_to_owned().map_err(|e| (Failure::Internal, e.to_string()))?;
     let mut entries = Vec::new();
     for entry in dir.iter() {
+        if entries.len() >= MAX_LISTED {
+            return Err((
+                Failure::Validation,
+                format!("the folder holds more than {MAX_LISTED} entries: list it from a job, or split it"),
+            ));
+        }
         let entry = entry.map_err(|e| failure(e, "the folder"))?;
         let name = entry.file_name();
         if matches!(name.to_bytes(), b"." | b"..") {
@@ -186,23 +200,38 @@ fn put(base: &OwnedFd, path: &[String], max: u64, room: u64) -> Outcome<Reply> {
     let (parent, name) = parent_of(base, path)?;
     let replaced = match fstatat(&parent, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(s) if kind(&s) == "dir" => return Err((Failure::Conflict, format!("{name} is a folder"))),
-        Ok(s) if kind(&s) == "file" => s.st_size.max(0) as u64,
+        Ok(s) if kind(&s) == "file" => on_disk(&s),
         Ok(_) | Err(Errno::ENOENT) => 0,
         Err(e) => return Err(failure(e, name)),
     };
     let limit = max.min(room.saturating_add(replaced));
-    let temp = format!(".jpu-upload-{}", std::process::id());
-    let made = openat(
-        &parent,
-        temp.as_str(),
-        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::from_bits_truncate(0o666),
-    )
-    .map_err(|e| failure(e, name))?;
+    let temp = format!(".jpu-upload-{:016x}", rand::random::<u64>());
+    // nameless until it is whole (O_TMPFILE): an upload cut off, even by
+    // SIGKILL, leaves nothing behind
+    let unnamed =
+        openat(&parent, ".", OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::from_bits_truncate(0o666));
+    let (made, named) = match unnamed {
+        Ok(fd) => (fd, false),
+        // a filesystem without O_TMPFILE (some NFS): a new file of a name
+        // nobody can guess
+        Err(Errno::EOPNOTSUPP | Errno::EISDIR | Errno::EINVAL) => (
+            openat(
+                &parent,
+                temp.as_str(),
+                OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                Mode::from_bits_truncate(0o666),
+            )
+            .map_err(|e| failure(e, name))?,
+            true,
+        ),
+        Err(e) => return Err(failure(e, name)),
+    };
     let mut file = File::from(made);
     let copied = std::io::copy(&mut Framed::new(std::io::stdin().lock()).take(limit.saturating_add(1)), &mut file);
     let abandon = |why: (Failure, String)| {
-        let _ = unlinkat(&parent, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+        if named {
+            let _ = unlinkat(&parent, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+        }
         Err(why)
     };
     let bytes = match copied {
@@ -222,10 +251,24 @@ fn put(base: &OwnedFd, path: &[String], max: u64, room: u64) -> Outcome<Reply> {
     if let Err(e) = file.sync_data() {
         return abandon(io_failure(&e, name));
     }
+    if !named {
+        let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+        let linked = nix::unistd::linkat(
+            nix::fcntl::AT_FDCWD,
+            proc_path.as_str(),
+            &parent,
+            temp.as_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+        );
+        if let Err(e) = linked {
+            return Err(failure(e, name));
+        }
+    }
     if let Err(e) = renameat(&parent, temp.as_str(), &parent, name.as_str()) {
         return abandon(failure(e, name));
     }
-    Ok(Reply::Written { bytes, replaced })
+    let stored = fstat(&file).map(|s| s.st_blocks.max(0) as u64 * 512).unwrap_or(bytes);
+    Ok(Reply::Written { bytes, stored, replaced })
 }
 
 /// The upload's bytes as the client sends them: frames of a u32 length
@@ -273,7 +316,18 @@ fn delete(base: &OwnedFd, path: &[String]) -> Outcome<Reply> {
         fstatat(&parent, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map_err(|e| failure(e, name))?;
     let how = if kind(&stat) == "dir" { UnlinkatFlags::RemoveDir } else { UnlinkatFlags::NoRemoveDir };
     unlinkat(&parent, name.as_str(), how).map_err(|e| failure(e, name))?;
-    Ok(Reply::Deleted { bytes: if kind(&stat) == "file" { stat.st_size.max(0) as u64 } else { 0 } })
+    Ok(Reply::Deleted { bytes: if kind(&stat) == "file" { on_disk(&stat) } else { 0 } })
+}
+
+/// What deleting or replacing a file frees, as the quota counts it: its
+/// blocks on disk (a sparse file's size is not), and nothing while
+/// another name keeps them.
+fn on_disk(stat: &FileStat) -> u64 {
+    if stat.st_nlink > 1 {
+        0
+    } else {
+        stat.st_blocks.max(0) as u64 * 512
+    }
 }
 
 fn kind(stat: &FileStat) -> &'static str {
@@ -306,7 +360,7 @@ fn failure(e: Errno, what: &str) -> (Failure, String) {
         Errno::EEXIST | Errno::EISDIR => Failure::Conflict,
         Errno::EDQUOT | Errno::ENOSPC => Failure::QuotaExceeded,
         Errno::EFBIG => Failure::TooLarge,
-        Errno::ENAMETOOLONG | Errno::EINVAL => Failure::Validation,
+        Errno::ENAMETOOLONG | Errno::EINVAL | Errno::ENXIO => Failure::Validation,
         _ => Failure::Internal,
     };
     (code, format!("{what}: {}", e.desc()))

@@ -92,9 +92,11 @@ pub enum Reply {
         len: u64,
         modified: String,
     },
-    /// An upload's size, and the size of the file it replaced.
+    /// An upload's size; what it takes on disk, and what the file it
+    /// replaced took (as the quota counts: blocks).
     Written {
         bytes: u64,
+        stored: u64,
         replaced: u64,
     },
     Made,

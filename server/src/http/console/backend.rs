@@ -280,6 +280,30 @@ impl ConsoleBackend for AppState {
     async fn admin_action(&self, who: &SignedIn, action: AdminAction) -> Result<String, ConsoleError> {
         super::admin::act(self, admin_caller(who)?, action).await
     }
+
+    async fn folder(
+        &self,
+        who: &SignedIn,
+        place: String,
+        path: String,
+    ) -> Result<app::model::datasets::FolderListing, ConsoleError> {
+        super::data::folder(self, caller(who), &place, &path).await
+    }
+
+    async fn datasets_page(&self, who: &SignedIn) -> Result<app::model::datasets::DatasetsView, ConsoleError> {
+        super::data::page(self, caller(who)).await
+    }
+
+    async fn request_data(
+        &self,
+        who: &SignedIn,
+        name: String,
+        url: String,
+        sha256: String,
+        reason: String,
+    ) -> Result<app::model::datasets::DataRequestView, ConsoleError> {
+        super::data::request(self, caller(who), name, url, sha256, reason).await
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use app::api::backend::Backend;
 
 pub mod admin;
 pub mod backend;
+mod data;
 mod form;
 mod lang;
 mod oidc;

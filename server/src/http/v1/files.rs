@@ -215,8 +215,6 @@ fn found(found: Found, path: &str) -> Response {
                 (header::CONTENT_LENGTH, file.len.to_string()),
                 (header::CONTENT_DISPOSITION, app::model::content_disposition(name)),
                 (header::ACCEPT_RANGES, "bytes".to_string()),
-                // a person's file is never a page of this site
-                (header::CONTENT_SECURITY_POLICY, "sandbox".to_string()),
                 (header::LAST_MODIFIED, file.modified.clone()),
             ];
             let status = if file.partial {

@@ -52,6 +52,9 @@ pub async fn download(url: &str, to: &Path, max: u64, private_addresses: bool) -
         let addr = targets::resolve(&target, &allow).await.map_err(|m| m.to_string())?;
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // straight to the address checked: a proxy would resolve the
+            // name again itself
+            .no_proxy()
             .connect_timeout(CONNECT_TIMEOUT)
             .read_timeout(READ_TIMEOUT)
             .resolve(&target.host, addr)

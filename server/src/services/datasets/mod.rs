@@ -10,6 +10,7 @@
 pub mod fetch;
 pub mod unpack;
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 
 use app::model::datasets::{DataRequestList, DataRequestView, DatasetList, DatasetView};
@@ -131,7 +132,7 @@ pub async fn folder_for(state: &Services, caller: &Caller, name: &str) -> Servic
 fn folder_of(state: &Services, row: &DatasetRow) -> PathBuf {
     match &row.source_path {
         Some(path) => PathBuf::from(path),
-        None => Places::new(&state.settings.storage.root).datasets().join(&row.name),
+        None => Places::new(&state.settings.storage.root).dataset_store().join(&row.name),
     }
 }
 
@@ -474,13 +475,16 @@ async fn fetch_one(state: &Services, id: i64) {
 async fn fetch_into(row: &DatasetRow, settings: &StorageSettings) -> Result<(u64, String, String), String> {
     let url = row.source_url.clone().ok_or("no URL")?;
     let max = StorageSettings::bytes(settings.max_dataset_gb);
-    let datasets = Places::new(&settings.root).datasets();
+    let places = Places::new(&settings.root);
+    let datasets = places.dataset_store();
     let work = datasets.join(format!(".fetch-{}", row.name));
     let prepared = {
-        let (datasets, work) = (datasets.clone(), work.clone());
+        let (top, datasets, work) = (places.datasets(), datasets.clone(), work.clone());
         tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&datasets)?;
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&top)?;
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&datasets)?;
+            std::fs::set_permissions(&datasets, std::fs::Permissions::from_mode(0o700))?;
             let _ = std::fs::remove_dir_all(&work);
             std::fs::DirBuilder::new().mode(0o700).create(&work)
         })
@@ -498,27 +502,25 @@ async fn fetch_into(row: &DatasetRow, settings: &StorageSettings) -> Result<(u64
         let (out, target) = (work.join("out"), datasets.join(&row.name));
         let kind = unpack::Kind::of(&got.url_path);
         let url_path = got.url_path.clone();
-        let (bytes, log) = tokio::task::spawn_blocking(move || -> Result<(u64, String), String> {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new().mode(0o755).create(&out).map_err(|e| e.to_string())?;
-            let (bytes, log) = if kind == unpack::Kind::Plain {
-                let name = out.join(fetch::plain_name(&url_path));
-                std::fs::rename(&download, &name).map_err(|e| e.to_string())?;
-                std::fs::set_permissions(&name, std::os::unix::fs::PermissionsExt::from_mode(0o644))
-                    .map_err(|e| e.to_string())?;
-                (std::fs::metadata(&name).map(|m| m.len()).unwrap_or(0), String::new())
-            } else {
-                let done = unpack::unpack(kind, &download, &out, max)?;
-                let mut log = format!("{} files, {} bytes unpacked\n", done.files, done.bytes);
-                for line in &done.skipped {
-                    log.push_str(line);
-                    log.push('\n');
-                }
-                (done.bytes, log)
-            };
+        let made = {
+            let out = out.clone();
+            tokio::task::spawn_blocking(move || std::fs::DirBuilder::new().mode(0o755).create(out)).await
+        };
+        made.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        let (bytes, log) = if kind == unpack::Kind::Plain {
+            let name = out.join(fetch::plain_name(&url_path));
+            tokio::fs::rename(&download, &name).await.map_err(|e| e.to_string())?;
+            tokio::fs::set_permissions(&name, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+                .await
+                .map_err(|e| e.to_string())?;
+            (tokio::fs::metadata(&name).await.map(|m| m.len()).unwrap_or(0), String::new())
+        } else {
+            let done = unpack::in_a_process(kind, &download, &out, max).await?;
+            (done.bytes, done.log())
+        };
+        tokio::task::spawn_blocking(move || -> Result<(), String> {
             let _ = std::fs::remove_dir_all(&target);
-            std::fs::rename(&out, &target).map_err(|e| format!("cannot move the dataset into place: {e}"))?;
-            Ok((bytes, log))
+            std::fs::rename(&out, &target).map_err(|e| format!("cannot move the dataset into place: {e}"))
         })
         .await
         .map_err(|e| e.to_string())??;

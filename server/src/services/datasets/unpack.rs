@@ -17,8 +17,19 @@ use std::path::{Component, Path, PathBuf};
 /// The most entries an archive may have.
 const MAX_ENTRIES: usize = 1_000_000;
 
+/// The hidden subcommand that unpacks in a process of its own.
+pub const SUBCOMMAND: &str = "__unpack";
+/// The memory an unpacking may take: a tar's long-name and PAX headers
+/// are read whole by the tar crate, and a small archive can claim
+/// gigabytes of them (the server would die with it, and again at each
+/// start as the fetch resumed). Past this the unpacking process alone
+/// ends.
+const MEMORY_LIMIT: u64 = 2 << 30;
+/// The most skipped entries named one by one in the fetch log.
+const MAX_SKIPS_NAMED: usize = 1000;
+
 /// What kind of file a download is, from its URL's path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     Tar,
     TarGz,
@@ -43,12 +54,80 @@ impl Kind {
 }
 
 /// What unpacking did.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Unpacked {
     pub bytes: u64,
     pub files: u64,
     /// One line per entry skipped, and why.
     pub skipped: Vec<String>,
+    /// Skips past the ones named.
+    pub more_skipped: u64,
+}
+
+impl Unpacked {
+    fn skip(&mut self, line: String) {
+        if self.skipped.len() < MAX_SKIPS_NAMED {
+            self.skipped.push(line);
+        } else {
+            self.more_skipped += 1;
+        }
+    }
+
+    /// The fetch log's text.
+    pub fn log(&self) -> String {
+        let mut log = format!("{} files, {} bytes unpacked\n", self.files, self.bytes);
+        for line in &self.skipped {
+            log.push_str(line);
+            log.push('\n');
+        }
+        if self.more_skipped > 0 {
+            log.push_str(&format!("…and {} more entries skipped\n", self.more_skipped));
+        }
+        log
+    }
+}
+
+/// Unpacks in a process of its own (this binary's [`SUBCOMMAND`]) under
+/// [`MEMORY_LIMIT`].
+pub async fn in_a_process(kind: Kind, archive: &Path, out: &Path, max: u64) -> Result<Unpacked, String> {
+    let helper = crate::executor::enter::helper().ok_or("the jpu-share binary is not found")?;
+    let request = serde_json::json!({"kind": kind, "archive": archive, "out": out, "max": max}).to_string();
+    let done = tokio::process::Command::new(helper)
+        .arg(SUBCOMMAND)
+        .arg(request)
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| format!("cannot start the unpacking: {e}"))?;
+    let text = String::from_utf8_lossy(&done.stdout);
+    match serde_json::from_str::<Result<Unpacked, String>>(text.trim()) {
+        Ok(answer) => answer,
+        Err(_) => Err(format!(
+            "the unpacking ended without an answer ({}): a damaged archive, or one that needs more than {} GiB of memory to read",
+            done.status,
+            MEMORY_LIMIT >> 30
+        )),
+    }
+}
+
+/// [`SUBCOMMAND`]: its one argument says what to unpack; the answer is a
+/// JSON line.
+pub fn run(args: Vec<std::ffi::OsString>) -> i32 {
+    #[derive(serde::Deserialize)]
+    struct Job {
+        kind: Kind,
+        archive: PathBuf,
+        out: PathBuf,
+        max: u64,
+    }
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_AS, MEMORY_LIMIT, MEMORY_LIMIT);
+    let answer = match args.first().and_then(|a| a.to_str()).map(serde_json::from_str::<Job>) {
+        Some(Ok(job)) => unpack(job.kind, &job.archive, &job.out, job.max),
+        _ => Err("the unpacking was given nothing it understands".into()),
+    };
+    println!("{}", serde_json::to_string(&answer).unwrap_or_default());
+    i32::from(answer.is_err())
 }
 
 /// Unpacks `archive` into `out` (which exists, empty), at most `max`
@@ -76,7 +155,7 @@ fn tar_entries<R: Read>(mut archive: tar::Archive<R>, out: &Path, max: u64, done
         let kind = entry.header().entry_type();
         let is_dir = kind.is_dir();
         if !(kind.is_file() || is_dir) {
-            done.skipped.push(format!("{name}: skipped, a {} is not unpacked", describe(kind)));
+            done.skip(format!("{name}: skipped, a {} is not unpacked", describe(kind)));
             continue;
         }
         place(&name, is_dir, &mut entry, out, max, done)?;
@@ -103,7 +182,7 @@ fn zip_entries(file: File, out: &Path, max: u64, done: &mut Unpacked) -> Result<
         let mut entry = archive.by_index(i).map_err(|e| format!("the archive is damaged: {e}"))?;
         let name = entry.name().to_string();
         if entry.is_symlink() {
-            done.skipped.push(format!("{name}: skipped, a symbolic link is not unpacked"));
+            done.skip(format!("{name}: skipped, a symbolic link is not unpacked"));
             continue;
         }
         let is_dir = entry.is_dir();
@@ -122,7 +201,7 @@ fn place(
     done: &mut Unpacked,
 ) -> Result<(), String> {
     let Some(relative) = inside(name) else {
-        done.skipped.push(format!("{name}: skipped, it would land outside the dataset's folder"));
+        done.skip(format!("{name}: skipped, it would land outside the dataset's folder"));
         return Ok(());
     };
     let target = out.join(&relative);
@@ -142,7 +221,7 @@ fn place(
     {
         Ok(f) => f,
         Err(e) => {
-            done.skipped.push(format!("{name}: skipped ({e})"));
+            done.skip(format!("{name}: skipped ({e})"));
             return Ok(());
         }
     };

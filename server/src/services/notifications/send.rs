@@ -40,6 +40,9 @@ pub async fn webhook(
     let addr = targets::resolve(&target, allow).await.map_err(|m| m.to_string())?;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        // straight to the address checked: a proxy would resolve the name
+        // again itself
+        .no_proxy()
         .timeout(WEBHOOK_TIMEOUT)
         .connect_timeout(CONNECT_TIMEOUT)
         .resolve(&target.host, addr)
