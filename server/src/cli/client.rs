@@ -107,17 +107,11 @@ impl Client {
     /// Sends a request; a JSON body of `null` is sent as none. Returns the
     /// response body (JSON, or `Value::String` for non-JSON bodies).
     pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value, CliError> {
-        let mut request = self.http.request(method, format!("{}{path}", self.server));
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
+        let mut request = self.request(method, path);
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| CliError::new(exit::SERVER, format!("cannot reach {}: {e}", self.server)))?;
+        let response = self.send(request).await?;
         let status = response.status();
         let text =
             response.text().await.map_err(|e| CliError::new(exit::SERVER, format!("reading the answer: {e}")))?;
@@ -125,14 +119,32 @@ impl Client {
         if status.is_success() {
             return Ok(value);
         }
-        let code = value["error"]["code"].as_str().unwrap_or("ERROR").to_string();
-        let message = value["error"]["message"].as_str().map(str::to_string).unwrap_or_else(|| status.to_string());
-        let exit_code = match status.as_u16() {
-            401 => exit::AUTH,
-            500.. => exit::SERVER,
-            _ => exit::REFUSED,
-        };
-        Err(CliError::new(exit_code, format!("{code}: {message}")))
+        Err(refusal(status, &value))
+    }
+
+    /// A request to `path` carrying the token, for bodies that are not
+    /// JSON (files, streamed).
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, format!("{}{path}", self.server));
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    /// Sends it; a refusal (4xx, 5xx) is the API's message.
+    pub async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, CliError> {
+        request.send().await.map_err(|e| CliError::new(exit::SERVER, format!("cannot reach {}: {e}", self.server)))
+    }
+
+    /// The response if it succeeded, else its refusal.
+    pub async fn succeeded(response: reqwest::Response) -> Result<reqwest::Response, CliError> {
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let text = response.text().await.unwrap_or_default();
+        Err(refusal(status, &serde_json::from_str(&text).unwrap_or(Value::String(text))))
     }
 
     pub async fn get(&self, path: &str) -> Result<Value, CliError> {
@@ -142,4 +154,16 @@ impl Client {
     pub async fn post(&self, path: &str, body: &Value) -> Result<Value, CliError> {
         self.call(reqwest::Method::POST, path, Some(body)).await
     }
+}
+
+/// An API error body as a message and an exit code.
+fn refusal(status: reqwest::StatusCode, value: &Value) -> CliError {
+    let code = value["error"]["code"].as_str().unwrap_or("ERROR").to_string();
+    let message = value["error"]["message"].as_str().map(str::to_string).unwrap_or_else(|| status.to_string());
+    let exit_code = match status.as_u16() {
+        401 => exit::AUTH,
+        500.. => exit::SERVER,
+        _ => exit::REFUSED,
+    };
+    CliError::new(exit_code, format!("{code}: {message}"))
 }

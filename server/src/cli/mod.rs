@@ -4,6 +4,7 @@
 
 pub mod client;
 mod commands;
+mod files;
 mod notify;
 pub mod render;
 mod reports;
@@ -134,6 +135,34 @@ enum Command {
         #[arg(long)]
         events: Option<String>,
     },
+    /// Files in your home (`home:PATH`), your lab's share (`lab:PATH`) and
+    /// the datasets open to your lab (`datasets:NAME/PATH`, read-only):
+    /// `ls PATH`, `get PATH [LOCAL]` (`-` = stdout), `put LOCAL PATH` (a
+    /// PATH ending in `/` keeps the file's name), `rm PATH`, `mkdir PATH`.
+    Files {
+        #[arg(value_parser = ["ls", "get", "put", "rm", "mkdir"])]
+        action: String,
+        /// The remote path (for `put`: the local file, then the remote path).
+        first: String,
+        second: Option<String>,
+    },
+    /// The datasets open to your lab (all, for admins) and your lab's data
+    /// requests.
+    Datasets,
+    /// Ask the admins for data by URL (http or https); you are told when
+    /// it is decided and when it is ready.
+    DataRequest {
+        url: String,
+        /// The dataset's name (letters, digits, `.`, `_`, `-`).
+        #[arg(long)]
+        name: String,
+        /// Why you need it.
+        #[arg(long)]
+        reason: String,
+        /// The data's SHA-256, checked after the download.
+        #[arg(long)]
+        sha256: Option<String>,
+    },
     /// Maintenance status, or start/end it (admins).
     Maintenance {
         #[arg(value_parser = ["status", "start", "end"])]
@@ -262,5 +291,15 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             notify::notify(json, notify::NotifyArgs { email, webhook, events }).await
         }
         Command::Maintenance { action, message } => commands::maintenance(json, action, message).await,
+        Command::Files { action, first, second } => match (action.as_str(), second) {
+            ("ls", None) => files::ls(json, &first).await,
+            ("get", local) => files::get(json, &first, local).await,
+            ("put", Some(remote)) => files::put(json, &first, &remote).await,
+            ("rm", None) => files::rm(json, &first).await,
+            ("mkdir", None) => files::mkdir(json, &first).await,
+            (action, _) => Err(CliError::new(exit::USAGE, format!("`jpu files {action}`: see `jpu files --help`"))),
+        },
+        Command::Datasets => files::datasets(json).await,
+        Command::DataRequest { url, name, reason, sha256 } => files::request(json, url, name, reason, sha256).await,
     }
 }

@@ -263,3 +263,56 @@ async fn personal_tokens_from_the_command_line_and_a_sign_in_with_one() {
     let after = jpu(second.path(), &["jobs"], None).await;
     assert_eq!(after.code, 3, "{}", after.stderr);
 }
+
+/// #43: `jpu files` puts a file in the home, lists it, gets it back byte
+/// for byte, makes a folder and removes both; `jpu datasets` and `jpu
+/// data-request` show and ask; a dataset is read-only and a path without
+/// a place is a usage error.
+#[tokio::test]
+async fn files_and_datasets_from_the_command_line() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let app = TestApp::spawn_local_with(|s| s.executor.uid_range = "3102600-3102699".into()).await;
+    let config = tempfile::tempdir().unwrap();
+    let cfg = config.path();
+    let login = jpu(cfg, &["login", "--server", &app.base, "-u", "demo"], Some(DEMO_PASSWORD)).await;
+    assert_eq!(login.code, 0, "{}", login.stderr);
+    let local = cfg.join("weights.bin");
+    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&local, &bytes).unwrap();
+
+    let put = jpu(cfg, &["files", "put", local.to_str().unwrap(), "home:"], None).await;
+    assert_eq!(put.code, 0, "{}", put.stderr);
+    assert!(put.stdout.contains("300000 bytes → home:weights.bin"), "{}", put.stdout);
+    let made = jpu(cfg, &["files", "mkdir", "home:runs"], None).await;
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let ls = jpu(cfg, &["files", "ls", "home:"], None).await;
+    assert!(ls.stdout.contains("weights.bin") && ls.stdout.contains("runs/"), "{}", ls.stdout);
+    let back = cfg.join("back.bin");
+    let got = jpu(cfg, &["files", "get", "home:weights.bin", back.to_str().unwrap()], None).await;
+    assert_eq!(got.code, 0, "{}", got.stderr);
+    assert_eq!(std::fs::read(&back).unwrap(), bytes, "byte for byte");
+    let missing = jpu(cfg, &["files", "get", "home:nope.bin", back.to_str().unwrap()], None).await;
+    assert_eq!(missing.code, 1);
+    assert!(missing.stderr.contains("NOT_FOUND"), "{}", missing.stderr);
+    for path in ["home:runs", "home:weights.bin"] {
+        let rm = jpu(cfg, &["files", "rm", path], None).await;
+        assert_eq!(rm.code, 0, "{}", rm.stderr);
+    }
+    let placeless = jpu(cfg, &["files", "ls", "weights.bin"], None).await;
+    assert_eq!(placeless.code, 2, "{}", placeless.stderr);
+    let read_only = jpu(cfg, &["files", "put", local.to_str().unwrap(), "datasets:x/"], None).await;
+    assert_eq!(read_only.code, 2, "{}", read_only.stderr);
+
+    let asked = jpu(
+        cfg,
+        &["data-request", "https://data.example.org/set.tar", "--name", "set", "--reason", "replication"],
+        None,
+    )
+    .await;
+    assert_eq!(asked.code, 0, "{}", asked.stderr);
+    assert!(asked.stdout.contains("is OPEN"), "{}", asked.stdout);
+    let listed = jpu(cfg, &["datasets"], None).await;
+    assert!(listed.stdout.contains("set") && listed.stdout.contains("OPEN"), "{}", listed.stdout);
+}
