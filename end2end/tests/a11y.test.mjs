@@ -11,8 +11,8 @@ import { createRequire } from 'node:module';
 import { startServer, startBrowser, signIn, api, until, ADMIN_PASSWORD, DEMO_PASSWORD, SCREENSHOTS } from '../harness.mjs';
 
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-const PAGES = ['/', '/queue', '/jobs', '/submit', '/usage', '/policy', '/account'];
-const ADMIN_PAGES = ['/admin', '/admin/cluster', '/admin/people', '/admin/backfill'];
+const PAGES = ['/', '/queue', '/jobs', '/submit', '/usage', '/files', '/datasets', '/policy', '/account'];
+const ADMIN_PAGES = ['/admin', '/admin/cluster', '/admin/people', '/admin/backfill', '/admin/datasets'];
 
 let server, browser, demo, admin, jobId;
 before(async () => {
