@@ -10,6 +10,14 @@ pub struct Server {
     child: Child,
 }
 
+/// A process's resident memory now, in KiB (0 once it is gone).
+pub fn rss_of(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
 impl Server {
     /// Starts the binary on `dir`'s database (with `env` besides) and
     /// waits for /healthz.
@@ -36,6 +44,10 @@ impl Server {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Server { child, base }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// (resident, peak resident) in KiB.
