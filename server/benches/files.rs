@@ -54,7 +54,15 @@ async fn main() {
     let mut listings = Vec::new();
     for _ in 0..LISTINGS {
         let t = Instant::now();
-        let answer: Value = client.get(format!("{base}/v1/files/home/many/")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+        let answer: Value = client
+            .get(format!("{base}/v1/files/home/many/"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         listings.push(t.elapsed());
         assert_eq!(answer["entries"].as_array().map(Vec::len), Some(LISTED));
     }
@@ -137,7 +145,10 @@ async fn main() {
         rate(download),
         100.0 * cp.as_secs_f64() / download.as_secs_f64(),
     );
-    println!("server resident memory during the 1 GiB upload: +{grew_mb:.1} MB over {:.1} MB before", before as f64 / 1024.0);
+    println!(
+        "server resident memory during the 1 GiB upload: +{grew_mb:.1} MB over {:.1} MB before",
+        before as f64 / 1024.0
+    );
     server.stop();
 
     // 3. the usage scan of 100,000 files
@@ -163,5 +174,10 @@ fn spread(samples: &mut [Duration]) -> String {
     samples.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let n = samples.len();
-    format!("p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms", ms(samples[n / 2]), ms(samples[n * 99 / 100]), ms(samples[n - 1]))
+    format!(
+        "p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        ms(samples[n / 2]),
+        ms(samples[n * 99 / 100]),
+        ms(samples[n - 1])
+    )
 }

@@ -22,6 +22,7 @@ pub mod section {
     pub const CANCEL: &str = "cancel";
     pub const MAINTENANCE: &str = "maintenance";
     pub const SESSIONS: &str = "sessions";
+    pub const DATA: &str = "data";
     pub const REASONS: &str = "reasons";
 }
 
@@ -80,6 +81,13 @@ pub struct PolicyView {
     pub session_apps: Vec<String>,
     pub session_idle_minutes: f64,
     pub sessions_per_user: u32,
+    /// Research data (policy §13): quotas in bytes, the upload and
+    /// dataset limits.
+    pub home_quota_bytes: u64,
+    pub lab_quota_bytes: u64,
+    pub max_upload_bytes: u64,
+    pub max_dataset_bytes: u64,
+    pub scan_minutes: f64,
 }
 
 /// The section of the Policy page that explains a pending or end reason;

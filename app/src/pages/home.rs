@@ -65,9 +65,13 @@ pub fn LoginPage() -> impl IntoView {
 #[component]
 pub fn DashboardPage() -> impl IntoView {
     let data = Resource::new(|| (), |_| dashboard());
+    let storage = Resource::new(|| (), |_| crate::api::my_storage());
     view! {
         <Layout>
             <h1>{t("dash-title")}</h1>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move { storage.await.ok().map(|s| view! { <StorageLine storage=s/> }) })}
+            </Suspense>
             <Suspense fallback=|| view! { <p>{t("loading")}</p> }>
                 {move || Suspend::new(async move {
                     match data.await {
@@ -77,6 +81,26 @@ pub fn DashboardPage() -> impl IntoView {
                 })}
             </Suspense>
         </Layout>
+    }
+}
+
+/// The viewer's home and lab share against their quotas, one line, with
+/// the way to the Files page (policy §13).
+#[component]
+fn StorageLine(storage: crate::model::storage::StorageView) -> impl IntoView {
+    let gb = |bytes: u64| format!("{:.2} GB", bytes as f64 / 1e9);
+    let place = |key: &str, p: &crate::model::storage::PlaceUsage| {
+        let over = p.used_bytes > p.quota_bytes;
+        view! {
+            <span class:over=over>{t(key)}": "{gb(p.used_bytes)}" / "{gb(p.quota_bytes)}
+                {over.then(|| view! { " " <strong>{t("storage-over")}</strong> })}</span>
+        }
+    };
+    view! {
+        <p class="muted" data-testid="dashboard-storage">
+            {place("storage-home", &storage.home)}" · "{place("storage-lab", &storage.lab)}" · "
+            <a href="/files">{t("nav-files")}</a>
+        </p>
     }
 }
 

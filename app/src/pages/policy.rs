@@ -31,7 +31,7 @@ pub fn PolicyPage() -> impl IntoView {
     }
 }
 
-const SECTIONS: [&str; 13] = [
+const SECTIONS: [&str; 14] = [
     section::OVERVIEW,
     section::TIERS,
     section::SCHEDULING,
@@ -44,6 +44,7 @@ const SECTIONS: [&str; 13] = [
     section::CANCEL,
     section::MAINTENANCE,
     section::SESSIONS,
+    section::DATA,
     section::REASONS,
 ];
 
@@ -116,6 +117,7 @@ fn Policy(p: PolicyView) -> impl IntoView {
         <Cancel p=p.clone()/>
         <Maintenance p=p.clone()/>
         <Sessions p=p.clone()/>
+        <Data p=p.clone()/>
         <Reasons/>
     }
 }
@@ -374,6 +376,25 @@ fn Sessions(p: PolicyView) -> impl IntoView {
     view! {
         <Section id=section::SESSIONS>
             <p>{text}</p>
+        </Section>
+    }
+}
+
+/// §13: the three places, this site's quotas and limits, and that the
+/// site touches files only as their owner.
+#[component]
+fn Data(p: PolicyView) -> impl IntoView {
+    let gb = |bytes: u64| format!("{:.1} GB", bytes as f64 / 1e9);
+    view! {
+        <Section id=section::DATA>
+            <p>{t("data-places")}</p>
+            <ul data-testid="policy-data">
+                <li>{t_with("data-home", &[("quota", gb(p.home_quota_bytes).into())])}</li>
+                <li>{t_with("data-lab", &[("quota", gb(p.lab_quota_bytes).into())])}</li>
+                <li>{t_with("data-datasets", &[("max", gb(p.max_dataset_bytes).into())])}</li>
+            </ul>
+            <p>{t_with("data-quota", &[("minutes", p.scan_minutes.into()), ("upload", gb(p.max_upload_bytes).into())])}</p>
+            <p>{t("data-as-you")}</p>
         </Section>
     }
 }

@@ -64,5 +64,10 @@ pub async fn facts(state: &Services, viewer: Option<&Caller>) -> ServiceResult<P
         session_apps: settings.sessions.apps.keys().cloned().collect(),
         session_idle_minutes: settings.sessions.idle_minutes,
         sessions_per_user: settings.sessions.max_per_user,
+        home_quota_bytes: crate::config::storage::StorageSettings::bytes(settings.storage.home_quota_gb),
+        lab_quota_bytes: crate::config::storage::StorageSettings::bytes(settings.storage.lab_quota_gb),
+        max_upload_bytes: settings.storage.max_upload_mb.saturating_mul(1_000_000),
+        max_dataset_bytes: crate::config::storage::StorageSettings::bytes(settings.storage.max_dataset_gb),
+        scan_minutes: settings.storage.scan_minutes,
     })
 }

@@ -495,6 +495,11 @@ async fn the_files_and_datasets_pages_show_what_the_api_holds() {
     assert!(runs.contains(r#"data-delete="/v1/files/home/runs/loss%20curve%2Ecsv""#), "{runs}");
     let docs = app.page("/files?place=datasets").await.text().await.unwrap();
     assert!(docs.contains("path=docs") && !docs.contains("data-upload"), "read-only: {docs}");
+    let policy = app.page("/policy").await.text().await.unwrap();
+    let data = policy.split(r#"data-testid="policy-data""#).nth(1).unwrap_or_default();
+    assert!(data.contains("50.0 GB") && data.contains("1000.0 GB"), "this site's quotas: {data}");
+    let dashboard = app.page("/").await.text().await.unwrap();
+    assert!(dashboard.contains(r#"data-testid="dashboard-storage""#), "usage against quota on the dashboard");
     let page = app.page("/datasets").await.text().await.unwrap();
     assert!(page.contains(r#"data-testid="data-request""#) && page.contains("docs"), "{page}");
     app.console_logout().await;
