@@ -40,7 +40,7 @@ where
         // had written)
         .spawn()
         .map_err(|e| format!("cannot start the file helper: {e}"))?;
-    let mut out = BufReader::with_capacity(256 * 1024, child.stdout.take().ok_or("the file helper has no stdout")?);
+    let mut out = BufReader::with_capacity(1 << 20, child.stdout.take().ok_or("the file helper has no stdout")?);
     if let (Some(mut body), Some(mut stdin)) = (body, child.stdin.take()) {
         // each chunk goes as a frame (its length, u32 LE, then its bytes),
         // and a zero length marks the end: an upload cut off (a client
@@ -80,7 +80,7 @@ where
         tokio::spawn(async move {
             let _ = child.wait().await;
         });
-        return Ok((reply, Some(tokio_util::io::ReaderStream::with_capacity(out, 256 * 1024))));
+        return Ok((reply, Some(tokio_util::io::ReaderStream::with_capacity(out, 1 << 20))));
     }
     let _ = child.wait().await;
     Ok((reply, None))

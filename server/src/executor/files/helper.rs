@@ -17,6 +17,9 @@ use super::{ByteRange, Entry, Failure, Identity, Op, Reply, Request};
 
 type Outcome<T> = Result<T, (Failure, String)>;
 
+/// The size asked for the pipes to the server.
+const PIPE_BYTES: i32 = 1 << 20;
+
 /// The most entries a listing answers with (a job can make millions in
 /// one folder; the answer is held whole by the server).
 const MAX_LISTED: usize = 100_000;
@@ -58,6 +61,13 @@ fn serve(req: &Request, out: &mut impl Write) -> Outcome<Option<Reply>> {
         Mode::empty(),
     )
     .map_err(|e| failure(e, "the place"))?;
+    // pipes of 1 MiB, not 64 KiB: a GiB crosses in 16 times fewer
+    // wake-ups of both ends (measured: 454 → … MB/s up, see the bench)
+    for fd in [nix::libc::STDIN_FILENO, nix::libc::STDOUT_FILENO] {
+        // SAFETY: the process's own standard descriptors, open for its life
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_BYTES));
+    }
     become_person(req.who.as_ref())?;
     match &req.op {
         Op::Get { range } => get(&base, &req.path, *range, out),
@@ -227,7 +237,7 @@ fn put(base: &OwnedFd, path: &[String], max: u64, room: u64) -> Outcome<Reply> {
         Err(e) => return Err(failure(e, name)),
     };
     let mut file = File::from(made);
-    let copied = std::io::copy(&mut Framed::new(std::io::stdin().lock()).take(limit.saturating_add(1)), &mut file);
+    let copied = copy_big(&mut Framed::new(std::io::stdin().lock()).take(limit.saturating_add(1)), &mut file);
     let abandon = |why: (Failure, String)| {
         if named {
             let _ = unlinkat(&parent, temp.as_str(), UnlinkatFlags::NoRemoveDir);
@@ -269,6 +279,23 @@ fn put(base: &OwnedFd, path: &[String], max: u64, room: u64) -> Outcome<Reply> {
     }
     let stored = fstat(&file).map(|s| s.st_blocks.max(0) as u64 * 512).unwrap_or(bytes);
     Ok(Reply::Written { bytes, stored, replaced })
+}
+
+/// `std::io::copy` with a buffer of a pipe's size (its own is 8 KiB for a
+/// reader it cannot splice from).
+fn copy_big(from: &mut impl Read, to: &mut File) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; PIPE_BYTES as usize];
+    let mut total = 0u64;
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..n])?;
+        total += n as u64;
+    }
 }
 
 /// The upload's bytes as the client sends them: frames of a u32 length
