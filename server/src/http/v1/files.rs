@@ -184,6 +184,8 @@ async fn delete_file(
         (status = 200, description = "a folder's entries (JSON), or a file's bytes", body = FolderListing),
         (status = 206, description = "the part of the file the Range asked for", content_type = "application/octet-stream", body = Vec<u8>),
         (status = 401, description = "not signed in", body = ErrorBody),
+        (status = 403, description = "the person may not read it (a registered folder's own permissions)", body = ErrorBody),
+        (status = 409, description = "the person has no unix uid", body = ErrorBody),
         (status = 404, description = "no such dataset open to the caller's lab, or no such path in it", body = ErrorBody),
         (status = 416, description = "the range lies outside the file", body = ErrorBody),
         (status = 422, description = "`..`, an absolute path or a link in the path", body = ErrorBody),
