@@ -883,3 +883,4 @@ data-lab = Your lab's share ($LAB_DIR): read and written by the lab's members (t
 data-datasets = Datasets ($JPU_DATASETS/NAME): read-only data the admins place for labs; a job sees only those open to its lab. Ask for data by URL on the Datasets page; an admin decides, and the platform fetches it (at most { $max }), checks its SHA-256 and unpacks it so no entry leaves its folder.
 data-quota = Usage is measured every { $minutes } minutes and after each job ends. Over its quota, new submits and uploads that would write to a place are refused with QUOTA_EXCEEDED, naming the place, its usage and its quota; a running job is never stopped for it. An upload through the site may be at most { $upload }.
 data-as-you = The site touches your files only as you: every listing, upload, download and delete through the site runs with your own uid and groups, never as the server's root, and never follows a link out of the place it was asked about.
+datasets-log = fetch log

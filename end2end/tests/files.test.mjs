@@ -87,6 +87,23 @@ test('upload through the Files page, find it in a job\'s $HOME and in a notebook
   await Promise.all([demo.waitForEvent('load'), row.getByRole('button').click()]);
   assert.equal((await demo.request.get(`${server.base}/v1/files/home/dropped.csv`)).status(), 404);
 
+  // a data request through the Datasets page's form
+  await demo.goto(server.base + '/datasets', { waitUntil: 'networkidle' });
+  const ask = demo.getByTestId('data-request');
+  await ask.locator('#req-name').fill('imagenet-mini');
+  await ask.locator('#req-url').fill('https://data.example.org/imagenet-mini.tar.gz');
+  await ask.locator('#req-reason').fill('replicating a paper');
+  await Promise.all([demo.waitForEvent('load'), ask.getByRole('button').click()]);
+  await demo.getByTestId('requests').getByText('imagenet-mini').waitFor();
+  // a refusal says why, in place
+  await ask.locator('#req-name').fill('second');
+  await ask.locator('#req-url').fill('ftp://data.example.org/x');
+  await ask.locator('#req-reason').fill('r');
+  await ask.evaluate((f) => f.querySelector('#req-url').setAttribute('type', 'text'));
+  await ask.getByRole('button').click();
+  await ask.locator('.form-status.error').waitFor();
+  assert.match(await ask.locator('.form-status').textContent(), /http/);
+
   // a phone
   await demo.setViewportSize({ width: 375, height: 800 });
   await demo.goto(server.base + '/files', { waitUntil: 'networkidle' });

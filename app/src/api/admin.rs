@@ -71,14 +71,6 @@ pub async fn admin_form(
     command: Option<String>,
     min_idle_seconds: Option<String>,
     gpus_per_instance: Option<String>,
-    description: Option<String>,
-    labs: Option<String>,
-    path: Option<String>,
-    url: Option<String>,
-    sha256: Option<String>,
-    id: Option<String>,
-    reason: Option<String>,
-    decision: Option<String>,
 ) -> Result<String, ConsoleError> {
     let text = |v: Option<String>| v.unwrap_or_default();
     let action = match form.as_str() {
@@ -104,21 +96,6 @@ pub async fn admin_form(
         "delete_node" => AdminAction::DeleteNode { name: text(name) },
         "set_oom_patterns" => AdminAction::SetOomPatterns { patterns: text(patterns) },
         "create_lab" => AdminAction::CreateLab { name: text(name) },
-        "register_dataset" => AdminAction::RegisterDataset {
-            name: text(name),
-            description: text(description),
-            labs: text(labs),
-            path: text(path),
-            url: text(url),
-            sha256: text(sha256),
-        },
-        "set_dataset_labs" => AdminAction::SetDatasetLabs { name: text(name), labs: text(labs) },
-        "delete_dataset" => AdminAction::DeleteDataset { name: text(name) },
-        "decide_data_request" => AdminAction::DecideDataRequest {
-            id: text(id),
-            approve: decision.as_deref() == Some("approve"),
-            reason: text(reason),
-        },
         "create_user" => AdminAction::CreateUser {
             username: text(username),
             password: text(password),

@@ -98,14 +98,6 @@ pub trait ConsoleBackend: Send + Sync + 'static {
         path: String,
     ) -> Answer<crate::model::datasets::FolderListing>;
     async fn datasets_page(&self, who: &SignedIn) -> Answer<crate::model::datasets::DatasetsView>;
-    async fn request_data(
-        &self,
-        who: &SignedIn,
-        name: String,
-        url: String,
-        sha256: String,
-        reason: String,
-    ) -> Answer<crate::model::datasets::DataRequestView>;
 }
 
 /// The backend as Leptos context.

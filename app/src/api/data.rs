@@ -1,9 +1,9 @@
 //! The Files and Datasets pages' server functions (policy §13): a
 //! folder's entries (uploads, downloads, new folders and deletes go to
-//! `/v1/files` from the page itself, with progress), the datasets with
-//! the requests, and a request for data.
+//! `/v1/files` from the page itself, with progress), and the datasets with
+//! the requests (whose forms post to `/v1` too).
 
-use crate::model::datasets::{DataRequestView, DatasetsView, FolderListing};
+use crate::model::datasets::{DatasetsView, FolderListing};
 use crate::model::error::ConsoleError;
 use leptos::prelude::*;
 
@@ -21,16 +21,4 @@ pub async fn datasets_page() -> Result<DatasetsView, ConsoleError> {
     use crate::api::backend::*;
     let (backend, who) = signed_in().await?;
     backend.datasets_page(&who).await.map_err(answer)
-}
-
-#[server]
-pub async fn request_data(
-    name: String,
-    url: String,
-    sha256: String,
-    reason: String,
-) -> Result<DataRequestView, ConsoleError> {
-    use crate::api::backend::*;
-    let (backend, who) = signed_in().await?;
-    backend.request_data(&who, name, url, sha256, reason).await.map_err(answer)
 }

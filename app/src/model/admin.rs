@@ -83,29 +83,6 @@ pub enum AdminAction {
     CreateLab {
         name: String,
     },
-    /// A folder (`path`) or a URL (`url`, `sha256` optional); `labs`
-    /// comma-separated, empty = every lab.
-    RegisterDataset {
-        name: String,
-        description: String,
-        labs: String,
-        path: String,
-        url: String,
-        sha256: String,
-    },
-    /// `labs` comma-separated, empty = every lab.
-    SetDatasetLabs {
-        name: String,
-        labs: String,
-    },
-    DeleteDataset {
-        name: String,
-    },
-    DecideDataRequest {
-        id: String,
-        approve: bool,
-        reason: String,
-    },
     CreateUser {
         username: String,
         password: String,

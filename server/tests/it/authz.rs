@@ -246,6 +246,10 @@ async fn every_endpoint_answers_each_role_as_documented() {
         (app::pages::jobs::JobPanel::PATH, vec![("id", id.to_string())], [401, 200, 200, 404, 200]),
         // each their own places, and nobody else's to ask for
         (app::api::MyStorage::PATH, vec![], [401, 200, 200, 200, 200]),
+        // a folder of one's own home, and the datasets page: each their own
+        (app::api::ListFolder::PATH, vec![("place", "home".into()), ("path", "".into())], [401, 200, 200, 200, 200]),
+        (app::api::ListFolder::PATH, vec![("place", "attic".into()), ("path", "".into())], [401, 404, 404, 404, 404]),
+        (app::api::DatasetsPage::PATH, vec![], [401, 200, 200, 200, 200]),
         (
             app::api::admin::AdminForm::PATH,
             vec![("form", "create_lab".into()), ("name", "matrix-lab".into())],

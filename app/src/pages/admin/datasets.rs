@@ -1,114 +1,102 @@
 //! `/admin/datasets`: register a folder or a URL as a dataset, open it to
 //! labs, delete it, and approve or reject researchers' data requests
-//! (policy §13).
+//! (policy §13). Rendered on the server; the forms post to `/v1/admin`
+//! from `public/pkg/forms.js` (what was done, or why not, then a reload).
 
-use super::forms::outcome;
 use super::AdminNav;
-use crate::api::admin::AdminForm;
 use crate::api::datasets_page;
-use crate::i18n::{t, Words};
+use crate::i18n::t;
 use crate::pages::components::{ErrorText, Layout};
 use crate::pages::datasets::{DatasetTable, RequestTable};
 use leptos::prelude::*;
 
 #[component]
 pub fn AdminDatasetsPage() -> impl IntoView {
-    view! { <Layout><h1>{t("nav-datasets")}</h1><AdminNav/><AdminDatasetsBody w=super::admin_words()/></Layout> }
+    let data = Resource::new(|| (), |_| datasets_page());
+    view! {
+        <Layout>
+            <h1>{t("nav-datasets")}</h1>
+            <AdminNav/>
+            <Suspense fallback=|| view! { <p>{t("loading")}</p> }>
+                {move || Suspend::new(async move {
+                    match data.await {
+                        Err(e) => view! { <ErrorText error=e/> }.into_any(),
+                        Ok(page) => view! { <Body page/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <script src="/pkg/forms.js" defer></script>
+        </Layout>
+    }
 }
 
-#[island]
-fn AdminDatasetsBody(w: Words) -> impl IntoView {
-    let w = StoredValue::new(w);
-    let get = move |key: &str| w.with_value(|w| w.get(key));
-    let register = ServerAction::<AdminForm>::new();
-    let change = ServerAction::<AdminForm>::new();
-    let decide = ServerAction::<AdminForm>::new();
-    let data = Resource::new(
-        move || register.version().get() + change.version().get() + decide.version().get(),
-        |_| datasets_page(),
-    );
+#[component]
+fn Body(page: crate::model::datasets::DatasetsView) -> impl IntoView {
+    let names: Vec<String> = page.datasets.iter().map(|d| d.name.clone()).collect();
+    let options =
+        |names: &[String]| names.iter().map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view();
+    let (first, second) = (options(&names), options(&names));
+    let open: Vec<_> = page.requests.iter().filter(|r| r.state == "OPEN").cloned().collect();
+    let labs = page.labs.join(", ");
     view! {
-        <Transition fallback=move || view! { <p>{get("loading")}</p> }>
-            {move || Suspend::new(async move {
-                let page = match data.await {
-                    Err(e) => return view! { <ErrorText error=e/> }.into_any(),
-                    Ok(page) => page,
-                };
-                let names: Vec<String> = page.datasets.iter().map(|d| d.name.clone()).collect();
-                let options = |names: &[String]| names.iter().map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view();
-                let (first, second) = (options(&names), options(&names));
-                let open: Vec<_> = page.requests.iter().filter(|r| r.state == "OPEN").cloned().collect();
-                let labs = page.labs.join(", ");
-                view! {
-                    <DatasetTable datasets=page.datasets get=get/>
-                    <section aria-labelledby="decide-h">
-                        <h2 id="decide-h">{get("admin-datasets-decide")}</h2>
-                        {open.is_empty().then(|| view! { <p class="muted">{get("admin-datasets-no-open")}</p> })}
-                        {open.into_iter().map(|r| view! {
-                            <ActionForm action=decide attr:class="card form" attr:data-testid="decide">
-                                <input type="hidden" name="form" value="decide_data_request"/>
-                                <input type="hidden" name="id" value=r.id.to_string()/>
-                                <p><strong>{format!("#{} {}", r.id, r.name)}</strong>" — "{format!("{} ({})", r.user, r.lab)}</p>
-                                <p class="wrap"><code>{r.url.clone()}</code></p>
-                                <p>{r.reason.clone()}</p>
-                                <label for=format!("why-{}", r.id)>{get("admin-datasets-reject-reason")}</label>
-                                <input id=format!("why-{}", r.id) name="reason" maxlength="2000"/>
-                                <div class="actions">
-                                    <button type="submit" name="decision" value="approve">{get("admin-datasets-approve")}</button>
-                                    <button type="submit" name="decision" value="reject" class="danger">{get("admin-datasets-reject")}</button>
-                                </div>
-                            </ActionForm>
-                        }).collect_view()}
-                        {outcome(decide.value())}
-                    </section>
-                    <section aria-labelledby="all-req-h">
-                        <h2 id="all-req-h">{get("datasets-requests")}</h2>
-                        <RequestTable requests=page.requests get=get/>
-                    </section>
-                    <section aria-labelledby="change-h">
-                        <h2 id="change-h">{get("admin-datasets-change")}</h2>
-                        <ActionForm action=change attr:class="card form" attr:data-testid="dataset-labs">
-                            <input type="hidden" name="form" value="set_dataset_labs"/>
-                            <label for="ds-which">{get("admin-name")}</label>
-                            <select id="ds-which" name="name">
-                                {first}
-                            </select>
-                            <label for="ds-labs">{get("admin-datasets-open-to")}</label>
-                            <input id="ds-labs" name="labs" placeholder=labs.clone()/>
-                            <button type="submit">{get("admin-datasets-change")}</button>
-                        </ActionForm>
-                        <ActionForm action=change attr:class="card form" attr:data-testid="dataset-delete">
-                            <input type="hidden" name="form" value="delete_dataset"/>
-                            <label for="ds-gone">{get("admin-name")}</label>
-                            <select id="ds-gone" name="name">
-                                {second}
-                            </select>
-                            <button type="submit" class="danger">{get("admin-datasets-delete")}</button>
-                        </ActionForm>
-                        {outcome(change.value())}
-                    </section>
-                }.into_any()
-            })}
-        </Transition>
+        <DatasetTable datasets=page.datasets/>
+        <section aria-labelledby="decide-h">
+            <h2 id="decide-h">{t("admin-datasets-decide")}</h2>
+            {open.is_empty().then(|| view! { <p class="muted">{t("admin-datasets-no-open")}</p> })}
+            {open.into_iter().map(|r| view! {
+                <form class="card form" data-testid="decide" data-api=format!("POST /v1/admin/data-requests/{}/", r.id) data-shape="decide">
+                    <p><strong>{format!("#{} {}", r.id, r.name)}</strong>" — "{format!("{} ({})", r.user, r.lab)}</p>
+                    <p class="wrap"><code>{r.url.clone()}</code></p>
+                    <p>{r.reason.clone()}</p>
+                    <label for=format!("why-{}", r.id)>{t("admin-datasets-reject-reason")}</label>
+                    <input id=format!("why-{}", r.id) name="reason" maxlength="2000"/>
+                    <p role="status" class="form-status"></p>
+                    <div class="actions">
+                        <button type="submit" name="decision" value="approve">{t("admin-datasets-approve")}</button>
+                        <button type="submit" name="decision" value="reject" class="danger">{t("admin-datasets-reject")}</button>
+                    </div>
+                </form>
+            }).collect_view()}
+        </section>
+        <section aria-labelledby="all-req-h">
+            <h2 id="all-req-h">{t("datasets-requests")}</h2>
+            <RequestTable requests=page.requests/>
+        </section>
+        <section aria-labelledby="change-h">
+            <h2 id="change-h">{t("admin-datasets-change")}</h2>
+            <form class="card form" data-testid="dataset-labs" data-api="PATCH /v1/admin/datasets/" data-shape="labs">
+                <label for="ds-which">{t("admin-name")}</label>
+                <select id="ds-which" name="name">{first}</select>
+                <label for="ds-labs">{t("admin-datasets-open-to")}</label>
+                <input id="ds-labs" name="labs" placeholder=labs/>
+                <p role="status" class="form-status"></p>
+                <button type="submit">{t("admin-datasets-change")}</button>
+            </form>
+            <form class="card form" data-testid="dataset-delete" data-api="DELETE /v1/admin/datasets/" data-shape="delete">
+                <label for="ds-gone">{t("admin-name")}</label>
+                <select id="ds-gone" name="name">{second}</select>
+                <p role="status" class="form-status"></p>
+                <button type="submit" class="danger">{t("admin-datasets-delete")}</button>
+            </form>
+        </section>
         <section aria-labelledby="register-h">
-            <h2 id="register-h">{get("admin-datasets-register")}</h2>
-            <ActionForm action=register attr:class="card form" attr:data-testid="register-dataset">
-                <input type="hidden" name="form" value="register_dataset"/>
-                <label for="reg-name">{get("admin-name")}</label>
+            <h2 id="register-h">{t("admin-datasets-register")}</h2>
+            <form class="card form" data-testid="register-dataset" data-api="POST /v1/admin/datasets" data-shape="register">
+                <label for="reg-name">{t("admin-name")}</label>
                 <input id="reg-name" name="name" required maxlength="64"/>
-                <label for="reg-description">{get("admin-datasets-description")}</label>
+                <label for="reg-description">{t("admin-datasets-description")}</label>
                 <input id="reg-description" name="description" maxlength="2000"/>
-                <label for="reg-labs">{get("admin-datasets-labs")}</label>
+                <label for="reg-labs">{t("admin-datasets-labs")}</label>
                 <input id="reg-labs" name="labs"/>
-                <label for="reg-path">{get("admin-datasets-folder")}</label>
+                <label for="reg-path">{t("admin-datasets-folder")}</label>
                 <input id="reg-path" name="path" placeholder="/srv/datasets/…"/>
-                <label for="reg-url">{get("admin-datasets-or-url")}</label>
+                <label for="reg-url">{t("admin-datasets-or-url")}</label>
                 <input id="reg-url" name="url" type="url" placeholder="https://"/>
-                <label for="reg-sha">{get("datasets-sha256")}</label>
+                <label for="reg-sha">{t("datasets-sha256")}</label>
                 <input id="reg-sha" name="sha256" maxlength="64"/>
-                {outcome(register.value())}
-                <button type="submit">{get("admin-datasets-register")}</button>
-            </ActionForm>
+                <p role="status" class="form-status"></p>
+                <button type="submit">{t("admin-datasets-register")}</button>
+            </form>
         </section>
     }
 }

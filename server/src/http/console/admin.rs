@@ -104,9 +104,6 @@ pub async fn act(state: &Services, admin: &Caller, action: AdminAction) -> Resul
             cluster::delete_node(state, admin, &name).await?;
             format!("Node {name} removed.")
         }
-        action @ (RegisterDataset { .. } | SetDatasetLabs { .. } | DeleteDataset { .. } | DecideDataRequest { .. }) => {
-            super::data::act(state, admin, action).await?
-        }
         CreateLab { name } => {
             let lab = admin::create_lab(state, admin, NewLabBody { name }).await?;
             format!("Lab {} added.", lab.name)

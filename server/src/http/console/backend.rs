@@ -293,17 +293,6 @@ impl ConsoleBackend for AppState {
     async fn datasets_page(&self, who: &SignedIn) -> Result<app::model::datasets::DatasetsView, ConsoleError> {
         super::data::page(self, caller(who)).await
     }
-
-    async fn request_data(
-        &self,
-        who: &SignedIn,
-        name: String,
-        url: String,
-        sha256: String,
-        reason: String,
-    ) -> Result<app::model::datasets::DataRequestView, ConsoleError> {
-        super::data::request(self, caller(who), name, url, sha256, reason).await
-    }
 }
 
 #[cfg(test)]
