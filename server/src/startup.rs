@@ -75,6 +75,14 @@ impl Application {
         .await?;
         protect_database(pool.connect_options().get_filename(), &settings.executor.output_root)
             .map_err(|e| StartupError::Isolation(format!("cannot make the database private: {e}")))?;
+        // ids the output folder has seen are never given again (a restored
+        // database lags its output folder: #44)
+        let seen = crate::executor::layout::Layout::new(&settings.executor.output_root).highest_job();
+        if let Some(seen) = seen {
+            let mut tx = db::write_tx(&pool).await?;
+            db::jobs::raise_id_floor(&mut tx, seen).await?;
+            tx.commit().await?;
+        }
         let mut tx = db::write_tx(&pool).await?;
         crate::services::admin::allocate_uids(&settings, &mut tx)
             .await

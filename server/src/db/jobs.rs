@@ -56,10 +56,11 @@ pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -
         .collect();
     let rows = serde_json::Value::Array(rows).to_string();
     let mut ids: Vec<i64> = sqlx::query_scalar!(
-        r#"INSERT INTO jobs (name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
+        r#"INSERT INTO jobs (id, name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
                             min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index,
                             kind, session_app)
-           SELECT json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
+           SELECT MAX(COALESCE((SELECT MAX(id) FROM jobs), 0), (SELECT value FROM job_id_floor WHERE id = 1)) + 1 + key,
+                  json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
                   json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
                   json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
                   json_extract(value, '$.time_limit_minutes'), json_extract(value, '$.min_vram_gb'), ?,
@@ -77,6 +78,13 @@ pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -
     // order is unspecified
     ids.sort_unstable();
     Ok(ids)
+}
+
+/// Raises the floor new job ids start above (never lowers it): the
+/// highest job id the output folder holds (#44).
+pub async fn raise_id_floor(conn: &mut WriteTx, seen: i64) -> Result<(), sqlx::Error> {
+    sqlx::query!("UPDATE job_id_floor SET value = MAX(value, ?) WHERE id = 1", seen).execute(conn.conn()).await?;
+    Ok(())
 }
 
 /// A user's sessions that have not ended (policy §12's per-user limit).
@@ -121,7 +129,7 @@ pub async fn start_request(
         r#"SELECT j.id AS "id!", j.attempt, j.command, j.env_json, j.time_limit_minutes, j.node, j.tier, j.gpu_indices,
                   j.num_gpus, COALESCE(u.unix_uid, u.allocated_uid) AS "run_uid?: i64", u.unix_uid, u.unix_gid, u.unix_groups, t.cpus_per_gpu AS "cpus_per_gpu?", t.mem_gb_per_gpu AS "mem_gb_per_gpu?",
                   t.slurm_partition AS "slurm_partition?", w.image_path AS "image_path?", j.array_id, j.array_index,
-                  u.username, l.name AS lab_name, l.unix_gid AS lab_gid
+                  u.username, l.name AS lab_name, l.unix_gid AS lab_gid, j.submitted_at
            FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = u.lab_id LEFT JOIN tiers t ON t.name = j.tier
                 LEFT JOIN workspaces w ON w.lab_id = j.lab_id AND w.name = j.workspace
            WHERE j.id = ?"#,
@@ -187,6 +195,7 @@ pub async fn start_request(
         output_dir,
         image: r.image_path.map(std::path::PathBuf::from),
         places: job_places,
+        owner: format!("job {} attempt {} submitted {}", r.id, r.attempt, r.submitted_at),
     }))
 }
 

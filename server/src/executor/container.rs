@@ -127,6 +127,7 @@ mod tests {
             output_dir: "/out/7".into(),
             image: image.map(Into::into),
             places: None,
+            owner: String::new(),
         }
     }
 

@@ -45,6 +45,22 @@ impl Layout {
     pub fn attempt_dir(&self, job: JobId, attempt: u32) -> PathBuf {
         self.root.join(".attempts").join(format!("{job}-{attempt}"))
     }
+
+    /// The highest job id anything here is named after: an output folder
+    /// (`ID`), an attempt record (`.attempts/ID-N`), a log
+    /// (`.logs/ID.log`). None for an empty or missing folder.
+    pub fn highest_job(&self) -> Option<JobId> {
+        let names = |dir: PathBuf| -> Vec<String> {
+            std::fs::read_dir(dir)
+                .map(|entries| entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+                .unwrap_or_default()
+        };
+        let outputs = names(self.root.clone()).into_iter().filter_map(|n| n.parse::<JobId>().ok());
+        let attempts =
+            names(self.root.join(".attempts")).into_iter().filter_map(|n| n.split('-').next()?.parse::<JobId>().ok());
+        let logs = names(self.root.join(".logs")).into_iter().filter_map(|n| n.strip_suffix(".log")?.parse().ok());
+        outputs.chain(attempts).chain(logs).filter(|id| *id > 0).max()
+    }
 }
 
 /// Creates `dir` (and its parents) and gives it `mode`: the executors'

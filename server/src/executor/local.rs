@@ -178,6 +178,9 @@ impl LocalExecutor {
         private_dir(layout.root(), 0o711)?;
         private_dir(&layout.root().join(".attempts"), 0o700)?;
         private_dir(record.dir(), 0o700)?;
+        if !req.owner.is_empty() {
+            record.write("owner", &req.owner)?;
+        }
         private_dir(&layout.root().join(".logs"), 0o700)?;
         // the primary group: the directory's, else the uid's own number
         let gid = uid.map(|uid| req.unix_gid.unwrap_or(uid));
@@ -434,6 +437,11 @@ impl Executor for LocalExecutor {
             return Ok(());
         }
         let record = self.record(req.job, req.attempt);
+        if record.foreign(&req.owner) {
+            record
+                .set_aside()
+                .map_err(|e| ExecutorError::Unavailable(format!("cannot set a foreign record aside: {e}")))?;
+        }
         // idempotent: an attempt that already ran is adopted, never rerun
         match record.state() {
             RecordState::NotStarted => {
@@ -524,6 +532,11 @@ impl Executor for LocalExecutor {
         for req in attempts {
             let key = (req.job, req.attempt);
             let record = self.record(req.job, req.attempt);
+            if record.foreign(&req.owner) {
+                record
+                    .set_aside()
+                    .map_err(|e| ExecutorError::Unavailable(format!("cannot set a foreign record aside: {e}")))?;
+            }
             let observed = match record.state() {
                 RecordState::NotStarted => Observed::NotStarted,
                 RecordState::Running { started_ms, .. } => {

@@ -81,6 +81,11 @@ pub struct StartRequest {
     /// The job's home, lab share and datasets (policy §13), made by the
     /// executor before the job starts; None = none (tests).
     pub places: Option<places::JobPlaces>,
+    /// Whose attempt this is, as this database knows it (the job's id,
+    /// attempt and submit time): written into the attempt's record, and a
+    /// record that says otherwise is another job's past (a restored
+    /// database, #44), never adopted.
+    pub owner: String,
 }
 
 /// An attempt that ended, as the executor saw it.

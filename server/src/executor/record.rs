@@ -77,6 +77,22 @@ impl AttemptRecord {
         std::fs::rename(tmp, self.dir.join(name))
     }
 
+    /// Whether the record is another job's: it names an owner, and not
+    /// `owner` (records made before owners were written name none, and
+    /// stay this job's).
+    pub fn foreign(&self, owner: &str) -> bool {
+        !owner.is_empty() && self.read("owner").is_some_and(|o| o.trim_end() != owner)
+    }
+
+    /// Moves a foreign record out of the way (kept beside the others, for
+    /// an admin to look at), so this job's attempt starts afresh.
+    pub fn set_aside(&self) -> std::io::Result<()> {
+        let aside = self.dir.with_extension(format!("foreign-{}", crate::clock::now_ms()));
+        tracing::warn!(record = %self.dir.display(), aside = %aside.display(),
+            "an attempt record of another job (a restored database?) was set aside, not adopted");
+        std::fs::rename(&self.dir, aside)
+    }
+
     /// Where the attempt's output starts in the job's log.
     pub fn log_offset(&self) -> u64 {
         self.read_i64("log_offset").unwrap_or(0).max(0) as u64
@@ -271,6 +287,23 @@ pub fn read_log_tail(log: &Path, from: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_record_of_another_job_is_foreign_and_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = AttemptRecord::new(dir.path().join("2-1"));
+        std::fs::create_dir(record.dir()).unwrap();
+        assert!(!record.foreign("job 2 attempt 1 submitted 5"), "no owner written: an older record, kept");
+        record.write("owner", "job 2 attempt 1 submitted 5").unwrap();
+        assert!(!record.foreign("job 2 attempt 1 submitted 5"));
+        assert!(record.foreign("job 2 attempt 1 submitted 9"), "the same id, another job");
+        assert!(!record.foreign(""), "a request that names no owner (tests) adopts");
+        record.set_aside().unwrap();
+        assert!(!record.dir().exists());
+        let aside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert!(aside[0].to_string_lossy().starts_with("2-1.foreign-"), "{aside:?}");
+    }
+
     use super::*;
 
     fn record() -> (tempfile::TempDir, AttemptRecord) {

@@ -99,3 +99,43 @@ async fn a_backup_under_load_restores_every_committed_job_and_charges_the_runnin
     assert_eq!(charges(&app, running).await, 1, "charged once");
     server.kill9().await;
 }
+
+/// #44: the restore the guide documents, end to end — a backup, then a
+/// job that fails with exit 7, then the backup put back. The next new job
+/// never gets the failed job's id (its attempt record, log and outputs are
+/// still in the output folder), runs its own script and ends with its own
+/// exit code and log.
+#[tokio::test]
+async fn a_restore_never_gives_a_new_job_another_jobs_past() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(dir.path(), &[]).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    let first = app.submit_ok(&token, job("before", 1, "echo first")).await["id"].as_i64().unwrap();
+    app.wait_state(&token, first, "COMPLETED").await;
+    let file = app.dir.path().join("copy.db");
+    assert!(backup(&app.db_path(), &file).await.status.success());
+    let lost =
+        app.submit_ok(&token, job("after-backup", 1, "echo from-the-lost-job; exit 7")).await["id"].as_i64().unwrap();
+    app.wait_state(&token, lost, "FAILED").await;
+
+    server.kill9().await;
+    let db = app.db_path();
+    let dir = app.stop().await;
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    std::fs::copy(&file, &db).unwrap();
+    let server = ServerProcess::start(dir.path(), &[]).await;
+    let app = TestApp::attach(server.base.clone(), dir);
+    let token = app.demo_token().await;
+    assert_eq!(app.job(&token, lost).await.status(), StatusCode::NOT_FOUND, "the restored database never saw it");
+    let fresh = app.submit_ok(&token, job("fresh", 1, "echo fresh-start")).await["id"].as_i64().unwrap();
+    assert!(fresh > lost, "a new job's id ({fresh}) is above every id the output folder holds ({lost})");
+    let done = app.wait_state(&token, fresh, "COMPLETED").await;
+    assert_eq!(done["exit_code"], 0, "{done}");
+    let log = read(&app.log_path(fresh));
+    assert!(log.contains("fresh-start") && !log.contains("from-the-lost-job"), "{log}");
+    assert!(read(&app.log_path(lost)).contains("from-the-lost-job"), "the lost job's log is kept");
+    server.kill9().await;
+}

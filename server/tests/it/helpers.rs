@@ -543,6 +543,7 @@ pub fn one_gpu_attempt(
         output_dir,
         image: None,
         places: None,
+        owner: String::new(),
     }
 }
 
