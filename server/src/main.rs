@@ -38,6 +38,17 @@ enum Command {
         /// Where the copy goes; must not exist.
         file: PathBuf,
     },
+    /// With `--check`: list the migrations this binary would apply to the
+    /// configured database, changing nothing (exit 0 when none are
+    /// pending, 1 when some are or the database is newer than this
+    /// binary, 2 when it cannot be read). `serve` applies them at start.
+    Migrate {
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// Only report; without it nothing is done either (serve migrates).
+        #[arg(long)]
+        check: bool,
+    },
     /// Replay a job trace through the scheduler and baseline policies.
     Sim {
         /// CSV trace (job_id,submit_time_s,duration_s,num_gpus,user,group,gpu_type).
@@ -135,6 +146,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve { config } => runtime.block_on(serve(config)),
         Command::Backup { config, file } => runtime.block_on(backup(config, file)),
+        Command::Migrate { config, check: _ } => runtime.block_on(migrate_check(config)),
         Command::Sim {
             trace,
             clusters,
@@ -237,6 +249,50 @@ fn main() -> ExitCode {
     }
 }
 
+async fn migrate_check(config: Option<PathBuf>) -> ExitCode {
+    let settings = match Settings::load(config.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let state = match jpu_share::db::open_existing(&settings.database).await {
+        Ok(pool) => jpu_share::db::migrations(&pool).await.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let state = match state {
+        Ok(state) => state,
+        Err(e) => {
+            eprintln!("error: cannot read the database {}: {e}", settings.database.url);
+            return ExitCode::from(2);
+        }
+    };
+    if !state.unknown.is_empty() {
+        println!(
+            "the database has {} migration(s) this binary ({}) does not know ({:?}): a newer jpu-share ran on it; \
+             use that version, or restore the backup taken before the upgrade",
+            state.unknown.len(),
+            env!("CARGO_PKG_VERSION"),
+            state.unknown
+        );
+        return ExitCode::FAILURE;
+    }
+    if state.pending.is_empty() {
+        println!("no pending migrations ({} applied)", state.applied);
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "{} pending migration(s) ({} applied); `jpu-share serve` applies them at start:",
+        state.pending.len(),
+        state.applied
+    );
+    for (version, description) in &state.pending {
+        println!("  {version} {description}");
+    }
+    ExitCode::FAILURE
+}
+
 async fn backup(config: Option<PathBuf>, file: PathBuf) -> ExitCode {
     let settings = match Settings::load(config.as_deref()) {
         Ok(s) => s,
@@ -245,6 +301,10 @@ async fn backup(config: Option<PathBuf>, file: PathBuf) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(folder) = file.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+        eprintln!("error: the folder {} does not exist: make it first (the copy is written into it)", folder.display());
+        return ExitCode::FAILURE;
+    }
     match jpu_share::db::backup::backup(&settings.database, &file).await {
         Ok(done) => {
             println!("backed up {} jobs to {} ({} bytes, mode 0600)", done.jobs, file.display(), done.bytes);

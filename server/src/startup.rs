@@ -116,7 +116,12 @@ impl Application {
             }
         });
 
-        let listener = TcpListener::bind(&settings.server.bind)
+        // `:PORT` is every interface (as Go servers and nginx read it)
+        let bind = match settings.server.bind.strip_prefix(':') {
+            Some(port) => format!("0.0.0.0:{port}"),
+            None => settings.server.bind.clone(),
+        };
+        let listener = TcpListener::bind(&bind)
             .await
             .map_err(|source| StartupError::Bind { bind: settings.server.bind.clone(), source })?;
         let leptos = LeptosOptions::builder()

@@ -9,7 +9,14 @@ use tracing_subscriber::EnvFilter;
 pub fn init_tracing() {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_sessions=warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
+    // colours only on a terminal: a unit writing to a file (or journald)
+    // gets plain lines, not escape codes
+    use std::io::IsTerminal;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_ansi(std::io::stdout().is_terminal())
+        .try_init();
 }
 
 /// Seconds buckets for request latency: 1 ms … 10 s.

@@ -13,6 +13,7 @@ pub mod gates;
 pub mod job_view;
 pub mod jobs;
 pub mod maintenance;
+pub mod metrics;
 pub mod notifications;
 pub mod oom_patterns;
 pub mod reports;
@@ -67,8 +68,60 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupE
         .connect_with(options)
         .await
         .map_err(DbSetupError::Open)?;
+    let state = migrations(&pool).await.map_err(DbSetupError::Open)?;
+    for (version, description) in &state.pending {
+        tracing::info!(version, description, "migrating the database");
+    }
     MIGRATOR.run(&pool).await?;
     Ok(pool)
+}
+
+/// Where a database stands against this binary's migrations.
+#[derive(Debug, Default)]
+pub struct MigrationState {
+    /// Applied already.
+    pub applied: usize,
+    /// This binary's migrations the database has not had: (version, description).
+    pub pending: Vec<(i64, String)>,
+    /// Migrations the database has that this binary does not know (a
+    /// newer binary ran on it).
+    pub unknown: Vec<i64>,
+}
+
+/// Reads the migrations table (none yet = every migration pending);
+/// changes nothing.
+pub async fn migrations(pool: &SqlitePool) -> Result<MigrationState, sqlx::Error> {
+    let has_table: bool =
+        sqlx::query_scalar("SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'")
+            .fetch_one(pool)
+            .await?;
+    let applied: Vec<i64> = if has_table {
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
+            .fetch_all(pool)
+            .await?
+    } else {
+        Vec::new()
+    };
+    let known: Vec<i64> = MIGRATOR.iter().map(|m| m.version).collect();
+    Ok(MigrationState {
+        applied: applied.len(),
+        pending: MIGRATOR
+            .iter()
+            .filter(|m| !applied.contains(&m.version))
+            .map(|m| (m.version, m.description.to_string()))
+            .collect(),
+        unknown: applied.into_iter().filter(|v| !known.contains(v)).collect(),
+    })
+}
+
+/// Opens an existing database without creating or migrating it (for
+/// `jpu-share migrate --check`).
+pub async fn open_existing(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupError> {
+    let options = SqliteConnectOptions::from_str(&settings.url)
+        .map_err(|source| DbSetupError::BadUrl { url: settings.url.clone(), source })?
+        .create_if_missing(false)
+        .read_only(true);
+    SqlitePoolOptions::new().max_connections(1).connect_with(options).await.map_err(DbSetupError::Open)
 }
 
 /// A transaction that takes SQLite's write lock up front. A deferred one

@@ -45,6 +45,9 @@ pub async fn metrics(
         }
         (None, None) => return Err(super::error::ApiError::Unauthenticated),
     }
+    if let Err(e) = crate::services::metrics::refresh(&state).await {
+        tracing::warn!(error = %e, "metrics: cannot read the cluster's counts");
+    }
     state.metrics.run_upkeep();
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render()))
 }

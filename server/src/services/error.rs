@@ -122,6 +122,13 @@ impl From<AdmissionError> for ServiceError {
 
 impl From<AuthError> for ServiceError {
     fn from(e: AuthError) -> Self {
+        if matches!(
+            e,
+            AuthError::InvalidCredentials | AuthError::Throttled(_) | AuthError::Disabled | AuthError::PasswordsOff(_)
+        ) {
+            // every refused sign-in passes here on its way to the caller
+            metrics::counter!("jpu_sign_in_refused_total").increment(1);
+        }
         match e {
             AuthError::InvalidCredentials => ServiceError::InvalidCredentials(msg!("err-wrong-password")),
             AuthError::Throttled(wait) => ServiceError::TooManyAttempts(wait.as_secs().max(1)),

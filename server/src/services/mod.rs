@@ -13,6 +13,7 @@ pub mod device;
 pub mod error;
 pub mod files;
 pub mod jobs;
+pub mod metrics;
 pub mod notifications;
 pub mod policy_page;
 pub mod reports;

@@ -111,3 +111,109 @@ async fn responses_are_compressed_for_clients_that_accept_it() {
         assert!(compressed * 4 < plain, "{encoding}: {compressed} of {plain} bytes");
     }
 }
+
+/// #44 (5): what a Grafana board needs, by the names api.md fixes: the
+/// build, unfinished jobs by state, tier and lab, GPUs by what they do,
+/// nodes by state, ended jobs by reason, failed deliveries, open sessions
+/// and refused sign-ins.
+#[tokio::test]
+async fn metrics_say_what_the_cluster_is_doing() {
+    let app = TestApp::spawn_local().await;
+    let admin = app.admin_token().await;
+    let demo = app.demo_token().await;
+    assert_eq!(app.create_token("demo", "not-the-password").await.status(), StatusCode::UNAUTHORIZED);
+    let failed = app.submit_ok(&demo, serde_json::json!({"name": "fails", "command": "exit 3", "num_gpus": 1})).await;
+    app.wait_state(&demo, failed["id"].as_i64().unwrap(), "FAILED").await;
+    let drained = app.post(Some(&admin), "/v1/admin/nodes/node-3080/drain", serde_json::json!({})).await;
+    assert!(drained.status().is_success());
+    let held = serde_json::json!({"name": "waits", "command": "true", "num_gpus": 2, "min_vram_gb": 99});
+    let _ = app.submit(&demo, held).await;
+    app.submit_ok(&demo, serde_json::json!({"name": "w", "command": "sleep 30", "num_gpus": 2})).await;
+    let text = app.metrics().await;
+    for wanted in [
+        "jpu_build_info{version=\"",
+        "jpu_jobs{",
+        "lab=\"demo-lab\"",
+        "jpu_gpus{",
+        "node=\"node-3080\"",
+        "jpu_nodes{state=\"UP\"}",
+        "jpu_jobs_ended_total{reason=\"NONZERO_EXIT\"}",
+        "jpu_notification_failures_total",
+        "jpu_sessions_open",
+        "jpu_sign_in_refused_total",
+    ] {
+        assert!(text.contains(wanted), "{wanted} missing from:\n{text}");
+    }
+    let refused = text.lines().find(|l| l.starts_with("jpu_sign_in_refused_total ")).unwrap();
+    assert!(refused.split(' ').nth(1).unwrap().parse::<f64>().unwrap() >= 1.0, "{refused}");
+}
+
+async fn jpu_share_binary(args: &[&str], db: &std::path::Path) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu-share"))
+        .args(args)
+        .env("JPU__DATABASE__URL", format!("sqlite://{}", db.display()))
+        .output()
+        .await
+        .unwrap()
+}
+
+/// #44 (2, 7): `jpu-share migrate --check` says what a start would apply
+/// and changes nothing; a database a newer binary migrated is named as
+/// such; a backup into a missing folder says the folder is missing.
+#[tokio::test]
+async fn migrate_check_lists_pending_migrations_and_changes_nothing() {
+    let app = TestApp::spawn().await;
+    let db = app.db_path();
+    let current = jpu_share_binary(&["migrate", "--check"], &db).await;
+    assert_eq!(current.status.code(), Some(0), "{current:?}");
+    assert!(String::from_utf8_lossy(&current.stdout).contains("no pending migrations"), "{current:?}");
+
+    let empty = app.dir.path().join("empty.db");
+    std::fs::File::create(&empty).unwrap();
+    let pending = jpu_share_binary(&["migrate", "--check"], &empty).await;
+    assert_eq!(pending.status.code(), Some(1), "{pending:?}");
+    let out = String::from_utf8_lossy(&pending.stdout);
+    assert!(out.contains("pending migration(s)") && out.contains("20261202000001 init"), "{out}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "nothing was changed");
+    let missing = jpu_share_binary(&["migrate", "--check"], &app.dir.path().join("none.db")).await;
+    assert_eq!(missing.status.code(), Some(2), "{missing:?}");
+    assert!(!app.dir.path().join("none.db").exists());
+
+    app.sql("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (29991231000001, 'from the future', 1, x'00', 0)").await;
+    let newer = jpu_share_binary(&["migrate", "--check"], &db).await;
+    assert_eq!(newer.status.code(), Some(1), "{newer:?}");
+    assert!(String::from_utf8_lossy(&newer.stdout).contains("newer jpu-share"), "{newer:?}");
+
+    let into_nowhere =
+        jpu_share_binary(&["backup", app.dir.path().join("no/such/folder/copy.db").to_str().unwrap()], &db).await;
+    assert_eq!(into_nowhere.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&into_nowhere.stderr).contains("does not exist"), "{into_nowhere:?}");
+}
+
+/// #44 (5): every metric the Grafana board in the repository queries is
+/// one `/metrics` serves.
+#[tokio::test]
+async fn the_grafana_board_queries_only_metrics_that_exist() {
+    let board: serde_json::Value =
+        serde_json::from_str(include_str!("../../grafana/jpu-share.json")).expect("the board is JSON");
+    let app = TestApp::spawn_local().await;
+    let _ = app.create_token("demo", "wrong-password").await;
+    let demo = app.demo_token().await;
+    app.run_job(&demo, "ends", "true").await;
+    app.submit_ok(&demo, serde_json::json!({"name": "stays", "command": "sleep 30", "num_gpus": 1})).await;
+    let served = app.metrics().await;
+    let names = regex::Regex::new(r"\bjpu_[a-z_]+").unwrap();
+    let mut queried = Vec::new();
+    for panel in board["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            queried.extend(names.find_iter(target["expr"].as_str().unwrap()).map(|m| m.as_str().to_string()));
+        }
+    }
+    assert!(queried.len() >= 10, "{queried:?}");
+    for name in queried {
+        assert!(
+            served.lines().any(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} "))),
+            "{name} is not served"
+        );
+    }
+}

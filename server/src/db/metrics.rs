@@ -1,0 +1,41 @@
+//! The counts `/metrics` reports (api.md "Operations"), read at each
+//! scrape; the rules of what they mean are in `services::metrics`.
+
+use sqlx::SqliteConnection;
+
+/// Unfinished jobs: (state, tier or "", lab, count).
+pub async fn unfinished_jobs(conn: &mut SqliteConnection) -> Result<Vec<(String, String, String, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT j.state AS "state!", COALESCE(j.tier, '') AS "tier!: String", l.name AS "lab!", COUNT(*) AS "n!: i64"
+           FROM jobs j JOIN labs l ON l.id = j.lab_id
+           WHERE j.ended_at IS NULL GROUP BY 1, 2, 3"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.state, r.tier, r.lab, r.n)).collect())
+}
+
+/// Ended jobs by their end reason (never fewer: jobs are kept).
+pub async fn ended_by_reason(conn: &mut SqliteConnection) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT COALESCE(end_reason, state) AS "reason!: String", COUNT(*) AS "n!: i64"
+           FROM jobs WHERE ended_at IS NOT NULL GROUP BY 1"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.reason, r.n)).collect())
+}
+
+/// Notification deliveries given up on.
+pub async fn failed_deliveries(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!: i64" FROM notification_outbox WHERE state = 'FAILED'"#)
+        .fetch_one(&mut *conn)
+        .await
+}
+
+/// Sessions not ended.
+pub async fn open_sessions(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!: i64" FROM jobs WHERE kind = 'session' AND ended_at IS NULL"#)
+        .fetch_one(&mut *conn)
+        .await
+}
