@@ -6,6 +6,7 @@ use figment::Figment;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+pub mod defaults;
 pub mod sessions;
 pub mod storage;
 

@@ -49,6 +49,12 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// `--print-defaults`: every setting with its default and meaning, as
+    /// TOML `serve --config` reads as it is.
+    Config {
+        #[arg(long)]
+        print_defaults: bool,
+    },
     /// Replay a job trace through the scheduler and baseline policies.
     Sim {
         /// CSV trace (job_id,submit_time_s,duration_s,num_gpus,user,group,gpu_type).
@@ -147,6 +153,14 @@ fn main() -> ExitCode {
         Command::Serve { config } => runtime.block_on(serve(config)),
         Command::Backup { config, file } => runtime.block_on(backup(config, file)),
         Command::Migrate { config, check: _ } => runtime.block_on(migrate_check(config)),
+        Command::Config { print_defaults: true } => {
+            print!("{}", jpu_share::config::defaults::print());
+            ExitCode::SUCCESS
+        }
+        Command::Config { print_defaults: false } => {
+            eprintln!("usage: jpu-share config --print-defaults");
+            ExitCode::from(2)
+        }
         Command::Sim {
             trace,
             clusters,

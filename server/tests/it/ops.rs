@@ -217,3 +217,28 @@ async fn the_grafana_board_queries_only_metrics_that_exist() {
         );
     }
 }
+
+/// #44 (3): `jpu-share config --print-defaults` prints every setting with
+/// its meaning, as a file `serve --config` takes as it is.
+#[tokio::test]
+async fn the_defaults_print_as_a_config_file_the_server_starts_with() {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu-share"))
+        .args(["config", "--print-defaults"])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("[storage]\n") && text.contains("home_quota_gb = 50.0"), "{text}");
+    assert!(text.contains("# each home's quota"), "meanings come along: {text}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("jpu.toml");
+    std::fs::write(&file, &text).unwrap();
+    let mut settings = jpu_share::config::Settings::load(Some(&file)).expect("the printed file loads");
+    settings.server.bind = "127.0.0.1:0".into();
+    settings.database.url = format!("sqlite://{}", dir.path().join("jpu.db").display());
+    settings.executor.output_root = dir.path().join("jobs");
+    settings.storage.root = dir.path().join("storage");
+    let app = TestApp::spawn_with(dir, settings).await;
+    assert_eq!(app.healthz().await.status(), StatusCode::OK);
+}
