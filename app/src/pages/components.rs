@@ -126,6 +126,8 @@ pub fn Layout(children: Children) -> impl IntoView {
             })}
         </Suspense>
         <main class="content">{children()}</main>
+        // the version an operator upgraded to, on every page (#44)
+        <footer class="footer muted" data-testid="version">{concat!("JPU-Share ", env!("CARGO_PKG_VERSION"))}</footer>
     }
 }
 

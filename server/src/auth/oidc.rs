@@ -244,6 +244,12 @@ impl Oidc {
         Ok(client)
     }
 
+    /// Whether the provider answers (its discovery document, cached as
+    /// for sign-ins): `/healthz` names it when it does not.
+    pub async fn reachable(&self) -> Result<(), String> {
+        self.client(false).await.map(|_| ()).map_err(|e| e.to_string())
+    }
+
     /// The provider's sign-in URL for this browser, and what its session
     /// must keep until the callback.
     /// The origin of the provider's authorization endpoint (where a sign-in

@@ -8,6 +8,9 @@ use serde_json::json;
 
 use crate::state::AppState;
 
+/// The longest `/healthz` waits on the OpenID provider.
+const OIDC_CHECK: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// 200 when the database answers (503 otherwise), anonymous. An
 /// executor that cannot be reached (Slurm down) makes it `degraded` but
 /// still 200: the console and API work and queued jobs stay queued.
@@ -20,9 +23,26 @@ pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
         None => json!({"kind": kind, "state": "ok"}),
         Some(problem) => json!({"kind": kind, "state": "unavailable", "message": problem}),
     };
-    let status = if executor["state"] == "ok" { "ok" } else { "degraded" };
+    // the university's sign-in, where there is one: an unreachable
+    // provider shows here, not only at the next sign-in
+    let oidc = match &state.oidc {
+        None => serde_json::Value::Null,
+        Some(oidc) => match tokio::time::timeout(OIDC_CHECK, oidc.reachable()).await {
+            Ok(Ok(())) => json!({"state": "ok"}),
+            Ok(Err(problem)) => json!({"state": "unavailable", "message": problem}),
+            Err(_) => json!({"state": "unavailable", "message": "the provider did not answer in time"}),
+        },
+    };
+    let healthy = executor["state"] == "ok" && (oidc.is_null() || oidc["state"] == "ok");
+    let status = if healthy { "ok" } else { "degraded" };
     match sqlx::query_scalar!("SELECT 1 AS one").fetch_one(&state.db).await {
-        Ok(_) => (StatusCode::OK, Json(json!({"status": status, "database": "ok", "executor": executor}))),
+        Ok(_) => {
+            let mut body = json!({"status": status, "database": "ok", "executor": executor});
+            if !oidc.is_null() {
+                body["oidc"] = oidc;
+            }
+            (StatusCode::OK, Json(body))
+        }
         Err(e) => {
             tracing::error!(error = %e, "health check: database unreachable");
             (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "unavailable", "database": "unreachable"})))

@@ -496,6 +496,7 @@ async fn the_files_and_datasets_pages_show_what_the_api_holds() {
     let docs = app.page("/files?place=datasets").await.text().await.unwrap();
     assert!(docs.contains("path=docs") && !docs.contains("data-upload"), "read-only: {docs}");
     let policy = app.page("/policy").await.text().await.unwrap();
+    assert!(policy.contains(concat!("JPU-Share ", env!("CARGO_PKG_VERSION"))), "the version in the footer");
     let data = policy.split(r#"data-testid="policy-data""#).nth(1).unwrap_or_default();
     assert!(data.contains("50.0 GB") && data.contains("1000.0 GB"), "this site's quotas: {data}");
     let dashboard = app.page("/").await.text().await.unwrap();

@@ -23,6 +23,29 @@ async fn healthz_reports_the_database() {
     assert_eq!(resp.status(), StatusCode::OK);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["database"], "ok");
+    assert!(body.get("oidc").is_none(), "no university sign-in here: {body}");
+}
+
+/// #44 (7): an OpenID provider that does not answer shows on `/healthz`
+/// (degraded, still 200: passwords and tokens still work), not only at
+/// the next sign-in.
+#[tokio::test]
+async fn healthz_names_an_unreachable_openid_provider() {
+    // a port nothing listens on
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = crate::helpers::test_settings(dir.path());
+    settings.server.public_url = "http://127.0.0.1:8080".into();
+    settings.auth.oidc.issuer = format!("http://{closed}/realms/campus");
+    settings.auth.oidc.client_id = "jpu-share".into();
+    settings.auth.oidc.lab_group = "^gpu-lab-(.+)$".into();
+    let app = TestApp::spawn_with(dir, settings).await;
+    let resp = app.healthz().await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["status"], "degraded", "{body}");
+    assert_eq!(body["oidc"]["state"], "unavailable", "{body}");
+    assert!(body["oidc"]["message"].as_str().unwrap_or_default().contains("discovery"), "{body}");
 }
 
 #[tokio::test]
