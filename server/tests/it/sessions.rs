@@ -178,8 +178,14 @@ async fn run_in_kernel(app: &TestApp, token: &str, id: i64, code: &str) -> Strin
     socket.send(Message::text(execute.to_string())).await.unwrap();
     let mut printed = String::new();
     let deadline = Instant::now() + Duration::from_secs(60);
+    // the run is over when IOPub says the kernel is idle again: the shell's
+    // execute_reply may come before the IOPub stream that carries the
+    // output (the channels are not ordered; seen once under a full run on
+    // Slurm: an empty output)
+    let mut replied = false;
     while Instant::now() < deadline {
-        let Ok(Some(Ok(message))) = tokio::time::timeout(Duration::from_secs(30), socket.next()).await else { break };
+        let wait = if replied { Duration::from_secs(5) } else { Duration::from_secs(30) };
+        let Ok(Some(Ok(message))) = tokio::time::timeout(wait, socket.next()).await else { break };
         let Message::Text(text) = message else { continue };
         let m: Value = serde_json::from_str(&text).unwrap();
         if m["parent_header"]["msg_id"] != msg_id.as_str() {
@@ -188,7 +194,8 @@ async fn run_in_kernel(app: &TestApp, token: &str, id: i64, code: &str) -> Strin
         match m["header"]["msg_type"].as_str() {
             Some("stream") => printed.push_str(m["content"]["text"].as_str().unwrap_or_default()),
             Some("error") => printed.push_str(&format!("ERROR {}", m["content"]["evalue"])),
-            Some("execute_reply") => break,
+            Some("execute_reply") => replied = true,
+            Some("status") if m["content"]["execution_state"] == "idle" => break,
             _ => {}
         }
     }
