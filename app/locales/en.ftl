@@ -820,7 +820,6 @@ mail-request-why = admin's reason
 mail-request-problem = problem
 nav-files = Files
 nav-datasets = Datasets
-err-dataset-source = give either a folder on this server or a URL
 files-home = Home
 files-lab = Lab share
 files-datasets = Datasets

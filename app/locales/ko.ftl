@@ -799,7 +799,6 @@ mail-request-why = 관리자의 사유
 mail-request-problem = 문제
 nav-files = 파일
 nav-datasets = 데이터셋
-err-dataset-source = 이 서버의 폴더나 URL 중 하나를 주세요
 files-home = 홈
 files-lab = 연구실 공유
 files-datasets = 데이터셋

@@ -66,7 +66,7 @@ async fn main() {
         listings.push(t.elapsed());
         assert_eq!(answer["entries"].as_array().map(Vec::len), Some(LISTED));
     }
-    println!("GET /v1/files of a folder of {LISTED} files, {LISTINGS} times: {}", spread(&mut listings));
+    println!("GET /v1/files of a folder of {LISTED} files, {LISTINGS} times: {}", support::spread(&mut listings));
 
     // 2. 1 GiB up and down, against cp
     let source = dir.path().join("big.bin");
@@ -167,17 +167,5 @@ async fn main() {
         scans.push(t.elapsed());
         assert!(used >= SCANNED as u64);
     }
-    println!("usage scan of {SCANNED} files (warm cache), 5 times: {}", spread(&mut scans));
-}
-
-fn spread(samples: &mut [Duration]) -> String {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let n = samples.len();
-    format!(
-        "p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        ms(samples[n / 2]),
-        ms(samples[n * 99 / 100]),
-        ms(samples[n - 1])
-    )
+    println!("usage scan of {SCANNED} files (warm cache), 5 times: {}", support::spread(&mut scans));
 }

@@ -60,7 +60,7 @@ async fn main() {
         ready.push(started.elapsed());
         end(&client, &base, &token, id).await;
     }
-    println!("submit -> READY on an idle GPU, {READY_SAMPLES} sessions: {}", spread(&mut ready));
+    println!("submit -> READY on an idle GPU, {READY_SAMPLES} sessions: {}", support::spread(&mut ready));
 
     // 2. one request, through the proxy and directly
     let id = start(&client, &base, &token).await;
@@ -78,8 +78,8 @@ async fn main() {
         get_direct(&socket, &format!("/s/{id}/api/status")).await;
         direct.push(t.elapsed());
     }
-    println!("GET api/status, {REQUESTS} each: through the proxy {}", spread(&mut proxied));
-    println!("                          directly on the socket {}", spread(&mut direct));
+    println!("GET api/status, {REQUESTS} each: through the proxy {}", support::spread(&mut proxied));
+    println!("                          directly on the socket {}", support::spread(&mut direct));
 
     // 3. a kernel round trip, through the proxy and directly
     let kernel = new_kernel(&client, &base, &token, id).await;
@@ -98,8 +98,11 @@ async fn main() {
         proxied.push(round_trip(&mut through, &format!("p{i}")).await);
         direct.push(round_trip(&mut plain, &format!("d{i}")).await);
     }
-    println!("kernel round trip (execute `1`), {ROUND_TRIPS} each: through the proxy {}", spread(&mut proxied));
-    println!("                                          directly on the socket {}", spread(&mut direct));
+    println!(
+        "kernel round trip (execute `1`), {ROUND_TRIPS} each: through the proxy {}",
+        support::spread(&mut proxied)
+    );
+    println!("                                          directly on the socket {}", support::spread(&mut direct));
     drop((through, plain));
     end(&client, &base, &token, id).await;
 
@@ -227,16 +230,4 @@ where
         }
     }
     panic!("the kernel's socket closed");
-}
-
-fn spread(samples: &mut [Duration]) -> String {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let n = samples.len();
-    format!(
-        "p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        ms(samples[n / 2]),
-        ms(samples[n * 99 / 100]),
-        ms(samples[n - 1])
-    )
 }

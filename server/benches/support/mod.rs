@@ -56,3 +56,17 @@ pub async fn token(client: &reqwest::Client, base: &str, username: &str, passwor
         .unwrap();
     token["token"].as_str().unwrap_or_else(|| panic!("sign-in of {username}: {token}")).to_string()
 }
+
+/// p50, p99 and max of samples, in ms (sorts them).
+#[allow(dead_code)] // the benches that time requests
+pub fn spread(samples: &mut [std::time::Duration]) -> String {
+    samples.sort();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    let n = samples.len();
+    format!(
+        "p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        ms(samples[n / 2]),
+        ms(samples[n * 99 / 100]),
+        ms(samples[n - 1])
+    )
+}

@@ -20,6 +20,9 @@ use crate::executor::files::{segments, ByteRange, Entry, Failure, Identity, Op, 
 use crate::executor::places::Places;
 use crate::services::{ServiceError, ServiceResult, Services};
 
+/// The body of an operation that sends none.
+type NoBody = futures_util::stream::Empty<Result<Bytes, std::io::Error>>;
+
 /// Where a path lies.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Place {
@@ -74,8 +77,7 @@ pub async fn get(
     range: Option<ByteRange>,
 ) -> ServiceResult<Found> {
     let at = ready_place(state, caller, &place).await?;
-    let (reply, bytes) =
-        run(at, path, Op::Get { range }, None::<futures_util::stream::Empty<Result<Bytes, std::io::Error>>>).await?;
+    let (reply, bytes) = run(at, path, Op::Get { range }, None::<NoBody>).await?;
     match (reply, bytes) {
         (Reply::Listing { entries }, _) => Ok(Found::Folder(entries)),
         (Reply::File { size, start, len, modified }, Some(bytes)) => {
@@ -129,7 +131,7 @@ where
 pub async fn mkdir(state: &Services, caller: &Caller, place: Place, path: &str) -> ServiceResult<()> {
     writable(&place, caller)?;
     let at = ready_place(state, caller, &place).await?;
-    match run(at, path, Op::Mkdir, None::<futures_util::stream::Empty<Result<Bytes, std::io::Error>>>).await? {
+    match run(at, path, Op::Mkdir, None::<NoBody>).await? {
         (Reply::Made, _) => Ok(()),
         (other, _) => Err(unexpected(other)),
     }
@@ -139,7 +141,7 @@ pub async fn mkdir(state: &Services, caller: &Caller, place: Place, path: &str) 
 pub async fn delete(state: &Services, caller: &Caller, place: Place, path: &str) -> ServiceResult<()> {
     let key = writable(&place, caller)?;
     let at = ready_place(state, caller, &place).await?;
-    match run(at, path, Op::Delete, None::<futures_util::stream::Empty<Result<Bytes, std::io::Error>>>).await? {
+    match run(at, path, Op::Delete, None::<NoBody>).await? {
         (Reply::Deleted { bytes }, _) => count(state, &key, -(bytes as i64)).await,
         (other, _) => Err(unexpected(other)),
     }
