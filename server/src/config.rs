@@ -243,6 +243,11 @@ pub struct ExecutorSettings {
     /// seccomp filter refuses them (an Apptainer without its setuid
     /// starter needs them on).
     pub allow_user_namespaces: bool,
+    /// A GPU's device node, `{index}` standing for its index: a local job
+    /// may open its own GPUs' nodes, no other's.
+    pub gpu_devices: String,
+    /// Device nodes every GPU job may open besides its GPUs' own.
+    pub gpu_control_devices: Vec<PathBuf>,
 }
 
 impl Default for ExecutorSettings {
@@ -260,6 +265,10 @@ impl Default for ExecutorSettings {
             max_log_bytes: 1 << 30,
             min_free_bytes: 1 << 30,
             allow_user_namespaces: false,
+            gpu_devices: "/dev/nvidia{index}".into(),
+            gpu_control_devices: ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"]
+                .map(PathBuf::from)
+                .to_vec(),
         }
     }
 }

@@ -61,6 +61,12 @@ impl Application {
     /// database; see [`BootstrapPasswords::from_env`].
     pub async fn build(settings: Settings, bootstrap: BootstrapPasswords) -> Result<Self, StartupError> {
         crate::executor::egress::Registries::parse(&settings.workspaces.registries).map_err(StartupError::Settings)?;
+        if !settings.executor.gpu_devices.contains("{index}") {
+            return Err(StartupError::Settings(format!(
+                "executor.gpu_devices `{}` must name a GPU's device node with {{index}} for its index (e.g. /dev/nvidia{{index}})",
+                settings.executor.gpu_devices
+            )));
+        }
         let pool = db::connect(&settings.database).await?;
         let seeded = seed::seed_if_empty(
             &pool,
@@ -165,6 +171,10 @@ impl Application {
                     pids_per_gpu: state.settings.executor.pids_per_gpu,
                     limits: write_limits(&state.settings),
                     allow_user_namespaces: state.settings.executor.allow_user_namespaces,
+                    gpu_devices: crate::executor::devices::GpuDevices {
+                        pattern: state.settings.executor.gpu_devices.clone(),
+                        control: state.settings.executor.gpu_control_devices.clone(),
+                    },
                 },
             ))),
             crate::config::ExecutorKind::Slurm => Some(Arc::new(SlurmExecutor::new(

@@ -70,7 +70,7 @@ pub fn command(spec: BuildSpec<'_>) -> std::io::Result<(tokio::process::Command,
         return Ok((command, BuildBox { cgroup: None, _egress: None, note, proxy: None }));
     };
     let containment = Containment::detect_quietly();
-    let cgroup = containment.create(&spec.name, spec.limits)?;
+    let cgroup = containment.create(&spec.name, spec.limits, &Default::default())?;
     let socket = spec.egress_dir.join("egress.sock");
     let egress = super::egress::open(&socket, Some(uid), spec.registries.clone(), spec.log)?;
     let proxy = format!("http://127.0.0.1:{EGRESS_PORT}");

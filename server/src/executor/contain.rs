@@ -17,6 +17,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::devices::DeviceRule;
+
 const ROOT: &str = "/sys/fs/cgroup";
 /// Our parent cgroup in each hierarchy.
 const PARENT: &str = "jpu-share";
@@ -42,6 +44,8 @@ enum Layout {
         pids: PathBuf,
         cpu: Option<PathBuf>,
         kill: Option<PathBuf>,
+        /// The v1 devices controller, used where no v2 hierarchy is.
+        devices: Option<PathBuf>,
     },
     None(String),
 }
@@ -65,6 +69,9 @@ pub struct AttemptCgroup {
     pub kill: Option<PathBuf>,
     /// Every directory made for it (removed once the attempt is over).
     pub dirs: Vec<PathBuf>,
+    /// How its GPU device nodes are confined (None: there was nothing to
+    /// confine), or why they are not.
+    pub devices: Option<Result<&'static str, String>>,
 }
 
 impl Containment {
@@ -113,8 +120,11 @@ impl Containment {
         match &self.layout {
             Layout::None(_) => Vec::new(),
             Layout::Unified(root) => vec![root],
-            Layout::Split { memory, pids, cpu, kill } => {
-                [Some(memory), Some(pids), cpu.as_ref(), kill.as_ref()].into_iter().flatten().collect()
+            Layout::Split { memory, pids, cpu, kill, devices } => {
+                [Some(memory), Some(pids), cpu.as_ref(), kill.as_ref(), devices.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .collect()
             }
         }
     }
@@ -145,9 +155,10 @@ impl Containment {
         }
     }
 
-    /// Makes the attempt's cgroups with their limits. `name` must be unique
-    /// on this host and the same after a restart.
-    pub fn create(&self, name: &str, limits: Limits) -> std::io::Result<AttemptCgroup> {
+    /// Makes the attempt's cgroups with their limits, and the device rule
+    /// that confines it to its own GPUs. `name` must be unique on this
+    /// host and the same after a restart.
+    pub fn create(&self, name: &str, limits: Limits, gpus: &DeviceRule) -> std::io::Result<AttemptCgroup> {
         let quota = u64::from(limits.cpus.max(1)) * 100_000;
         let pids = (limits.pids + WRAPPER_PIDS).to_string();
         let mut cg = AttemptCgroup::default();
@@ -159,11 +170,12 @@ impl Containment {
                 let _ = write(&dir, "memory.swap.max", "0");
                 write(&dir, "pids.max", &pids)?;
                 write(&dir, "cpu.max", &format!("{quota} 100000"))?;
+                cg.devices = confine_v2(&dir, gpus);
                 cg.join.push(dir.join("cgroup.procs"));
                 cg.oom_events = Some(dir.join("memory.events"));
                 cg.kill = Some(dir.join("cgroup.kill"));
             }
-            Layout::Split { memory, pids: pids_root, cpu, kill } => {
+            Layout::Split { memory, pids: pids_root, cpu, kill, devices } => {
                 let dir = make(memory, name, &mut cg)?;
                 write(&dir, "memory.limit_in_bytes", &limits.mem_bytes.to_string())?;
                 // swap counts too where the kernel accounts it
@@ -181,10 +193,28 @@ impl Containment {
                 }
                 if let Some(kill) = kill {
                     let dir = make(kill, name, &mut cg)?;
+                    // the v2 program applies beside the v1 controllers
+                    cg.devices = confine_v2(&dir, gpus);
                     cg.join.push(dir.join("cgroup.procs"));
                     cg.kill = Some(dir.join("cgroup.kill"));
+                } else if let (Some(root), false) = (devices, gpus.is_empty()) {
+                    let dir = make(root, name, &mut cg)?;
+                    cg.devices = Some(
+                        gpus.v1_denies()
+                            .iter()
+                            .try_for_each(|line| write(&dir, "devices.deny", line))
+                            .map(|()| "the v1 devices controller")
+                            .map_err(|e| e.to_string()),
+                    );
+                    cg.join.push(dir.join("cgroup.procs"));
                 }
             }
+        }
+        if cg.devices.is_none() && !gpus.is_empty() {
+            cg.devices = Some(Err(match &self.layout {
+                Layout::None(why) => why.clone(),
+                _ => "no cgroup v2 hierarchy nor v1 devices controller to write".into(),
+            }));
         }
         Ok(cg)
     }
@@ -199,6 +229,7 @@ impl Containment {
             kill: dirs.iter().map(|d| d.join("cgroup.kill")).find(|k| k.exists()),
             oom_events: None,
             dirs,
+            devices: None,
         }
     }
 }
@@ -255,7 +286,13 @@ fn probe_layout(root: &Path) -> Layout {
     };
     let cpu = writable_parent(root.join("cpu"));
     let kill = writable_parent(root.join("unified")).filter(|u| u.join(PARENT).join("cgroup.procs").exists());
-    Layout::Split { memory, pids, cpu, kill }
+    let devices = writable_parent(root.join("devices"));
+    Layout::Split { memory, pids, cpu, kill, devices }
+}
+
+/// Attaches the device program to an attempt's v2 cgroup.
+fn confine_v2(dir: &Path, gpus: &DeviceRule) -> Option<Result<&'static str, String>> {
+    (!gpus.is_empty()).then(|| gpus.attach(dir).map(|()| "a BPF device program").map_err(|e| e.to_string()))
 }
 
 fn make(root: &Path, name: &str, cg: &mut AttemptCgroup) -> std::io::Result<PathBuf> {
@@ -291,6 +328,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = Containment { layout: probe_layout(&dir.path().join("absent")), pid_namespace: false };
         assert!(c.describe().contains("NO cgroup limits"), "{}", c.describe());
-        assert_eq!(c.create("x", Limits { cpus: 1, mem_bytes: 1 << 30, pids: 10 }).unwrap(), AttemptCgroup::default());
+        let limits = Limits { cpus: 1, mem_bytes: 1 << 30, pids: 10 };
+        assert_eq!(c.create("x", limits, &DeviceRule::default()).unwrap(), AttemptCgroup::default());
     }
 }

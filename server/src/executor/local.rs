@@ -69,24 +69,32 @@ struct Shared {
     allow_user_namespaces: bool,
     pids_per_gpu: u32,
     limits: super::limits::WriteLimits,
+    gpu_devices: super::devices::GpuDevices,
     /// Tells this server's cgroups from another's on the same host.
     tag: u64,
     inner: Mutex<Inner>,
 }
 
 /// Limits of the local executor beyond what each request carries.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct LocalOptions {
     /// Processes one job may have per GPU (`executor.pids_per_gpu`).
     pub pids_per_gpu: u32,
     pub limits: super::limits::WriteLimits,
     /// Jobs may create user namespaces (`executor.allow_user_namespaces`).
     pub allow_user_namespaces: bool,
+    /// The GPUs' device nodes, each job confined to its own.
+    pub gpu_devices: super::devices::GpuDevices,
 }
 
 impl Default for LocalOptions {
     fn default() -> Self {
-        Self { pids_per_gpu: 1024, limits: Default::default(), allow_user_namespaces: false }
+        Self {
+            pids_per_gpu: 1024,
+            limits: Default::default(),
+            allow_user_namespaces: false,
+            gpu_devices: Default::default(),
+        }
     }
 }
 
@@ -144,6 +152,7 @@ impl LocalExecutor {
                 allow_user_namespaces: options.allow_user_namespaces,
                 pids_per_gpu: options.pids_per_gpu.max(1),
                 limits: options.limits,
+                gpu_devices: options.gpu_devices,
                 tag,
                 inner,
             }),
@@ -218,7 +227,8 @@ impl LocalExecutor {
         if uid.is_some() {
             make_fifo(&record.dir().join("output"))?;
         }
-        let cgroup = shared.containment.create(&self.cgroup_name(req.job, req.attempt), limits)?;
+        let gpus = shared.gpu_devices.rule(&req.gpus);
+        let cgroup = shared.containment.create(&self.cgroup_name(req.job, req.attempt), limits, &gpus)?;
 
         let mut log = OpenOptions::new().create(true).append(true).mode(0o600).open(layout.log(req.job))?;
         let offset = log.seek(SeekFrom::End(0))?;
@@ -233,6 +243,14 @@ impl LocalExecutor {
                 req.mem_gb,
                 limits.pids
             )?;
+            match &cgroup.devices {
+                Some(Ok(how)) => writeln!(log, "[jpu-share] GPUs: only this job's own may be opened ({how})")?,
+                Some(Err(why)) => writeln!(
+                    log,
+                    "[jpu-share] warning: GPUs are NOT confined: every GPU of this node can be opened ({why})"
+                )?,
+                None => {}
+            }
             if !shared.net_namespace {
                 writeln!(log, "[jpu-share] no network namespace could be created here: this job HAS network access")?;
             }

@@ -14,6 +14,7 @@ mod cli;
 mod conformance;
 mod console;
 mod datasets;
+mod devices;
 mod directory;
 mod edge;
 mod files;
