@@ -62,6 +62,9 @@ pub struct LdapSettings {
     /// jobs may run with; below it are the system's own accounts and
     /// groups (`postgres`, `shadow`). 65534 (nobody) is never taken.
     pub min_id: u32,
+    /// StartTLS on an `ldap://` URL: a person's password is sent to the
+    /// directory only over TLS (this, or `ldaps://`) or to loopback.
+    pub starttls: bool,
 }
 
 impl Default for LdapSettings {
@@ -77,6 +80,7 @@ impl Default for LdapSettings {
             admin_groups: Vec::new(),
             recheck_seconds: 60,
             min_id: 1000,
+            starttls: false,
         }
     }
 }

@@ -137,9 +137,17 @@ impl Application {
             .build();
         let backfill = crate::services::admin::backfill::load(&settings.backfill, &mut *pool.acquire().await?).await?;
         let oidc = crate::auth::oidc::Oidc::from_settings(&settings.auth.oidc, &settings.server.public_url)?;
+        let directory = crate::auth::directory::Directory::from_settings(&settings.directory.ldap)?;
+        if let Some(Err(e)) = directory.as_ref().map(|d| d.passwords_travel_safely()) {
+            if oidc.is_none() && settings.auth.passwords {
+                // the directory's passwords are the only way in: say so now
+                return Err(StartupError::Settings(e.to_string()));
+            }
+            tracing::warn!(error = %e, "password sign-in for the directory's people is refused");
+        }
         let services = crate::services::Services {
             oidc: oidc.map(Arc::new),
-            directory: crate::auth::directory::Directory::from_settings(&settings.directory.ldap)?.map(Arc::new),
+            directory: directory.map(Arc::new),
             admissions: Default::default(),
             backfill: crate::services::admin::backfill::BackfillControl::new(backfill),
             db: pool,

@@ -34,6 +34,13 @@ pub struct UserRecord {
 }
 
 impl UserRecord {
+    /// Made and kept in step by the university's sign-in (its provider, or
+    /// a password its directory checked): lab, role and ids are the
+    /// university's, and it is off-boarded when the directory drops it.
+    pub fn campus_owned(&self) -> bool {
+        self.sign_in == SignIn::Oidc || (!self.local && self.password_hash.is_empty())
+    }
+
     pub fn viewer(&self) -> Viewer {
         Viewer {
             username: self.username.clone(),

@@ -22,6 +22,8 @@ pub fn LoginPage() -> impl IntoView {
             Some("throttled") => Some(t("login-throttled")),
             Some("disabled") => Some(t("login-disabled")),
             Some("busy") => Some(t("login-busy")),
+            Some("refused") => Some(t("login-refused")),
+            Some("directory") => Some(t("login-directory")),
             Some("passwords_off") => Some(t_with("login-passwords-off", &[("button", button().into())])),
             Some(_) => Some(t("login-wrong")),
             None => None,

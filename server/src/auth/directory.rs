@@ -5,6 +5,13 @@
 //! rare next to API calls, and a pooled connection would need its own
 //! health checks. Every value that goes into a filter is escaped (RFC
 //! 4515), so a name like `*)(uid=*` matches nobody.
+//!
+//! A person's password (#44: campuses with a directory and no OpenID
+//! provider) is checked by binding as them, on a connection of its own,
+//! and never kept. It travels only over TLS (`ldaps://` or StartTLS) or to
+//! this machine; an empty one is refused before the directory is asked
+//! (an LDAP bind with a name and no password is "unauthenticated" and
+//! succeeds: RFC 4513 §5.1.2).
 
 use std::time::Duration;
 
@@ -37,6 +44,9 @@ pub enum DirectoryError {
     Ambiguous(usize),
     #[error("the directory is misconfigured: {0}")]
     Config(String),
+    /// A person's password would cross the network in clear.
+    #[error("passwords are not sent to {0} without TLS: use an ldaps:// URL or set directory.ldap.starttls")]
+    Cleartext(String),
 }
 
 pub struct Directory {
@@ -47,6 +57,54 @@ pub struct Directory {
 }
 
 impl Directory {
+    async fn connect(&self) -> Result<ldap3::Ldap, DirectoryError> {
+        let conn_settings = LdapConnSettings::new().set_conn_timeout(TIMEOUT).set_starttls(self.settings.starttls);
+        let (conn, ldap) = LdapConnAsync::with_settings(conn_settings, &self.settings.url)
+            .await
+            .map_err(|e| DirectoryError::Unavailable(e.to_string()))?;
+        ldap3::drive!(conn);
+        Ok(ldap)
+    }
+
+    /// Whether a person's password may be sent: over TLS, or to loopback.
+    pub fn passwords_travel_safely(&self) -> Result<(), DirectoryError> {
+        let url = self.settings.url.trim();
+        let loopback = url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)).is_some_and(|host| {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        });
+        if url.starts_with("ldaps://") || url.starts_with("ldapi://") || self.settings.starttls || loopback {
+            return Ok(());
+        }
+        Err(DirectoryError::Cleartext(url.to_string()))
+    }
+
+    /// The person named `username` when `password` is theirs (a bind as
+    /// their entry succeeds); `None` for a name the directory does not
+    /// list and for a wrong password alike.
+    pub async fn check_password(&self, username: &str, password: &str) -> Result<Option<Person>, DirectoryError> {
+        self.passwords_travel_safely()?;
+        if password.is_empty() {
+            return Ok(None);
+        }
+        let Some(person) = self.person(username).await? else { return Ok(None) };
+        let mut ldap = self.connect().await?;
+        ldap.with_timeout(TIMEOUT);
+        let answer =
+            ldap.simple_bind(&person.dn, password).await.map_err(|e| DirectoryError::Unavailable(e.to_string()))?;
+        let _ = ldap.unbind().await;
+        match answer.rc {
+            0 => Ok(Some(person)),
+            // invalidCredentials; anything else (a locked account, a
+            // policy's refusal) is a refusal too, noted for the operator
+            49 => Ok(None),
+            rc => {
+                tracing::info!(user = %username, rc, text = %answer.text, "the directory refused a person's bind");
+                Ok(None)
+            }
+        }
+    }
+
     /// The directory, or `None` when no URL is set; the bind password is
     /// read once, here.
     pub fn from_settings(settings: &LdapSettings) -> Result<Option<Self>, DirectoryError> {
@@ -83,9 +141,7 @@ impl Directory {
     /// not list them.
     pub async fn person(&self, username: &str) -> Result<Option<Person>, DirectoryError> {
         let down = |e: ldap3::LdapError| DirectoryError::Unavailable(e.to_string());
-        let conn_settings = LdapConnSettings::new().set_conn_timeout(TIMEOUT);
-        let (conn, mut ldap) = LdapConnAsync::with_settings(conn_settings, &self.settings.url).await.map_err(down)?;
-        ldap3::drive!(conn);
+        let mut ldap = self.connect().await?;
         ldap.with_timeout(TIMEOUT);
         ldap.simple_bind(&self.settings.bind_dn, &self.bind_password).await.map_err(down)?.success().map_err(down)?;
 
@@ -138,5 +194,31 @@ impl Directory {
             groups,
             group_gids,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_go_only_over_tls_or_to_this_machine() {
+        let directory = |url: &str, starttls: bool| Directory {
+            settings: LdapSettings { url: url.into(), starttls, ..Default::default() },
+            bind_password: String::new(),
+            lab_group: regex::Regex::new("(x)").unwrap(),
+        };
+        for (url, starttls, safe) in [
+            ("ldap://127.0.0.1:389", false, true),
+            ("ldap://localhost", false, true),
+            ("ldap://[::1]:389", false, true),
+            ("ldaps://ldap.example.edu", false, true),
+            ("ldap://ldap.example.edu", true, true),
+            ("ldap://ldap.example.edu", false, false),
+            ("ldap://127.0.0.1.example.edu", false, false),
+            ("ldap://10.0.0.5:389", false, false),
+        ] {
+            assert_eq!(directory(url, starttls).passwords_travel_safely().is_ok(), safe, "{url} starttls={starttls}");
+        }
     }
 }

@@ -34,6 +34,13 @@ pub enum AuthError {
     /// button to use instead is named.
     #[error("{}", app::msg!("err-passwords-off", button = .0))]
     PasswordsOff(String),
+    /// The directory knows the password but does not let the person in
+    /// (no lab group, a system uid, …): why.
+    #[error("{0}")]
+    Refused(app::i18n::Msg),
+    /// The directory cannot be asked (or would get the password in clear).
+    #[error("{0}")]
+    Directory(String),
     #[error(transparent)]
     Password(#[from] PasswordError),
     #[error(transparent)]

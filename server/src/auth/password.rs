@@ -77,6 +77,13 @@ fn slots() -> &'static Slots {
     })
 }
 
+/// Runs `work` (a directory's password check) once a slot of `lane` is
+/// free: guesses at directory passwords are paced as hashes are.
+pub async fn in_lane<F: std::future::Future>(lane: Lane, work: F) -> Result<F::Output, PasswordError> {
+    let _slot = slots().take(lane).await?;
+    Ok(work.await)
+}
+
 /// Runs one hash on the blocking pool once a slot of `lane` is free.
 async fn in_slot<T: Send + 'static>(
     slots: &Slots,

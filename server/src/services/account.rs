@@ -16,6 +16,9 @@ use crate::services::{ServiceError, Services};
 /// of theirs (the token this request came with, if any, stays). Returns
 /// the new session epoch, for the console session that asked to keep.
 pub async fn change_password(state: &Services, caller: &Caller, current: &str, new: &str) -> Result<i64, ServiceError> {
+    if state.directory.is_some() && !caller.user.local {
+        return Err(ServiceError::Validation(msg!("err-password-university", user = caller.user.username.clone())));
+    }
     let min = crate::services::admin::MIN_PASSWORD;
     if new.chars().count() < min || new.len() > 1024 {
         return Err(ServiceError::Validation(msg!("err-password-length", min = min).on("new password")));
@@ -54,6 +57,19 @@ pub async fn check_password(
     client: std::net::IpAddr,
 ) -> Result<db::accounts::UserRecord, AuthError> {
     let auth = &state.settings.auth;
+    // with a directory every name but a local account's is the
+    // directory's, and so is its password
+    if let Some(directory) = state.directory.as_deref() {
+        let local =
+            db::accounts::user_by_username(&mut *state.db.acquire().await?, username).await?.is_some_and(|u| u.local);
+        if !local {
+            if !auth.passwords {
+                return Err(AuthError::PasswordsOff(auth.oidc.display_name.clone()));
+            }
+            return crate::services::campus::directory_password_sign_in(state, directory, username, password, client)
+                .await;
+        }
+    }
     let passwords = if auth.passwords {
         auth::Passwords::Everyone
     } else {

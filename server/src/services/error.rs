@@ -124,7 +124,11 @@ impl From<AuthError> for ServiceError {
     fn from(e: AuthError) -> Self {
         if matches!(
             e,
-            AuthError::InvalidCredentials | AuthError::Throttled(_) | AuthError::Disabled | AuthError::PasswordsOff(_)
+            AuthError::InvalidCredentials
+                | AuthError::Throttled(_)
+                | AuthError::Disabled
+                | AuthError::PasswordsOff(_)
+                | AuthError::Refused(_)
         ) {
             // every refused sign-in passes here on its way to the caller
             metrics::counter!("jpu_sign_in_refused_total").increment(1);
@@ -134,6 +138,8 @@ impl From<AuthError> for ServiceError {
             AuthError::Throttled(wait) => ServiceError::TooManyAttempts(wait.as_secs().max(1)),
             AuthError::Disabled => ServiceError::Forbidden(msg!("err-account-disabled")),
             AuthError::PasswordsOff(button) => ServiceError::Forbidden(msg!("err-passwords-off", button = button)),
+            AuthError::Refused(why) => ServiceError::Forbidden(why),
+            AuthError::Directory(e) => ServiceError::Internal(format!("the directory cannot check a password: {e}")),
             AuthError::Password(p) => p.into(),
             AuthError::Db(e) => e.into(),
         }

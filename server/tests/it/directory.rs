@@ -13,7 +13,7 @@ use crate::parts::Slapd;
 
 /// The test directory, or None when slapd is missing and the run does not
 /// require it (`JPU_TEST_LDAP=1` does).
-async fn slapd() -> Option<Slapd> {
+pub async fn slapd() -> Option<Slapd> {
     if !std::path::Path::new(crate::parts::SLAPD).exists() {
         assert!(
             std::env::var_os("JPU_TEST_LDAP").is_none(),
@@ -118,7 +118,7 @@ async fn as_administrator(url: &str) -> ldap3::Ldap {
 }
 
 /// Deletes an entry as the directory's administrator would.
-async fn delete_entry(url: &str, dn: &str) {
+pub async fn delete_entry(url: &str, dn: &str) {
     let mut ldap = as_administrator(url).await;
     ldap.delete(dn).await.unwrap().success().unwrap();
     ldap.unbind().await.unwrap();

@@ -16,6 +16,7 @@ mod console;
 mod datasets;
 mod devices;
 mod directory;
+mod directory_passwords;
 mod edge;
 mod files;
 mod forecast;

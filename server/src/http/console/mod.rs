@@ -114,6 +114,14 @@ async fn login(
         Err(AuthError::InvalidCredentials) => Redirect::to("/login?error=credentials").into_response(),
         Err(AuthError::Disabled) => Redirect::to("/login?error=disabled").into_response(),
         Err(AuthError::PasswordsOff(_)) => Redirect::to("/login?error=passwords_off").into_response(),
+        Err(AuthError::Refused(why)) => {
+            tracing::info!(user = %form.username.trim(), why = %why, "the directory's person is not let in");
+            Redirect::to("/login?error=refused").into_response()
+        }
+        Err(AuthError::Directory(e)) => {
+            tracing::error!(error = %e, "the directory cannot check a password");
+            Redirect::to("/login?error=directory").into_response()
+        }
         Err(AuthError::Password(auth::PasswordError::Busy)) => Redirect::to("/login?error=busy").into_response(),
         Err(e) => {
             tracing::error!(error = %e, "sign-in failed");

@@ -288,8 +288,14 @@ pub async fn update_user(
     let mut user = db::accounts::user_by_username(&mut tx, username)
         .await?
         .ok_or_else(|| ServiceError::NotFound(msg!("err-no-user", name = username)))?;
+    // with a directory, a name that is not a local account's signs in
+    // with the directory's password: a password set here would never be
+    // asked for
+    if patch.password.is_some() && state.directory.is_some() && !user.local {
+        return Err(ServiceError::field("password", msg!("err-password-university", user = username)));
+    }
     // the university owns what it keeps in step at every sign-in
-    if user.sign_in == app::model::SignIn::Oidc {
+    if user.campus_owned() {
         let owned =
             [("lab", patch.lab.is_some()), ("role", patch.role.is_some()), ("unix_uid", patch.unix_uid.is_some())];
         if let Some((field, _)) = owned.iter().find(|(_, given)| *given) {

@@ -11,7 +11,7 @@
 use app::model::{Role, SignIn};
 use app::{i18n::Msg, msg};
 
-use crate::auth::directory::DirectoryError;
+use crate::auth::directory::{Directory, DirectoryError, Person};
 use crate::auth::oidc::Identity;
 use crate::clock::now_ms;
 use crate::db;
@@ -19,9 +19,11 @@ use crate::db::accounts::UserRecord;
 use crate::services::{ServiceError, Services};
 
 mod offboarding;
+mod password;
 pub use offboarding::{
     offboarding_sweep, provider_recheck, provider_recheck_on, still_admitted, Admissions, OWNER_LEFT,
 };
+pub use password::sign_in as directory_password_sign_in;
 
 /// The audit log's actor for changes campus sign-in makes.
 const ACTOR: &str = "oidc";
@@ -142,6 +144,11 @@ async fn facts(state: &Services, who: &Identity, name: &str) -> Result<Facts, Ca
         Err(DirectoryError::Ambiguous(n)) => return Err(Refusal::Ambiguous(name.to_string(), n).into()),
         Err(e) => return Err(CampusError::Directory(e.to_string())),
     };
+    directory_facts(directory, name, person)
+}
+
+/// What the directory's entry for `name` says, under the admin API's rules.
+fn directory_facts(directory: &Directory, name: &str, person: Person) -> Result<Facts, CampusError> {
     let ldap = directory.settings();
     // the admin API's rules: a system account's or group's id (uid 0, 101
     // = postgres, gid 42 = shadow) never reaches a job (#42 I2)
@@ -205,15 +212,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
     if !valid_name(&lab) {
         return Err(Refusal::BadName(lab).into());
     }
-    let lab_id = match db::views::lab_id(&mut tx, &lab).await? {
-        Some(id) => id,
-        None => {
-            let id = db::accounts::insert_lab(&mut tx, &lab, now).await?;
-            let detail = serde_json::json!({"from_group_of": who.username});
-            db::audit::record(&mut tx, ACTOR, "lab.create", Some(&lab), &detail, now).await?;
-            id
-        }
-    };
+    let lab_id = lab_id_of(&mut tx, &lab, &who.username, ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {
@@ -236,36 +235,12 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
                 .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?
         }
     };
-    let mut changed = serde_json::Map::new();
-    let mut note = |field: &str, from: serde_json::Value, to: serde_json::Value| {
-        if from != to {
-            changed.insert(field.into(), serde_json::json!({"from": from, "to": to}));
-        }
-    };
-    note("lab", user.lab.clone().into(), lab.clone().into());
-    note("role", user.role.as_str().into(), role.as_str().into());
-    if let Some((uid, gid, group_gids)) = facts.ids {
-        if let Some(uid) = uid {
-            if let Some(other) = db::accounts::user_with_uid(&mut tx, uid, user.id).await? {
-                return Err(Refusal::UidTaken { uid, other }.into());
-            }
-        }
-        note("unix_uid", user.unix_uid.into(), uid.into());
-        note("unix_gid", user.unix_gid.into(), gid.into());
-        let groups =
-            (!group_gids.is_empty()).then(|| group_gids.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
-        note("unix_groups", user.unix_groups.clone().into(), groups.clone().into());
-        user.unix_uid = uid;
-        user.unix_gid = gid;
-        user.unix_groups = groups;
-    }
+    let mut changed = in_step(&mut tx, &mut user, (lab_id, &lab), role, facts.ids).await?;
     if user.sign_in != SignIn::Oidc {
         changed.insert("auth".into(), serde_json::json!({"from": user.sign_in.as_str(), "to": "oidc"}));
         db::accounts::set_sign_in(&mut tx, user.id, SignIn::Oidc).await?;
     }
     if !changed.is_empty() {
-        user.lab_id = lab_id;
-        user.role = role;
         db::accounts::update_user(&mut tx, &user).await?;
         let detail = serde_json::Value::Object(changed);
         db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
@@ -293,6 +268,58 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
     tx.commit().await?;
     Ok(user)
+}
+
+/// The lab's id, the lab made (and audited, by `actor`) when new.
+async fn lab_id_of(tx: &mut db::WriteTx, lab: &str, username: &str, actor: &str, now: i64) -> Result<i64, CampusError> {
+    Ok(match db::views::lab_id(tx, lab).await? {
+        Some(id) => id,
+        None => {
+            let id = db::accounts::insert_lab(tx, lab, now).await?;
+            let detail = serde_json::json!({"from_group_of": username});
+            db::audit::record(tx, actor, "lab.create", Some(lab), &detail, now).await?;
+            id
+        }
+    })
+}
+
+/// Brings the user's lab, role and ids in step with what the directory
+/// (or the provider) says; returns what changed, for the audit log (the
+/// caller saves the row when anything did).
+async fn in_step(
+    tx: &mut db::WriteTx,
+    user: &mut UserRecord,
+    (lab_id, lab): (i64, &str),
+    role: Role,
+    ids: Option<(Option<i64>, Option<i64>, Vec<i64>)>,
+) -> Result<serde_json::Map<String, serde_json::Value>, CampusError> {
+    let mut changed = serde_json::Map::new();
+    let mut note = |field: &str, from: serde_json::Value, to: serde_json::Value| {
+        if from != to {
+            changed.insert(field.into(), serde_json::json!({"from": from, "to": to}));
+        }
+    };
+    note("lab", user.lab.clone().into(), lab.into());
+    note("role", user.role.as_str().into(), role.as_str().into());
+    if let Some((uid, gid, group_gids)) = ids {
+        if let Some(uid) = uid {
+            if let Some(other) = db::accounts::user_with_uid(tx, uid, user.id).await? {
+                return Err(Refusal::UidTaken { uid, other }.into());
+            }
+        }
+        note("unix_uid", user.unix_uid.into(), uid.into());
+        note("unix_gid", user.unix_gid.into(), gid.into());
+        let groups =
+            (!group_gids.is_empty()).then(|| group_gids.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+        note("unix_groups", user.unix_groups.clone().into(), groups.clone().into());
+        user.unix_uid = uid;
+        user.unix_gid = gid;
+        user.unix_groups = groups;
+    }
+    user.lab_id = lab_id;
+    user.lab = lab.to_string();
+    user.role = role;
+    Ok(changed)
 }
 
 /// The account this identity signs into: the one linked to its (issuer,

@@ -7,8 +7,6 @@
 //! asked about holds: a misconfigured source must not end everyone's
 //! work at once.
 
-use app::model::SignIn;
-
 use super::{lab_and_role, ACTOR};
 use crate::auth::oidc::{Grant, Recheck};
 use crate::clock::now_ms;
@@ -41,7 +39,8 @@ pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
 /// directory cannot be asked (an outage must not sign the university out).
 async fn dropped_because(state: &Services, user: &UserRecord) -> Option<&'static str> {
     let directory = state.directory.as_ref()?;
-    if user.sign_in != SignIn::Oidc {
+    // with a directory every name but a local account's is its
+    if user.local {
         return None;
     }
     let ttl = std::time::Duration::from_secs(directory.settings().recheck_seconds);

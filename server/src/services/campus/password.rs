@@ -1,0 +1,139 @@
+//! Password sign-in on a campus with a directory (#44: LDAP and no OpenID
+//! provider is still common). Local accounts keep their own password;
+//! every other name is the directory's, and its password is checked by
+//! binding to the directory as the person (never stored). The rules that
+//! admit someone are campus sign-in's: a lab group, `admin_groups`, the
+//! directory's ids above `min_id`, a uid nobody else has. The sign-in
+//! slow-down and the lanes are those of local passwords: the bind waits
+//! for a slot of its lane, so a flood of guesses neither reaches the
+//! directory unbounded nor keeps out the people nobody guesses at.
+
+use app::model::SignIn;
+
+use super::{directory_facts, in_step, lab_and_role, lab_id_of, valid_name, CampusError, Refusal};
+use crate::auth::directory::{Directory, Person};
+use crate::auth::{password, AuthError};
+use crate::clock::now_ms;
+use crate::db;
+use crate::db::accounts::UserRecord;
+use crate::services::{ServiceError, Services};
+
+/// The audit log's actor for changes a directory sign-in makes.
+const ACTOR: &str = "ldap";
+
+/// Checks a non-local name's password against the directory and lets the
+/// person in (creating or updating their account), or says why not.
+pub async fn sign_in(
+    state: &Services,
+    directory: &Directory,
+    username: &str,
+    password: &str,
+    client: std::net::IpAddr,
+) -> Result<UserRecord, AuthError> {
+    let known = db::accounts::user_by_username(&mut *state.db.acquire().await?, username).await?.is_some();
+    let attempt = state.throttle.begin(username, client, std::time::Instant::now()).map_err(AuthError::Throttled)?;
+    let lane = if known && state.throttle.is_clean(username, client, std::time::Instant::now()) {
+        password::Lane::Trusted
+    } else {
+        password::Lane::Open
+    };
+    // a name that could never be an account is not sent to the directory
+    let checked = if valid_name(username) {
+        password::in_lane(lane, directory.check_password(username, password)).await
+    } else {
+        Ok(Ok(None))
+    };
+    let person = match checked {
+        Ok(Ok(Some(person))) => person,
+        Ok(Ok(None)) => {
+            state.throttle.failed(attempt);
+            return Err(AuthError::InvalidCredentials);
+        }
+        Ok(Err(e)) => {
+            // not checked: neither a failure nor a success
+            state.throttle.not_checked(attempt);
+            return Err(AuthError::Directory(e.to_string()));
+        }
+        Err(busy) => {
+            state.throttle.not_checked(attempt);
+            return Err(busy.into());
+        }
+    };
+    state.throttle.succeeded(attempt);
+    match admit(state, directory, username, person).await {
+        Ok(user) => Ok(user),
+        Err(CampusError::Refused(Refusal::Disabled(_))) => Err(AuthError::Disabled),
+        Err(CampusError::Refused(why)) => Err(AuthError::Refused(why.message())),
+        Err(CampusError::Directory(e)) => Err(AuthError::Directory(e)),
+        Err(CampusError::Service(ServiceError::Conflict(m))) => Err(AuthError::Refused(m)),
+        Err(CampusError::Service(e)) => Err(AuthError::Directory(e.to_string())),
+    }
+}
+
+/// Creates or updates the directory's person as its entry says.
+async fn admit(
+    state: &Services,
+    directory: &Directory,
+    username: &str,
+    person: Person,
+) -> Result<UserRecord, CampusError> {
+    let facts = directory_facts(directory, username, person)?;
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let existing = db::accounts::user_by_username(&mut tx, username).await?;
+    match &existing {
+        Some(user) if user.local => return Err(Refusal::Local(user.username.clone()).into()),
+        Some(user) if user.disabled => return Err(Refusal::Disabled(user.username.clone()).into()),
+        Some(_) => {}
+        // `Kim` binds as kim's entry in most directories: one person, one account
+        None => {
+            if let Some(other) = db::campus_identities::look_alike(&mut tx, username).await? {
+                return Err(Refusal::LookAlike { name: username.to_string(), other }.into());
+            }
+        }
+    }
+    let current_lab = existing.as_ref().map(|u| u.lab.as_str());
+    let Some((lab, role)) = lab_and_role(&facts.groups, &facts.lab_group, &facts.admin_groups, current_lab) else {
+        let pattern = facts.lab_group.as_str().to_string();
+        return Err(Refusal::NoLabGroup { username: username.to_string(), pattern }.into());
+    };
+    if !valid_name(&lab) {
+        return Err(Refusal::BadName(lab).into());
+    }
+    let lab_id = lab_id_of(&mut tx, &lab, username, ACTOR, now).await?;
+    let mut user = match existing {
+        Some(user) => user,
+        None => {
+            let new = db::accounts::NewUser {
+                username,
+                // never a usable hash: the directory holds the password
+                password_hash: "",
+                lab_id,
+                role,
+                unix_uid: None,
+                max_concurrent: crate::policy::personal::DEFAULT_CONCURRENCY,
+                local: false,
+            };
+            let id = db::accounts::insert_user(&mut tx, new, now).await?;
+            db::accounts::set_sign_in(&mut tx, id, SignIn::Password).await?;
+            let detail = serde_json::json!({"lab": lab, "role": role.as_str(), "from": "the directory"});
+            db::audit::record(&mut tx, ACTOR, "user.create", Some(username), &detail, now).await?;
+            db::accounts::user_by_id(&mut tx, id)
+                .await?
+                .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?
+        }
+    };
+    let changed = in_step(&mut tx, &mut user, (lab_id, &lab), role, facts.ids).await?;
+    if !changed.is_empty() {
+        db::accounts::update_user(&mut tx, &user).await?;
+        let detail = serde_json::Value::Object(changed);
+        db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
+    }
+    crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
+    let id = user.id;
+    let user = db::accounts::user_by_id(&mut tx, id)
+        .await?
+        .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
+    tx.commit().await?;
+    Ok(user)
+}
