@@ -15,6 +15,18 @@ pub async fn unfinished_jobs(conn: &mut SqliteConnection) -> Result<Vec<(String,
     Ok(rows.into_iter().map(|r| (r.state, r.tier, r.lab, r.n)).collect())
 }
 
+/// Waiting jobs by why they wait (the cycle's pending reason) and tier.
+pub async fn waiting_by_reason(conn: &mut SqliteConnection) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT COALESCE(pending_reason, 'NONE') AS "reason!: String", COALESCE(tier, '') AS "tier!: String",
+                  COUNT(*) AS "n!: i64"
+           FROM jobs WHERE state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT') GROUP BY 1, 2"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.reason, r.tier, r.n)).collect())
+}
+
 /// Ended jobs by their end reason (never fewer: jobs are kept).
 pub async fn ended_by_reason(conn: &mut SqliteConnection) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let rows = sqlx::query!(

@@ -6,6 +6,7 @@
 //!
 //! - `jpu_build_info{version}` 1;
 //! - `jpu_jobs{state,tier,lab}` unfinished jobs;
+//! - `jpu_jobs_pending{reason,tier}` waiting jobs by why they wait;
 //! - `jpu_gpus{state,tier,node}` with `state` one of `research`,
 //!   `backfill`, `reserved`, `idle`, `down` (a node that is not up);
 //! - `jpu_nodes{state}`;
@@ -51,6 +52,11 @@ pub async fn refresh(state: &Services) -> ServiceResult<()> {
         jobs.insert(vec![("state", job_state), ("tier", tier), ("lab", lab)], n as f64);
     }
     gauges("jpu_jobs", jobs);
+    let mut pending = HashMap::new();
+    for (reason, tier, n) in db::metrics::waiting_by_reason(&mut conn).await? {
+        pending.insert(vec![("reason", reason), ("tier", tier)], n as f64);
+    }
+    gauges("jpu_jobs_pending", pending);
 
     let nodes = crate::services::admin::cluster::nodes_in_use(&mut conn).await?;
     let mut gpus: HashMap<Labels, f64> = HashMap::new();

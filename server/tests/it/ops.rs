@@ -152,7 +152,15 @@ async fn metrics_say_what_the_cluster_is_doing() {
     let held = serde_json::json!({"name": "waits", "command": "true", "num_gpus": 2, "min_vram_gb": 99});
     let _ = app.submit(&demo, held).await;
     app.submit_ok(&demo, serde_json::json!({"name": "w", "command": "sleep 30", "num_gpus": 2})).await;
+    // one that waits for the GPUs "w" holds, with the cycle's reason
+    let queued = app.submit_ok(&demo, serde_json::json!({"name": "q", "command": "true", "num_gpus": 2})).await;
+    let queued = app
+        .wait_job(&demo, queued["id"].as_i64().unwrap(), "a pending reason", |j| j["pending_reason"].is_string())
+        .await;
     let text = app.metrics().await;
+    let reason = format!("reason=\"{}\"", queued["pending_reason"].as_str().unwrap());
+    let pending = text.lines().find(|l| l.starts_with("jpu_jobs_pending{") && l.contains(&reason));
+    assert!(pending.is_some_and(|l| !l.ends_with(" 0")), "{reason} counted in:\n{text}");
     for wanted in [
         "jpu_build_info{version=\"",
         "jpu_jobs{",
