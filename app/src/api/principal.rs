@@ -38,7 +38,13 @@ impl UserRecord {
     /// a password its directory checked): lab, role and ids are the
     /// university's, and it is off-boarded when the directory drops it.
     pub fn campus_owned(&self) -> bool {
-        self.sign_in == SignIn::Oidc || (!self.local && self.password_hash.is_empty())
+        self.sign_in == SignIn::Oidc || self.directory_made()
+    }
+
+    /// Made by a password sign-in the directory checked: its password is
+    /// the directory's (none is kept here).
+    pub fn directory_made(&self) -> bool {
+        self.sign_in == SignIn::Password && !self.local && self.password_hash.is_empty()
     }
 
     pub fn viewer(&self) -> Viewer {

@@ -148,7 +148,7 @@ impl Directory {
         let filter = self.settings.user_filter.replace("{username}", &ldap_escape(username));
         ldap.with_timeout(TIMEOUT);
         let (found, _) = ldap
-            .search(&self.settings.user_base, Scope::Subtree, &filter, vec!["uidNumber", "gidNumber"])
+            .search(&self.settings.user_base, Scope::Subtree, &filter, vec!["uid", "uidNumber", "gidNumber"])
             .await
             .map_err(down)?
             .success()
@@ -164,6 +164,12 @@ impl Directory {
                 return Err(DirectoryError::Ambiguous(n));
             }
         };
+        // directories match `uid` regardless of case: `KIM` would be
+        // kim's entry; a name is a person's only as the entry spells it
+        if entry.attrs.get("uid").is_some_and(|uids| !uids.iter().any(|u| u == username)) {
+            let _ = ldap.unbind().await;
+            return Ok(None);
+        }
         let number = |name: &str| entry.attrs.get(name).and_then(|v| v.first()).and_then(|n| n.parse().ok());
         let groups_filter = format!(
             "(|(&(objectClass=posixGroup)(memberUid={uid}))(&(objectClass=groupOfNames)(member={dn})))",

@@ -77,10 +77,18 @@ fn slots() -> &'static Slots {
     })
 }
 
-/// Runs `work` (a directory's password check) once a slot of `lane` is
-/// free: guesses at directory passwords are paced as hashes are.
-pub async fn in_lane<F: std::future::Future>(lane: Lane, work: F) -> Result<F::Output, PasswordError> {
-    let _slot = slots().take(lane).await?;
+/// Slots for directory password checks, apart from the hashing slots: a
+/// slow or unreachable directory must not keep local accounts (the
+/// break-glass admin) from signing in.
+fn directory_slots() -> &'static Slots {
+    static SLOTS: OnceLock<Slots> = OnceLock::new();
+    SLOTS.get_or_init(|| Slots::new(4, 2))
+}
+
+/// Runs `work` (a directory's password check) once a directory slot of
+/// `lane` is free: guesses are paced as hashes are, in lanes of their own.
+pub async fn in_directory_lane<F: std::future::Future>(lane: Lane, work: F) -> Result<F::Output, PasswordError> {
+    let _slot = directory_slots().take(lane).await?;
     Ok(work.await)
 }
 

@@ -80,7 +80,8 @@ pub async fn look_alike(conn: &mut SqliteConnection, name: &str) -> Result<Optio
 pub async fn campus_users_with_waiting_jobs(conn: &mut SqliteConnection) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT DISTINCT u.id AS "id!" FROM users u JOIN jobs j ON j.user_id = u.id
-           WHERE u.local = 0 AND u.disabled_at IS NULL AND j.state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT')"#
+           WHERE (u.auth = 'oidc' OR (u.auth = 'password' AND u.local = 0 AND u.password_hash = ''))
+             AND u.disabled_at IS NULL AND j.state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT')"#
     )
     .fetch_all(&mut *conn)
     .await

@@ -56,10 +56,20 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// and values cannot hold one: input validation refuses it). A job in a
 /// workspace image gets them again as `APPTAINERENV_*`, which is how a
 /// clean container environment lets variables in.
-pub(super) fn env_file(req: &StartRequest) -> Vec<u8> {
-    let container = if req.image.is_some() { super::container::passed_env(&req.env) } else { Vec::new() };
+/// `renumbered`: the job sees only its own GPUs (its cgroup), which CUDA
+/// numbers from 0; the host's indices go in `JPU_GPU_INDICES`.
+pub(super) fn env_file(req: &StartRequest, renumbered: bool) -> Vec<u8> {
+    let mut env = req.env.clone();
+    if renumbered {
+        let local = (0..req.gpus.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        for (_, value) in env.iter_mut().filter(|(k, _)| k == "CUDA_VISIBLE_DEVICES") {
+            value.clone_from(&local);
+        }
+        env.push(("JPU_GPU_INDICES".into(), super::env::gpu_list(&req.gpus)));
+    }
+    let container = if req.image.is_some() { super::container::passed_env(&env) } else { Vec::new() };
     let mut out = Vec::new();
-    for (key, value) in req.env.iter().chain(&container) {
+    for (key, value) in env.iter().chain(&container) {
         out.extend_from_slice(key.as_bytes());
         out.push(b'=');
         out.extend_from_slice(value.as_bytes());

@@ -27,6 +27,8 @@ pub struct BuildSpec<'a> {
     /// Unique on this host: names the build's cgroup.
     pub name: String,
     pub limits: Limits,
+    /// The host's GPU nodes, every one refused to the build.
+    pub gpus: super::devices::DeviceRule,
     pub registries: Registries,
     /// The build log, for the proxy's refusals.
     pub log: std::fs::File,
@@ -70,7 +72,7 @@ pub fn command(spec: BuildSpec<'_>) -> std::io::Result<(tokio::process::Command,
         return Ok((command, BuildBox { cgroup: None, _egress: None, note, proxy: None }));
     };
     let containment = Containment::detect_quietly();
-    let cgroup = containment.create(&spec.name, spec.limits, &Default::default())?;
+    let cgroup = containment.create(&spec.name, spec.limits, &spec.gpus)?;
     let socket = spec.egress_dir.join("egress.sock");
     let egress = super::egress::open(&socket, Some(uid), spec.registries.clone(), spec.log)?;
     let proxy = format!("http://127.0.0.1:{EGRESS_PORT}");

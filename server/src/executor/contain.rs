@@ -129,6 +129,11 @@ impl Containment {
         }
     }
 
+    /// Attempts get cgroups of their own here.
+    pub fn has_cgroups(&self) -> bool {
+        !matches!(self.layout, Layout::None(_))
+    }
+
     pub fn pid_namespace(&self) -> bool {
         self.pid_namespace
     }

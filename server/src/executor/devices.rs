@@ -231,21 +231,30 @@ mod bpf {
 
     pub fn load_device_program(program: &[Insn]) -> std::io::Result<OwnedFd> {
         let license = c"GPL";
-        let mut log = vec![0u8; 4096];
         let mut attr = ProgLoad {
             prog_type: PROG_TYPE_CGROUP_DEVICE,
             insn_cnt: program.len() as u32,
             insns: program.as_ptr() as u64,
             license: license.as_ptr() as u64,
-            log_level: 1,
-            log_size: log.len() as u32,
-            log_buf: log.as_mut_ptr() as u64,
             ..Default::default()
         };
-        let fd = call(PROG_LOAD, &mut attr).map_err(|e| {
-            let verifier = String::from_utf8_lossy(&log);
-            std::io::Error::new(e.kind(), format!("loading the device program: {e}: {}", verifier.trim_matches('\0')))
-        })?;
+        // without a log first: a verifier log longer than its buffer fails
+        // the load (ENOSPC) for a program of a dozen GPUs
+        let fd = match call(PROG_LOAD, &mut attr) {
+            Ok(fd) => fd,
+            Err(_) => {
+                let mut log = vec![0u8; 1 << 20];
+                attr.log_level = 1;
+                attr.log_size = log.len() as u32;
+                attr.log_buf = log.as_mut_ptr() as u64;
+                call(PROG_LOAD, &mut attr).map_err(|e| {
+                    let verifier = String::from_utf8_lossy(&log);
+                    let tail: String =
+                        verifier.trim_matches('\0').lines().rev().take(3).collect::<Vec<_>>().join(" / ");
+                    std::io::Error::new(e.kind(), format!("loading the device program: {e}: {tail}"))
+                })?
+            }
+        };
         // SAFETY: the kernel just returned this descriptor, owned by no one else
         Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
     }
@@ -342,6 +351,9 @@ mod tests {
         let Some(root) = root.filter(|_| nix::unistd::geteuid().is_root()) else { return };
         let dir = root.join(format!("jpu-devices-test-{}", std::process::id()));
         std::fs::create_dir(&dir).unwrap();
+        // a node with 64 GPUs and its control nodes loads too
+        let many: Vec<(u32, u32)> = (0..64).map(|m| (195, m)).chain([(195, 255), (511, 0), (511, 1)]).collect();
+        bpf::load_device_program(&rule(&[195, 511], &many).program()).unwrap();
         // /dev/null (1:3) refused, /dev/zero (1:5) allowed
         rule(&[1], &[(1, 5)]).attach(&dir).unwrap();
         let procs = dir.join("cgroup.procs");

@@ -19,6 +19,7 @@ pub const RESERVED: &[&str] = &[
     "HOME",
     "LAB_DIR",
     "JPU_DATASETS",
+    "JPU_GPU_INDICES",
 ];
 
 /// What the platform tells an attempt about itself.

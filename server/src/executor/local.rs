@@ -133,6 +133,10 @@ impl LocalExecutor {
         let net_namespace = works(&[("JPU_NETNS", "1")]);
         // the probe's tmpfs are one page each, in a mount namespace of its own
         let private_scratch = works(&[("JPU_PRIVATE", "4096")]);
+        if as_root && options.gpu_devices.rule(&[]).is_empty() {
+            tracing::warn!(pattern = %options.gpu_devices.pattern,
+                "executor.gpu_devices names no device node here: jobs are not confined to their GPUs (none to confine?)");
+        }
         let tag = fnv1a(layout.root().as_os_str().as_encoded_bytes());
         let inner = Mutex::new(Inner::default());
         Self {
@@ -216,7 +220,6 @@ impl LocalExecutor {
             std::os::unix::fs::chown(record.script(), Some(uid), gid)?;
             fs::set_permissions(record.script(), fs::Permissions::from_mode(0o400))?;
         }
-        write_private(&record.dir().join("env"), &env_file(req))?;
         record.write("limit_seconds", &req.time_limit.as_secs().max(1).to_string())?;
         let limits = contain::Limits {
             cpus: req.cpus,
@@ -229,6 +232,23 @@ impl LocalExecutor {
         }
         let gpus = shared.gpu_devices.rule(&req.gpus);
         let cgroup = shared.containment.create(&self.cgroup_name(req.job, req.attempt), limits, &gpus)?;
+        let confined = match &cgroup.devices {
+            Some(Ok(_)) => true,
+            // cgroups are there and the program did not go on: a job would
+            // reach every GPU of the node, so it does not start
+            Some(Err(why)) if shared.containment.has_cgroups() => {
+                cgroup.remove();
+                return Err(std::io::Error::other(format!("cannot confine the job to its GPUs: {why}")));
+            }
+            Some(Err(why)) => {
+                tracing::warn!(job = req.job, %why, "GPUs are not confined on this host");
+                false
+            }
+            None => false,
+        };
+        // confined, CUDA numbers the GPUs it can open from 0 (as Slurm's
+        // ConstrainDevices does); the host's indices stay in JPU_GPU_INDICES
+        write_private(&record.dir().join("env"), &env_file(req, confined))?;
 
         let mut log = OpenOptions::new().create(true).append(true).mode(0o600).open(layout.log(req.job))?;
         let offset = log.seek(SeekFrom::End(0))?;

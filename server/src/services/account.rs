@@ -16,7 +16,7 @@ use crate::services::{ServiceError, Services};
 /// of theirs (the token this request came with, if any, stays). Returns
 /// the new session epoch, for the console session that asked to keep.
 pub async fn change_password(state: &Services, caller: &Caller, current: &str, new: &str) -> Result<i64, ServiceError> {
-    if state.directory.is_some() && !caller.user.local {
+    if caller.user.directory_made() {
         return Err(ServiceError::Validation(msg!("err-password-university", user = caller.user.username.clone())));
     }
     let min = crate::services::admin::MIN_PASSWORD;
@@ -57,12 +57,12 @@ pub async fn check_password(
     client: std::net::IpAddr,
 ) -> Result<db::accounts::UserRecord, AuthError> {
     let auth = &state.settings.auth;
-    // with a directory every name but a local account's is the
-    // directory's, and so is its password
+    // with a directory, a name no account has yet, or one a directory
+    // sign-in made, is the directory's, and so is its password; accounts
+    // made here (local ones, an admin's) keep their own
     if let Some(directory) = state.directory.as_deref() {
-        let local =
-            db::accounts::user_by_username(&mut *state.db.acquire().await?, username).await?.is_some_and(|u| u.local);
-        if !local {
+        let user = db::accounts::user_by_username(&mut *state.db.acquire().await?, username).await?;
+        if user.as_ref().is_none_or(|u| u.directory_made()) {
             if !auth.passwords {
                 return Err(AuthError::PasswordsOff(auth.oidc.display_name.clone()));
             }

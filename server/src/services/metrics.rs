@@ -6,7 +6,8 @@
 //!
 //! - `jpu_build_info{version}` 1;
 //! - `jpu_jobs{state,tier,lab}` unfinished jobs;
-//! - `jpu_jobs_pending{reason,tier}` waiting jobs by why they wait;
+//! - `jpu_jobs_pending{reason,tier}` waiting jobs by why they wait (the
+//!   reason's code);
 //! - `jpu_gpus{state,tier,node}` with `state` one of `research`,
 //!   `backfill`, `reserved`, `idle`, `down` (a node that is not up);
 //! - `jpu_nodes{state}`;
@@ -54,7 +55,10 @@ pub async fn refresh(state: &Services) -> ServiceResult<()> {
     gauges("jpu_jobs", jobs);
     let mut pending = HashMap::new();
     for (reason, tier, n) in db::metrics::waiting_by_reason(&mut conn).await? {
-        pending.insert(vec![("reason", reason), ("tier", tier)], n as f64);
+        // the code alone ("RESERVING (0/2 GPUs on …)" → RESERVING): a
+        // label must not take a new value at every cycle
+        let code = reason.split([' ', '(']).next().unwrap_or_default().to_string();
+        *pending.entry(vec![("reason", code), ("tier", tier)]).or_default() += n as f64;
     }
     gauges("jpu_jobs_pending", pending);
 

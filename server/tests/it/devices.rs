@@ -16,7 +16,7 @@ use crate::helpers::TestApp;
 fn probe(dir: &Path, names: &[&str]) -> String {
     let list = names.iter().map(|n| format!("'{}/{n}'", dir.display())).collect::<Vec<_>>().join(", ");
     format!(
-        "echo \"gpus=$CUDA_VISIBLE_DEVICES\"\npython3 - <<'EOF'\nimport errno, os\nfor path in [{list}]:\n    try:\n        os.close(os.open(path, os.O_RDONLY))\n        result = 'opened'\n    except OSError as e:\n        result = errno.errorcode[e.errno]\n    print('open %s: %s' % (os.path.basename(path), result))\nEOF\n"
+        "echo \"gpus=$JPU_GPU_INDICES cuda=$CUDA_VISIBLE_DEVICES\"\npython3 - <<'EOF'\nimport errno, os\nfor path in [{list}]:\n    try:\n        os.close(os.open(path, os.O_RDONLY))\n        result = 'opened'\n    except OSError as e:\n        result = errno.errorcode[e.errno]\n    print('open %s: %s' % (os.path.basename(path), result))\nEOF\n"
     )
 }
 
@@ -58,10 +58,12 @@ async fn a_local_job_opens_its_own_gpu_and_is_refused_the_others() {
     app.wait_state(&token, one, "COMPLETED").await;
     let log = std::fs::read_to_string(app.log_path(one)).unwrap();
     assert!(log.contains("only this job's own may be opened"), "the log says how: {log}");
-    let own = log.lines().find_map(|l| l.strip_prefix("gpus=")).expect("CUDA_VISIBLE_DEVICES");
+    let own = log.lines().find_map(|l| l.strip_prefix("gpus=")).expect("JPU_GPU_INDICES");
+    // confined, CUDA sees only its own GPU, numbered 0 (as with Slurm's
+    // ConstrainDevices); the host's index is in JPU_GPU_INDICES
     let (mine, other) = match own {
-        "0" => ("nvidia0", "nvidia1"),
-        "1" => ("nvidia1", "nvidia0"),
+        "0 cuda=0" => ("nvidia0", "nvidia1"),
+        "1 cuda=0" => ("nvidia1", "nvidia0"),
         got => panic!("one GPU, not {got}: {log}"),
     };
     assert_eq!(result(&log, mine), "ENXIO", "its own GPU reaches the driver: {log}");
@@ -84,6 +86,7 @@ async fn a_local_job_opens_its_own_gpu_and_is_refused_the_others() {
     for name in ["nvidia0", "nvidia1", "nvidiactl"] {
         assert_eq!(result(&log, name), "ENXIO", "a two-GPU job opens both: {log}");
     }
+    assert!(log.contains("gpus=0,1 cuda=0,1"), "{log}");
 }
 
 #[tokio::test]

@@ -53,6 +53,9 @@ async fn the_directorys_password_signs_its_people_in_as_the_directory_says() {
         ("choi", "anything"),
         ("*", "kim-directory-secret"),
         ("kim)(uid=*", "kim-directory-secret"),
+        // the directory matches `uid` regardless of case; a name is kim's
+        // only as her entry spells it
+        ("KIM", "kim-directory-secret"),
     ] {
         assert_error(app.create_token(user, password).await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED").await;
     }
@@ -80,6 +83,20 @@ async fn the_directorys_password_signs_its_people_in_as_the_directory_says() {
     let resp = app.patch(&admin, "/v1/admin/users/kim", json!({"password": "a-local-password-1"})).await;
     let why = assert_error(resp, StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION").await;
     assert!(why.contains("directory"), "{why}");
+    // an account an admin made keeps its own password: the directory's
+    // person of that name does not take it over (han's password would
+    // have given a 403 "no lab group" had the directory been asked)
+    let made = app
+        .post(
+            Some(&admin),
+            "/v1/admin/users",
+            json!({"username": "han", "password": "admins-password-han", "lab": "vision", "role": "researcher"}),
+        )
+        .await;
+    assert_eq!(made.status(), StatusCode::CREATED);
+    assert_error(app.create_token("han", "han-directory-secret").await, StatusCode::UNAUTHORIZED, "UNAUTHENTICATED")
+        .await;
+    assert_eq!(app.create_token("han", "admins-password-han").await.status(), StatusCode::CREATED);
     // the seeded admin is local: its own password still works
     assert_eq!(app.create_token("admin", ADMIN_PASSWORD).await.status(), StatusCode::CREATED);
 

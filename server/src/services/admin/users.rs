@@ -288,10 +288,9 @@ pub async fn update_user(
     let mut user = db::accounts::user_by_username(&mut tx, username)
         .await?
         .ok_or_else(|| ServiceError::NotFound(msg!("err-no-user", name = username)))?;
-    // with a directory, a name that is not a local account's signs in
-    // with the directory's password: a password set here would never be
-    // asked for
-    if patch.password.is_some() && state.directory.is_some() && !user.local {
+    // an account a directory sign-in made signs in with the directory's
+    // password: one set here would never be asked for
+    if patch.password.is_some() && user.directory_made() {
         return Err(ServiceError::field("password", msg!("err-password-university", user = username)));
     }
     // the university owns what it keeps in step at every sign-in

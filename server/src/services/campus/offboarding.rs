@@ -39,8 +39,7 @@ pub async fn still_admitted(state: &Services, user: &UserRecord) -> bool {
 /// directory cannot be asked (an outage must not sign the university out).
 async fn dropped_because(state: &Services, user: &UserRecord) -> Option<&'static str> {
     let directory = state.directory.as_ref()?;
-    // with a directory every name but a local account's is its
-    if user.local {
+    if !user.campus_owned() {
         return None;
     }
     let ttl = std::time::Duration::from_secs(directory.settings().recheck_seconds);

@@ -11,7 +11,7 @@
 use app::model::SignIn;
 
 use super::{directory_facts, in_step, lab_and_role, lab_id_of, valid_name, CampusError, Refusal};
-use crate::auth::directory::{Directory, Person};
+use crate::auth::directory::{Directory, DirectoryError, Person};
 use crate::auth::{password, AuthError};
 use crate::clock::now_ms;
 use crate::db;
@@ -20,6 +20,48 @@ use crate::services::{ServiceError, Services};
 
 /// The audit log's actor for changes a directory sign-in makes.
 const ACTOR: &str = "ldap";
+/// Longest a password check may take, connection to bind.
+const CHECK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Failed binds one name may cause, from any number of addresses, per
+/// [`GUARD_WINDOW`]: each is a real bind, and a directory's own lockout
+/// (ppolicy, Active Directory) would otherwise let anyone lock a person
+/// out of every campus service through this site. Below the usual
+/// thresholds (10 and more).
+const GUARD_FAILURES: u32 = 8;
+const GUARD_WINDOW: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+type Failures = std::collections::HashMap<String, (u32, std::time::Instant)>;
+
+static NAME_GUARD: NameGuard = NameGuard(std::sync::Mutex::new(None));
+
+/// Failed directory binds per (lower-cased) name.
+struct NameGuard(std::sync::Mutex<Option<Failures>>);
+
+impl NameGuard {
+    /// How long `name` must wait before its password goes to the directory.
+    fn wait(&self, name: &str, now: std::time::Instant) -> Option<std::time::Duration> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let map = map.get_or_insert_with(Default::default);
+        let (failures, since) = *map.get(name)?;
+        let over = since + GUARD_WINDOW;
+        if now >= over {
+            map.remove(name);
+            return None;
+        }
+        (failures >= GUARD_FAILURES).then(|| over - now)
+    }
+
+    fn failed(&self, name: &str, now: std::time::Instant) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let map = map.get_or_insert_with(Default::default);
+        // bounded: names whose window is over go first
+        if map.len() >= 100_000 {
+            map.retain(|_, (_, since)| now.duration_since(*since) < GUARD_WINDOW);
+        }
+        map.entry(name.to_string()).or_insert((0, now)).0 += 1;
+    }
+}
 
 /// Checks a non-local name's password against the directory and lets the
 /// person in (creating or updating their account), or says why not.
@@ -31,15 +73,25 @@ pub async fn sign_in(
     client: std::net::IpAddr,
 ) -> Result<UserRecord, AuthError> {
     let known = db::accounts::user_by_username(&mut *state.db.acquire().await?, username).await?.is_some();
-    let attempt = state.throttle.begin(username, client, std::time::Instant::now()).map_err(AuthError::Throttled)?;
-    let lane = if known && state.throttle.is_clean(username, client, std::time::Instant::now()) {
+    // directories match names regardless of case: `KIM` is kim's guess too
+    let key = username.to_ascii_lowercase();
+    let now = std::time::Instant::now();
+    let attempt = state.throttle.begin(&key, client, now).map_err(AuthError::Throttled)?;
+    if let Some(wait) = NAME_GUARD.wait(&key, now) {
+        state.throttle.not_checked(attempt);
+        return Err(AuthError::Throttled(wait));
+    }
+    let lane = if known && state.throttle.is_clean(&key, client, now) {
         password::Lane::Trusted
     } else {
         password::Lane::Open
     };
     // a name that could never be an account is not sent to the directory
     let checked = if valid_name(username) {
-        password::in_lane(lane, directory.check_password(username, password)).await
+        let check = tokio::time::timeout(CHECK_DEADLINE, directory.check_password(username, password));
+        password::in_directory_lane(lane, check)
+            .await
+            .map(|r| r.unwrap_or_else(|_| Err(DirectoryError::Unavailable("no answer within 15 s".into()))))
     } else {
         Ok(Ok(None))
     };
@@ -47,6 +99,7 @@ pub async fn sign_in(
         Ok(Ok(Some(person))) => person,
         Ok(Ok(None)) => {
             state.throttle.failed(attempt);
+            NAME_GUARD.failed(&key, now);
             return Err(AuthError::InvalidCredentials);
         }
         Ok(Err(e)) => {
@@ -82,7 +135,9 @@ async fn admit(
     let mut tx = db::write_tx(&state.db).await?;
     let existing = db::accounts::user_by_username(&mut tx, username).await?;
     match &existing {
-        Some(user) if user.local => return Err(Refusal::Local(user.username.clone()).into()),
+        // an account made here (made meanwhile, by an admin) is never the
+        // directory's to claim by its name
+        Some(user) if !user.directory_made() => return Err(Refusal::Local(user.username.clone()).into()),
         Some(user) if user.disabled => return Err(Refusal::Disabled(user.username.clone()).into()),
         Some(_) => {}
         // `Kim` binds as kim's entry in most directories: one person, one account

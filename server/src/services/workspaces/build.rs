@@ -166,6 +166,11 @@ async fn run(root: &Path, settings: &crate::config::Settings, job: &BuildJob) ->
             mem_bytes: u64::from(ws.build_mem_gb.max(1)) << 30,
             pids: ws.build_pids.max(64),
         },
+        gpus: crate::executor::devices::GpuDevices {
+            pattern: settings.executor.gpu_devices.clone(),
+            control: settings.executor.gpu_control_devices.clone(),
+        }
+        .rule(&[]),
         registries: crate::executor::egress::Registries::parse(&ws.registries)?,
         log: log.try_clone().map_err(|e| e.to_string())?,
     };
