@@ -283,6 +283,9 @@ impl Application {
         let usage = tokio::spawn(crate::services::storage::usage_scan(self.state.services.clone()));
         // dataset fetches a stop cut off start again
         crate::services::datasets::resume_fetches(&self.state.services).await;
+        // who reads the datasets on disk (Slurm jobs: their lab's view)
+        let dataset_readers =
+            tokio::spawn(crate::services::datasets::access::keep_in_step(self.state.services.clone()));
         // the peer address feeds the sign-in slow-down
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
         // no Nagle: a session's kernel messages are small writes answered
@@ -300,6 +303,7 @@ impl Application {
         offboarding.abort();
         recheck.abort();
         usage.abort();
+        dataset_readers.abort();
         let _ = sessions.await;
         if let Some(handle) = scheduler {
             let _ = handle.await;

@@ -259,3 +259,16 @@ pub async fn open_to_lab(conn: &mut SqliteConnection, lab: &str) -> Result<Vec<(
     .await?;
     Ok(rows.into_iter().map(|r| (r.name, r.source_path)).collect())
 }
+
+/// (lab, uid) of every enabled person with a uid: who may read the lab's
+/// datasets on disk.
+pub async fn lab_members(conn: &mut SqliteConnection) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT l.name AS "lab!", COALESCE(u.unix_uid, u.allocated_uid) AS "uid!: i64"
+           FROM users u JOIN labs l ON l.id = u.lab_id
+           WHERE u.disabled_at IS NULL AND COALESCE(u.unix_uid, u.allocated_uid) IS NOT NULL"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.lab, r.uid)).collect())
+}

@@ -8,6 +8,7 @@ pub mod backfill_local;
 pub mod build_box;
 pub mod contain;
 pub mod container;
+pub mod dataset_access;
 pub mod devices;
 pub mod egress;
 pub mod enter;

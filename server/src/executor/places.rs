@@ -26,6 +26,9 @@ pub struct JobPlaces {
     pub home: PathBuf,
     pub lab_dir: PathBuf,
     pub datasets: PathBuf,
+    /// The lab's view of its datasets (`datasets/.labs/LAB`: links), the
+    /// `$JPU_DATASETS` of jobs outside our mount namespace (Slurm).
+    pub lab_view: PathBuf,
     /// The lab's gid: the share's group, which the job carries.
     pub lab_gid: Option<u32>,
     /// The datasets open to the job's lab: (name, folder), bound
@@ -57,12 +60,18 @@ impl Places {
         self.root.join("datasets")
     }
 
-    /// Where fetched datasets are kept: root's alone (0700), so nobody
-    /// reaches one by guessing its name; a job sees those open to its lab
+    /// Where fetched datasets are kept: passable, not listable (0711), each
+    /// folder readable only by the people of the labs it is open to
+    /// ([`super::dataset_access`]); a local job sees those open to its lab
     /// bound from here, the files API opens one as root and reads it as
     /// the person below that.
     pub fn dataset_store(&self) -> PathBuf {
         self.datasets().join(".store")
+    }
+
+    /// A lab's view of its datasets (links), for Slurm jobs.
+    pub fn lab_view(&self, lab: &str) -> Option<PathBuf> {
+        component(lab).map(|l| self.datasets().join(".labs").join(l))
     }
 
     /// The places of a job of `user` in `lab`.
@@ -71,6 +80,7 @@ impl Places {
             home: self.home(user)?,
             lab_dir: self.lab(lab)?,
             datasets: self.datasets(),
+            lab_view: self.lab_view(lab)?,
             lab_gid,
             open: Vec::new(),
         })

@@ -151,7 +151,9 @@ async fn a_requested_archive_is_fetched_checked_unpacked_and_shown_only_to_its_l
     let kept = root.join("datasets/.store/scans");
     assert!(std::fs::symlink_metadata(kept.join("good/secret")).is_err(), "no link made");
     let store = std::fs::metadata(root.join("datasets/.store")).unwrap();
-    assert_eq!(store.mode() & 0o777, 0o700, "nobody reaches a dataset by guessing its name");
+    assert_eq!(store.mode() & 0o777, 0o711, "the store is passable, not listable");
+    let folder = std::fs::metadata(&kept).unwrap();
+    assert_eq!((folder.uid(), folder.mode() & 0o007), (0, 0), "nobody else reaches a dataset by guessing its name");
     let file = app.get(Some(&demo), "/v1/datasets/scans/files/good/data.txt").await;
     assert_eq!(file.text().await.unwrap(), "pixels");
     assert_error(
@@ -284,4 +286,74 @@ async fn a_registered_folder_is_read_only_to_the_labs_it_is_open_to() {
     let out = std::fs::read_to_string(app.log_path(app.run_job(&stranger, "peek-again", peek).await)).unwrap();
     assert!(out.contains("words.txt") && out.contains("SAW"), "{out}");
     let _ = std::fs::remove_dir_all(&folder);
+}
+
+/// #43 on Slurm: no mount namespace of ours there, so a job finds its
+/// lab's datasets in its lab's view (links), each fetched folder readable
+/// by the people of the labs it is open to and nobody else; closing it
+/// to the lab takes it away, by the view and by the folder's path alike.
+#[tokio::test]
+async fn on_slurm_a_job_reads_its_labs_datasets_and_no_others() {
+    let _cluster = crate::slurm::CLUSTER.lock().await;
+    let Some(app) = TestApp::spawn_slurm_with(|s| s.storage.fetch_private_addresses = true).await else { return };
+    let admin = app.admin_token().await;
+    let demo = app.demo_token().await;
+    assert_eq!(
+        app.post(Some(&admin), "/v1/admin/labs", json!({"name": "other-lab"})).await.status(),
+        StatusCode::CREATED
+    );
+    let (server, _) = data_server(hostile_archive()).await;
+    for (name, lab) in [("pixels", "demo-lab"), ("secret-set", "other-lab")] {
+        let body = json!({"name": name, "labs": [lab], "source": {"url": format!("{server}/set.tar.gz")}});
+        assert_eq!(app.post(Some(&admin), "/v1/admin/datasets", body).await.status(), StatusCode::CREATED);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let all: Value = app.get(Some(&admin), "/v1/datasets").await.json().await.unwrap();
+        let states: Vec<&str> =
+            all["datasets"].as_array().unwrap().iter().filter_map(|d| d["state"].as_str()).collect();
+        if states.len() == 2 && states.iter().all(|s| *s == "READY") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "fetched: {all}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let store = storage_root_for(app.dir.path()).join("datasets/.store");
+    let script = format!(
+        "echo \"view=$JPU_DATASETS\"; echo \"listed: $(ls \"$JPU_DATASETS\" | tr '\\n' ' ')\"\n\
+         cat \"$JPU_DATASETS/pixels/good/data.txt\" && echo\n\
+         cat {store}/pixels/good/data.txt >/dev/null 2>&1 && echo BY-PATH\n\
+         ls {store}/secret-set >/dev/null 2>&1 && echo SAW-OTHER || echo other-refused\n\
+         ls {store} >/dev/null 2>&1 && echo LISTED-STORE || echo store-unlisted",
+        store = store.display()
+    );
+    let job =
+        app.submit_ok(&demo, json!({"name": "reads", "command": script, "num_gpus": 1})).await["id"].as_i64().unwrap();
+    app.wait_state(&demo, job, "COMPLETED").await;
+    let log = std::fs::read_to_string(app.log_path(job)).unwrap();
+    let view = storage_root_for(app.dir.path()).join("datasets/.labs/demo-lab");
+    assert!(log.contains(&format!("view={}", view.display())), "{log}");
+    assert!(log.contains("listed: pixels \n") || log.contains("listed: pixels "), "only its lab's: {log}");
+    assert!(!log.contains("secret-set "), "{log}");
+    assert!(log.contains("pixels\n") && log.contains("BY-PATH"), "its lab's dataset reads: {log}");
+    assert!(log.contains("other-refused") && log.contains("store-unlisted"), "{log}");
+
+    // closed to demo-lab: gone from the view and refused by path
+    let closed = app.patch(&admin, "/v1/admin/datasets/pixels", json!({"labs": ["other-lab"]})).await;
+    assert_eq!(closed.status(), StatusCode::OK);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while view.join("pixels").symlink_metadata().is_ok() {
+        assert!(std::time::Instant::now() < deadline, "the view still links it");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let again = format!(
+        "cat \"$JPU_DATASETS/pixels/good/data.txt\" 2>/dev/null && echo IN-VIEW\n\
+         cat {store}/pixels/good/data.txt 2>/dev/null && echo STILL-BY-PATH; echo checked",
+        store = store.display()
+    );
+    let job =
+        app.submit_ok(&demo, json!({"name": "again", "command": again, "num_gpus": 1})).await["id"].as_i64().unwrap();
+    app.wait_state(&demo, job, "COMPLETED").await;
+    let log = std::fs::read_to_string(app.log_path(job)).unwrap();
+    assert!(log.contains("checked") && !log.contains("IN-VIEW") && !log.contains("STILL-BY-PATH"), "{log}");
 }

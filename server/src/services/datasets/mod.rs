@@ -4,9 +4,11 @@
 //! researcher asks for data by URL with a reason, and an admin approves
 //! (the fetch starts, the dataset is open to the requester's lab) or
 //! rejects it. Jobs see the datasets open to their lab at
-//! `$JPU_DATASETS/NAME`, read-only (the executor binds them); people read
-//! them through the files API as themselves.
+//! `$JPU_DATASETS/NAME`, read-only (the local executor binds them; on
+//! Slurm, their lab's view and the folders' readers, `access`); people
+//! read them through the files API as themselves.
 
+pub mod access;
 pub mod fetch;
 pub mod unpack;
 
@@ -183,6 +185,7 @@ pub async fn register(state: &Services, admin: &Caller, body: NewDataset) -> Ser
     if url.is_some() {
         start_fetch(state, id);
     }
+    access::changed();
     one(state, &body.name).await
 }
 
@@ -224,6 +227,7 @@ pub async fn change(state: &Services, admin: &Caller, name: &str, body: DatasetC
     )
     .await?;
     tx.commit().await?;
+    access::changed();
     one(state, name).await
 }
 
@@ -253,6 +257,7 @@ pub async fn remove(state: &Services, admin: &Caller, name: &str) -> ServiceResu
         // root's own tree (nobody else writes in it): removed as it is
         let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(folder)).await;
     }
+    access::changed();
     Ok(())
 }
 
@@ -466,6 +471,7 @@ async fn fetch_one(state: &Services, id: i64) {
     if let Err(e) = finished.await {
         tracing::error!(error = %e, dataset = row.name, "cannot record a dataset fetch's end");
     }
+    access::changed();
     match outcome {
         Ok((bytes, _, _)) => tracing::info!(dataset = row.name, bytes, "dataset fetched"),
         Err(why) => tracing::warn!(dataset = row.name, why, "dataset fetch failed"),
@@ -483,8 +489,10 @@ async fn fetch_into(row: &DatasetRow, settings: &StorageSettings) -> Result<(u64
         tokio::task::spawn_blocking(move || -> std::io::Result<()> {
             use std::os::unix::fs::PermissionsExt;
             std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&top)?;
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&datasets)?;
-            std::fs::set_permissions(&datasets, std::fs::Permissions::from_mode(0o700))?;
+            // passable, not listable: each folder in it is given to its
+            // readers (`access`)
+            std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&datasets)?;
+            std::fs::set_permissions(&datasets, std::fs::Permissions::from_mode(0o711))?;
             let _ = std::fs::remove_dir_all(&work);
             std::fs::DirBuilder::new().mode(0o700).create(&work)
         })
@@ -504,7 +512,8 @@ async fn fetch_into(row: &DatasetRow, settings: &StorageSettings) -> Result<(u64
         let url_path = got.url_path.clone();
         let made = {
             let out = out.clone();
-            tokio::task::spawn_blocking(move || std::fs::DirBuilder::new().mode(0o755).create(out)).await
+            // root's alone until its readers are set, once it is READY
+            tokio::task::spawn_blocking(move || std::fs::DirBuilder::new().mode(0o700).create(out)).await
         };
         made.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
         let (bytes, log) = if kind == unpack::Kind::Plain {
