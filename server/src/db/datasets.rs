@@ -261,12 +261,16 @@ pub async fn open_to_lab(conn: &mut SqliteConnection, lab: &str) -> Result<Vec<(
 }
 
 /// (lab, uid) of every enabled person with a uid: who may read the lab's
-/// datasets on disk.
-pub async fn lab_members(conn: &mut SqliteConnection) -> Result<Vec<(String, i64)>, sqlx::Error> {
+/// datasets on disk. `allocated`: the uids the local executor hands out
+/// count too (on Slurm they do not: they exist on the server alone, and
+/// on the nodes that number may be someone else's).
+pub async fn lab_members(conn: &mut SqliteConnection, allocated: bool) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let rows = sqlx::query!(
-        r#"SELECT l.name AS "lab!", COALESCE(u.unix_uid, u.allocated_uid) AS "uid!: i64"
+        r#"SELECT l.name AS "lab!", COALESCE(u.unix_uid, CASE WHEN ? THEN u.allocated_uid END) AS "uid!: i64"
            FROM users u JOIN labs l ON l.id = u.lab_id
-           WHERE u.disabled_at IS NULL AND COALESCE(u.unix_uid, u.allocated_uid) IS NOT NULL"#
+           WHERE u.disabled_at IS NULL AND COALESCE(u.unix_uid, CASE WHEN ? THEN u.allocated_uid END) IS NOT NULL"#,
+        allocated,
+        allocated
     )
     .fetch_all(&mut *conn)
     .await?;

@@ -14,7 +14,7 @@
 //! first job finds its lab's datasets.
 
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Who may read a folder.
@@ -73,44 +73,71 @@ fn check(rc: i32) -> std::io::Result<()> {
     }
 }
 
-/// Gives the folder (root's) to exactly `readers`. Without ACL support
-/// it stays root's alone.
+/// Gives the folder (root's) to exactly `readers`. Where the ACL cannot
+/// be written (no ACL support; more readers than the file system keeps,
+/// ~500 on ext4) it is left root's alone, with no ACL at all: a list
+/// left behind would come back with the next change of the mask.
 pub fn restrict(folder: &Path, readers: &Readers) -> std::io::Result<()> {
     let dir = open_dir(folder)?;
-    std::os::unix::fs::fchown(&dir, Some(0), Some(0))?;
+    let meta = dir.metadata()?;
+    if (meta.uid(), meta.gid()) != (0, 0) {
+        std::os::unix::fs::fchown(&dir, Some(0), Some(0))?;
+    }
     let fd = dir.as_raw_fd();
+    let closed = |dir: &std::fs::File| {
+        dir.set_permissions(std::fs::Permissions::from_mode(0o700))?;
+        // SAFETY: a plain system call on a descriptor we own
+        let _ = unsafe { nix::libc::fremovexattr(fd, ACCESS.as_ptr()) };
+        Ok::<(), std::io::Error>(())
+    };
     match readers {
         Readers::Everyone => {
-            // SAFETY: a plain system call on a descriptor we own
+            // SAFETY: as above
             let _ = unsafe { nix::libc::fremovexattr(fd, ACCESS.as_ptr()) };
             dir.set_permissions(std::fs::Permissions::from_mode(0o755))
         }
+        Readers::Uids(uids) if uids.is_empty() => closed(&dir),
         Readers::Uids(uids) => {
-            // closed first: never more open than asked while it changes
-            dir.set_permissions(std::fs::Permissions::from_mode(0o700))?;
-            if uids.is_empty() {
-                // SAFETY: as above
-                let _ = unsafe { nix::libc::fremovexattr(fd, ACCESS.as_ptr()) };
+            let value = acl(uids);
+            if current_acl(&dir).as_deref() == Some(value.as_slice()) {
+                // already so: no write, so no reader ever sees it change
                 return Ok(());
             }
-            let value = acl(uids);
+            // the ACL sets the mode with it (0750: the mask is the group
+            // class), in one step: never more open than asked meanwhile
             // SAFETY: a descriptor we own and a buffer of the length given
-            check(unsafe { nix::libc::fsetxattr(fd, ACCESS.as_ptr(), value.as_ptr().cast(), value.len(), 0) })
+            let set =
+                check(unsafe { nix::libc::fsetxattr(fd, ACCESS.as_ptr(), value.as_ptr().cast(), value.len(), 0) });
+            if let Err(e) = set {
+                closed(&dir)?;
+                return Err(e);
+            }
+            Ok(())
         }
     }
 }
 
+/// The folder's access ACL as it is on disk, if it has one.
+fn current_acl(dir: &std::fs::File) -> Option<Vec<u8>> {
+    let mut value = vec![0u8; 64 * 1024];
+    // SAFETY: a descriptor we own and a buffer of the length given
+    let n = unsafe { nix::libc::fgetxattr(dir.as_raw_fd(), ACCESS.as_ptr(), value.as_mut_ptr().cast(), value.len()) };
+    (n > 0).then(|| {
+        value.truncate(n as usize);
+        value
+    })
+}
+
 /// Adds `uid` to the folder's readers (a start, before the next full
-/// recompute); a folder open to everyone stays so.
+/// recompute): the list on disk is the last recompute's, whole (a list
+/// that could not be written is removed, never left), plus this person.
+/// A folder open to everyone stays so.
 pub fn admit(folder: &Path, uid: u32) -> std::io::Result<()> {
     let dir = open_dir(folder)?;
     if dir.metadata()?.permissions().mode() & 0o005 == 0o005 {
         return Ok(());
     }
-    let mut value = vec![0u8; 64 * 1024];
-    // SAFETY: a descriptor we own and a buffer of the length given
-    let n = unsafe { nix::libc::fgetxattr(dir.as_raw_fd(), ACCESS.as_ptr(), value.as_mut_ptr().cast(), value.len()) };
-    let mut uids = if n > 0 { acl_uids(&value[..n as usize]) } else { Vec::new() };
+    let mut uids = current_acl(&dir).map(|v| acl_uids(&v)).unwrap_or_default();
     if uids.contains(&uid) {
         return Ok(());
     }
@@ -202,5 +229,13 @@ mod tests {
         assert!(!reads(3_103_001));
         restrict(&folder, &Readers::Everyone).unwrap();
         assert!(reads(3_103_002));
+        // more readers than the file system keeps: closed, no list left
+        // behind for a later start to bring back
+        restrict(&folder, &Readers::Uids(vec![3_103_001])).unwrap();
+        let crowd: Vec<u32> = (3_200_000..3_210_000).collect();
+        assert!(restrict(&folder, &Readers::Uids(crowd)).is_err());
+        assert!(!reads(3_103_001));
+        admit(&folder, 3_103_002).unwrap();
+        assert!(reads(3_103_002) && !reads(3_103_001), "only the one admitted");
     }
 }

@@ -175,6 +175,8 @@ pub async fn create_user(
         .await?
         .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
     tx.commit().await?;
+    // who reads the lab's datasets on disk changed
+    crate::services::datasets::access::changed();
     Ok(created.viewer())
 }
 
@@ -358,6 +360,7 @@ pub async fn update_user(
     db::audit::record(&mut tx, &admin.user.username, "user.update", Some(username), &detail, now).await?;
     tx.commit().await?;
     state.wake_scheduler();
+    crate::services::datasets::access::changed();
     Ok(user.viewer())
 }
 

@@ -42,12 +42,38 @@ pub async fn keep_in_step(state: Services) {
     }
 }
 
+/// Gives a just-fetched dataset's folder to its readers, before it is
+/// `READY` (until then it is root's alone).
+pub async fn open_fetched(state: &Services, row: &db::datasets::DatasetRow) -> Result<(), String> {
+    let members = {
+        let mut conn = state.db.acquire().await.map_err(|e| e.to_string())?;
+        let local = state.settings.executor.kind == crate::config::ExecutorKind::Local;
+        db::datasets::lab_members(&mut conn, local).await.map_err(|e| e.to_string())?
+    };
+    let readers = match super::labs_of(row) {
+        None => Readers::Everyone,
+        Some(labs) => Readers::Uids(
+            members
+                .into_iter()
+                .filter(|(lab, _)| labs.contains(lab))
+                .filter_map(|(_, uid)| u32::try_from(uid).ok())
+                .collect(),
+        ),
+    };
+    let folder = Places::new(&state.settings.storage.root).dataset_store().join(&row.name);
+    tokio::task::spawn_blocking(move || restrict(&folder, &readers))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
 /// One full recompute.
 pub async fn sync(state: &Services) -> Result<(), String> {
     let (rows, members, labs) = {
         let mut conn = state.db.acquire().await.map_err(|e| e.to_string())?;
         let rows = db::datasets::list(&mut conn).await.map_err(|e| e.to_string())?;
-        let members = db::datasets::lab_members(&mut conn).await.map_err(|e| e.to_string())?;
+        let local = state.settings.executor.kind == crate::config::ExecutorKind::Local;
+        let members = db::datasets::lab_members(&mut conn, local).await.map_err(|e| e.to_string())?;
         let labs = db::datasets::lab_names(&mut conn).await.map_err(|e| e.to_string())?;
         (rows, members, labs)
     };

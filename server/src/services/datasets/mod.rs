@@ -449,6 +449,12 @@ async fn fetch_one(state: &Services, id: i64) {
     let Some(row) = row else { return };
     let settings = &state.settings.storage;
     let outcome = fetch_into(&row, settings).await;
+    if outcome.is_ok() {
+        // READY means its readers can read it
+        if let Err(e) = access::open_fetched(state, &row).await {
+            tracing::warn!(error = %e, dataset = row.name, "a fetched dataset stays root's alone");
+        }
+    }
     let now = now_ms();
     let finished = async {
         let mut tx = db::write_tx(&state.db).await?;
