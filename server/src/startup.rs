@@ -166,6 +166,7 @@ impl Application {
             isolation: Default::default(),
             sign_in_starts: Default::default(),
             device_requests: Default::default(),
+            dataset_readers: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);

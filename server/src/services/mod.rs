@@ -66,6 +66,9 @@ pub struct Services {
     pub sign_in_starts: Arc<crate::auth::starts::SignInStarts>,
     /// Device sign-ins started, for the page the person approves on.
     pub device_requests: Arc<device::DeviceRequests>,
+    /// Who reads the datasets on disk may have changed: wakes
+    /// `datasets::access` (a dataset or a person changed).
+    pub dataset_readers: Arc<tokio::sync::Notify>,
 }
 
 impl Services {

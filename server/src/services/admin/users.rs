@@ -176,7 +176,7 @@ pub async fn create_user(
         .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
     tx.commit().await?;
     // who reads the lab's datasets on disk changed
-    crate::services::datasets::access::changed();
+    state.dataset_readers.notify_one();
     Ok(created.viewer())
 }
 
@@ -360,7 +360,7 @@ pub async fn update_user(
     db::audit::record(&mut tx, &admin.user.username, "user.update", Some(username), &detail, now).await?;
     tx.commit().await?;
     state.wake_scheduler();
-    crate::services::datasets::access::changed();
+    state.dataset_readers.notify_one();
     Ok(user.viewer())
 }
 

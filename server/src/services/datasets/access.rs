@@ -25,11 +25,9 @@ type View = (PathBuf, Vec<(String, PathBuf)>, Readers);
 /// The longest a change in a lab's people waits to reach the disk.
 const EVERY: Duration = Duration::from_secs(60);
 
-static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
-
 /// A dataset changed: bring the disk in step now.
-pub fn changed() {
-    WAKE.notify_one();
+pub fn changed(state: &Services) {
+    state.dataset_readers.notify_one();
 }
 
 /// Keeps the disk in step, for as long as the server runs.
@@ -38,7 +36,7 @@ pub async fn keep_in_step(state: Services) {
         if let Err(e) = sync(&state).await {
             tracing::warn!(error = %e, "cannot bring the datasets' readers in step");
         }
-        let _ = tokio::time::timeout(EVERY, WAKE.notified()).await;
+        let _ = tokio::time::timeout(EVERY, state.dataset_readers.notified()).await;
     }
 }
 

@@ -185,7 +185,7 @@ pub async fn register(state: &Services, admin: &Caller, body: NewDataset) -> Ser
     if url.is_some() {
         start_fetch(state, id);
     }
-    access::changed();
+    access::changed(state);
     one(state, &body.name).await
 }
 
@@ -227,7 +227,7 @@ pub async fn change(state: &Services, admin: &Caller, name: &str, body: DatasetC
     )
     .await?;
     tx.commit().await?;
-    access::changed();
+    access::changed(state);
     one(state, name).await
 }
 
@@ -257,7 +257,7 @@ pub async fn remove(state: &Services, admin: &Caller, name: &str) -> ServiceResu
         // root's own tree (nobody else writes in it): removed as it is
         let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(folder)).await;
     }
-    access::changed();
+    access::changed(state);
     Ok(())
 }
 
@@ -477,7 +477,7 @@ async fn fetch_one(state: &Services, id: i64) {
     if let Err(e) = finished.await {
         tracing::error!(error = %e, dataset = row.name, "cannot record a dataset fetch's end");
     }
-    access::changed();
+    access::changed(state);
     match outcome {
         Ok((bytes, _, _)) => tracing::info!(dataset = row.name, bytes, "dataset fetched"),
         Err(why) => tracing::warn!(dataset = row.name, why, "dataset fetch failed"),
