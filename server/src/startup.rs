@@ -167,6 +167,7 @@ impl Application {
             sign_in_starts: Default::default(),
             device_requests: Default::default(),
             dataset_readers: Default::default(),
+            lease: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);
@@ -252,7 +253,12 @@ impl Application {
     /// `shutdown` resolves; then stops both.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let (stop_loop, loop_stopped) = tokio::sync::oneshot::channel::<()>();
-        let scheduler = self.scheduler().map(|s| {
+        let scheduler = self.scheduler();
+        if scheduler.is_some() {
+            // one instance on SQLite: it schedules, under a new epoch
+            crate::services::ha::take(&self.state.services).await.map_err(std::io::Error::other)?;
+        }
+        let scheduler = scheduler.map(|s| {
             tokio::spawn(s.run(async move {
                 let _ = loop_stopped.await;
             }))

@@ -13,7 +13,6 @@
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::SqliteConnectOptions;
@@ -25,8 +24,8 @@ use crate::config::DatabaseSettings;
 pub enum BackupError {
     #[error("{0} already exists: choose a new file (a backup never overwrites one)")]
     Exists(PathBuf),
-    #[error("bad database.url `{url}`: {source}")]
-    BadUrl { url: String, source: sqlx::Error },
+    #[error("{0}")]
+    Url(String),
     #[error("cannot open the database (is database.url the server's?): {0}")]
     Open(#[source] sqlx::Error),
     #[error("cannot copy the database: {0}")]
@@ -55,8 +54,8 @@ pub async fn backup(settings: &DatabaseSettings, file: &Path) -> Result<Backup, 
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let options = SqliteConnectOptions::from_str(&settings.url)
-        .map_err(|source| BackupError::BadUrl { url: settings.url.clone(), source })?
+    let options = super::sqlite_options(&settings.url)
+        .map_err(|e| BackupError::Url(e.to_string()))?
         .create_if_missing(false)
         .busy_timeout(Duration::from_millis(settings.busy_timeout_ms.max(5_000)));
     let mut conn = options.connect().await.map_err(BackupError::Open)?;

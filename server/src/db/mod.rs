@@ -12,6 +12,7 @@ pub mod datasets;
 pub mod gates;
 pub mod job_view;
 pub mod jobs;
+pub mod lease;
 pub mod maintenance;
 pub mod metrics;
 pub mod notifications;
@@ -44,12 +45,40 @@ pub enum DbSetupError {
     Open(#[source] sqlx::Error),
     #[error("cannot apply migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("database.url `{0}` is PostgreSQL, which this build does not run yet: use a sqlite:// URL")]
+    Postgres(String),
+    #[error("database.url `{0}` is not a database URL: it must start with sqlite:// (never taken as a file name)")]
+    Scheme(String),
+}
+
+/// The SQLite options of `url`, once its scheme is checked (api.md: any
+/// other scheme is refused, never taken as a file name).
+pub fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, DbSetupError> {
+    let trimmed = url.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        return Err(DbSetupError::Postgres(redacted(trimmed)));
+    }
+    if !lower.starts_with("sqlite:") {
+        return Err(DbSetupError::Scheme(redacted(trimmed)));
+    }
+    SqliteConnectOptions::from_str(trimmed).map_err(|source| DbSetupError::BadUrl { url: redacted(trimmed), source })
+}
+
+/// A URL as an error may show it: a password in it is not.
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
 }
 
 /// Opens (creating if needed) the database and applies pending migrations.
 pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupError> {
-    let options = SqliteConnectOptions::from_str(&settings.url)
-        .map_err(|source| DbSetupError::BadUrl { url: settings.url.clone(), source })?
+    let options = sqlite_options(&settings.url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         // WAL + NORMAL is durable across process crashes, which is what
@@ -117,10 +146,7 @@ pub async fn migrations(pool: &SqlitePool) -> Result<MigrationState, sqlx::Error
 /// Opens an existing database without creating or migrating it (for
 /// `jpu-share migrate --check`).
 pub async fn open_existing(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupError> {
-    let options = SqliteConnectOptions::from_str(&settings.url)
-        .map_err(|source| DbSetupError::BadUrl { url: settings.url.clone(), source })?
-        .create_if_missing(false)
-        .read_only(true);
+    let options = sqlite_options(&settings.url)?.create_if_missing(false).read_only(true);
     SqlitePoolOptions::new().max_connections(1).connect_with(options).await.map_err(DbSetupError::Open)
 }
 

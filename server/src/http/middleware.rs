@@ -227,8 +227,10 @@ const NO_ORIGIN: &str = "sandbox; default-src 'none'; base-uri 'none'; form-acti
 /// Paths that are not console pages (API, assets, sign-in itself, the
 /// sessions' proxy, which answers every method and gates on its own).
 fn is_console_page(path: &str) -> bool {
-    const OPEN_PREFIXES: &[&str] =
-        &["/v1/", "/api/", "/pkg/", "/healthz", "/metrics", "/login", "/logout", "/favicon", "/auth/", "/s/", "/lang/"];
+    const OPEN_PREFIXES: &[&str] = &[
+        "/v1/", "/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/logout", "/favicon", "/auth/", "/s/",
+        "/lang/",
+    ];
     path != "/v1" && !OPEN_PREFIXES.iter().any(|p| path.starts_with(p))
 }
 

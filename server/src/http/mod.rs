@@ -44,6 +44,7 @@ pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> 
 
     Router::new()
         .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
         .nest("/v1", v1::router())
         .merge(console::router(&state))

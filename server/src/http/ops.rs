@@ -50,6 +50,21 @@ pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     }
 }
 
+/// `GET /readyz` (anonymous): this instance's role and the lease's
+/// epoch, or 503 while the database cannot be reached.
+pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    match crate::services::ha::readiness(&state).await {
+        Ok(r) => {
+            let role = if r.scheduler { "scheduler" } else { "standby" };
+            (StatusCode::OK, Json(json!({"role": role, "epoch": r.epoch})))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "readiness: the database cannot be reached");
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "unavailable", "database": "unreachable"})))
+        }
+    }
+}
+
 /// Prometheus text, for an admin or the scraper's `metrics.token` (it
 /// names routes, users' activity and the scheduler's state).
 pub async fn metrics(

@@ -12,7 +12,8 @@
 //!   `backfill`, `reserved`, `idle`, `down` (a node that is not up);
 //! - `jpu_nodes{state}`;
 //! - `jpu_jobs_ended_total{reason}`, `jpu_notification_failures_total`,
-//!   `jpu_sessions_open`; `jpu_sign_in_refused_total` counts as refusals
+//!   `jpu_sessions_open`, `jpu_scheduler_leader` and `jpu_scheduler_epoch`
+//!   (`ha`); `jpu_sign_in_refused_total` counts as refusals
 //!   happen (`services::error`).
 
 use std::collections::{HashMap, HashSet};
@@ -85,6 +86,10 @@ pub async fn refresh(state: &Services) -> ServiceResult<()> {
     metrics::counter!("jpu_notification_failures_total")
         .absolute(db::metrics::failed_deliveries(&mut conn).await?.max(0) as u64);
     metrics::gauge!("jpu_sessions_open").set(db::metrics::open_sessions(&mut conn).await? as f64);
+    if let Ok(r) = crate::services::ha::readiness(state).await {
+        metrics::gauge!("jpu_scheduler_leader").set(if r.scheduler { 1.0 } else { 0.0 });
+        metrics::gauge!("jpu_scheduler_epoch").set(r.epoch as f64);
+    }
     // present from the first scrape, refusals or not
     metrics::counter!("jpu_sign_in_refused_total").increment(0);
     Ok(())

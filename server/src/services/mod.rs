@@ -12,6 +12,7 @@ pub mod datasets;
 pub mod device;
 pub mod error;
 pub mod files;
+pub mod ha;
 pub mod jobs;
 pub mod metrics;
 pub mod notifications;
@@ -69,6 +70,8 @@ pub struct Services {
     /// Who reads the datasets on disk may have changed: wakes
     /// `datasets::access` (a dataset or a person changed).
     pub dataset_readers: Arc<tokio::sync::Notify>,
+    /// This instance in the scheduler's lease.
+    pub lease: ha::Lease,
 }
 
 impl Services {

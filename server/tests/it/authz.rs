@@ -120,6 +120,8 @@ async fn every_endpoint_answers_each_role_as_documented() {
         (Method::GET, "/v1/backfill".into(), None, signed_in),
         (Method::GET, "/v1/admin/audit".into(), None, admins),
         (Method::GET, "/metrics".into(), None, admins),
+        // anonymous by design: a load balancer asks which instance is ready
+        (Method::GET, "/readyz".into(), None, [200, 200, 200, 200, 200]),
         (Method::POST, "/v1/admin/maintenance".into(), Some(json!({"action": "end"})), [401, 403, 403, 403, 409]),
         (Method::POST, "/v1/admin/labs".into(), Some(json!({"name": "lab-x"})), [401, 403, 403, 403, 201]),
         (

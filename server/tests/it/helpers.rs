@@ -193,6 +193,14 @@ impl TestApp {
         Self::spawn_inner(dir, settings, Exec::Timed).await
     }
 
+    /// A scheduling server (as [`spawn_scheduling`](Self::spawn_scheduling))
+    /// on the files of a stopped one.
+    pub async fn spawn_scheduling_in(dir: TempDir) -> TestApp {
+        let mut settings = test_settings(dir.path());
+        settings.scheduler.cycle_ms = 200;
+        Self::spawn_inner(dir, settings, Exec::Timed).await
+    }
+
     async fn spawn_inner(dir: TempDir, settings: Settings, exec: Exec) -> TestApp {
         // server logs go to the test's captured output (shown on failure)
         let _ = tracing_subscriber::fmt()

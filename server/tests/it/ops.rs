@@ -26,6 +26,30 @@ async fn healthz_reports_the_database() {
     assert!(body.get("oidc").is_none(), "no university sign-in here: {body}");
 }
 
+/// #45 (4), on SQLite: `/readyz` (anonymous) names this instance's role
+/// and the lease's epoch; the one instance schedules, and each start
+/// takes the lease anew, moving the epoch on; `/metrics` says both.
+#[tokio::test]
+async fn readyz_names_the_scheduler_and_each_start_moves_the_epoch_on() {
+    // a server with no executor runs no scheduler: a standby
+    let idle = TestApp::spawn().await;
+    let standby: serde_json::Value = idle.client.get(idle.url("/readyz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(standby["role"], "standby", "{standby}");
+    let app = TestApp::spawn_scheduling().await;
+    let first: serde_json::Value = app.client.get(app.url("/readyz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(first["role"], "scheduler", "{first}");
+    let epoch = first["epoch"].as_i64().expect("an integer epoch");
+    assert!(epoch >= 1, "{first}");
+    let text = app.metrics().await;
+    for name in ["jpu_scheduler_leader ", "jpu_scheduler_epoch "] {
+        assert!(text.lines().any(|l| l.starts_with(name)), "{name} in:\n{text}");
+    }
+    let dir = app.stop().await;
+    let app = TestApp::spawn_scheduling_in(dir).await;
+    let second: serde_json::Value = app.client.get(app.url("/readyz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!((second["role"].as_str(), second["epoch"].as_i64()), (Some("scheduler"), Some(epoch + 1)), "{second}");
+}
+
 /// #44 (7): an OpenID provider that does not answer shows on `/healthz`
 /// (degraded, still 200: passwords and tokens still work), not only at
 /// the next sign-in.
@@ -119,6 +143,27 @@ async fn an_unusable_database_path_is_a_startup_error_not_a_panic() {
     settings.database.url = format!("sqlite://{}/sub/jpu.db", blocker.display());
     let err = jpu_share::startup::Application::build(settings, Default::default()).await.err().expect("fails");
     assert!(err.to_string().contains("directory"), "{err}");
+}
+
+/// api.md: a `database.url` of another scheme is refused at start with a
+/// clear error, never taken as a file name (and a password in it is not
+/// shown).
+#[tokio::test]
+async fn a_database_url_that_is_not_sqlite_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    for (url, says) in [
+        ("postgres://jpu:s3cret@db.example.edu/jpu", "PostgreSQL"),
+        ("mysql://db.example.edu/jpu", "sqlite://"),
+        ("jpu.db", "sqlite://"),
+    ] {
+        let mut settings = test_settings(dir.path());
+        settings.database.url = url.into();
+        let err = jpu_share::startup::Application::build(settings, Default::default()).await.err().expect(url);
+        let text = err.to_string();
+        assert!(text.contains(says) && !text.contains("s3cret"), "{url}: {text}");
+        assert!(!dir.path().join("jpu.db").exists() || url != "jpu.db", "not made as a file");
+    }
+    assert!(!std::path::Path::new("jpu.db").exists(), "nothing made in the working directory");
 }
 
 #[tokio::test]
