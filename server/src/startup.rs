@@ -246,6 +246,7 @@ impl Application {
             forecast: self.state.forecast.clone(),
             mode: settings.scheduler.mode(),
             forecasting: Default::default(),
+            epoch: None,
         })
     }
 
@@ -253,10 +254,11 @@ impl Application {
     /// `shutdown` resolves; then stops both.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let (stop_loop, loop_stopped) = tokio::sync::oneshot::channel::<()>();
-        let scheduler = self.scheduler();
-        if scheduler.is_some() {
-            // one instance on SQLite: it schedules, under a new epoch
-            crate::services::ha::take(&self.state.services).await.map_err(std::io::Error::other)?;
+        let mut scheduler = self.scheduler();
+        if let Some(s) = scheduler.as_mut() {
+            // one instance on SQLite: it schedules, under a new epoch; an
+            // older loop on the same database is fenced from here on
+            s.epoch = Some(crate::services::ha::take(&self.state.services).await.map_err(std::io::Error::other)?);
         }
         let scheduler = scheduler.map(|s| {
             tokio::spawn(s.run(async move {

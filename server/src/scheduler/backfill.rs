@@ -19,7 +19,7 @@ impl Scheduler {
         if ended.is_empty() {
             return Ok(());
         }
-        let mut tx = db::write_tx(&self.db).await?;
+        let mut tx = self.write().await?;
         for id in ended {
             tracing::warn!(instance = id, "backfill instance exited by itself");
             db::backfill::end(&mut tx, id, now_ms()).await?;
@@ -58,7 +58,7 @@ impl Scheduler {
             async move { (id, executor.reclaim_backfill(id, &executor_ref, grace).await) }
         });
         let results = futures_util::future::join_all(stops).await;
-        let mut tx = db::write_tx(&self.db).await?;
+        let mut tx = self.write().await?;
         for (id, result) in results {
             match result {
                 Ok(()) => db::backfill::end(&mut tx, id, now_ms()).await?,
@@ -72,12 +72,12 @@ impl Scheduler {
     /// Starts new instances; each is recorded before the executor call.
     pub(super) async fn deploy(&self, deploy: Vec<(String, String, Vec<u32>)>) -> Result<(), LoopError> {
         for (node, tier, gpus) in deploy {
-            let mut tx = db::write_tx(&self.db).await?;
+            let mut tx = self.write().await?;
             let id = db::backfill::insert(&mut tx, &node, &tier, &gpus, now_ms()).await?;
             tx.commit().await?;
             let request = BackfillRequest { id, node, tier, gpus, command: self.backfill.get().command };
             let result = self.executor.deploy_backfill(request).await;
-            let mut tx = db::write_tx(&self.db).await?;
+            let mut tx = self.write().await?;
             match result {
                 Ok(started) => {
                     db::backfill::set_started(&mut tx, id, &started.executor_ref, started.endpoint.as_deref()).await?
@@ -102,7 +102,7 @@ impl Scheduler {
                 None => false,
             };
             if !alive {
-                let mut tx = db::write_tx(&self.db).await?;
+                let mut tx = self.write().await?;
                 db::backfill::end(&mut tx, instance.id, now_ms()).await?;
                 tx.commit().await?;
             }

@@ -68,7 +68,7 @@ impl Scheduler {
             return Ok(0);
         }
         let mut ended = 0;
-        let mut tx = db::write_tx(&self.db).await?;
+        let mut tx = self.write().await?;
         // read at each end: an admin's change applies to the next one
         let patterns = db::oom_patterns::in_force(&mut tx).await?;
         let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
@@ -85,7 +85,7 @@ impl Scheduler {
     async fn sync_inventory(&self) -> Result<Option<String>, LoopError> {
         match self.executor.inventory().await {
             Ok(Some(nodes)) => {
-                let mut tx = db::write_tx(&self.db).await?;
+                let mut tx = self.write().await?;
                 db::cluster::sync_inventory(&mut tx, &nodes, now_ms()).await?;
                 tx.commit().await?;
                 Ok(None)
@@ -111,7 +111,7 @@ impl Scheduler {
         let mut marks = db::scheduling::waiting_marks(&mut read).await?;
         read.rollback().await?;
         let mut plan = crate::policy::decide(&snapshot);
-        let mut tx = db::write_tx(&self.db).await?;
+        let mut tx = self.write().await?;
         if db::plan_inputs() != inputs_seen {
             metrics::counter!("scheduler_snapshots_reread_total").increment(1);
             snapshot = db::scheduling::load_snapshot(&mut tx, now, self.mode).await?;
@@ -147,7 +147,7 @@ impl Scheduler {
         if results.is_empty() {
             return Ok(());
         }
-        let mut tx = db::write_tx(&self.db).await?;
+        let mut tx = self.write().await?;
         for (job, result, at_ms) in results {
             match result {
                 Ok(()) => {
@@ -187,7 +187,7 @@ impl Scheduler {
         let before = now - self.kill_unconfirmed_after.as_millis() as i64;
         let stuck = db::jobs::unconfirmed_cancels(&mut *self.db.acquire().await?, before).await?;
         for (job, attempt, node) in stuck {
-            let mut tx = db::write_tx(&self.db).await?;
+            let mut tx = self.write().await?;
             let end = Finished { job, attempt, end: EndSignal::Cancelled, log_tail: String::new(), ended_ms: None };
             record_end(&mut tx, &end, &[], now).await?;
             db::jobs::set_kill_unconfirmed(&mut tx, job).await?;

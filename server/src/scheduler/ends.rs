@@ -82,7 +82,7 @@ impl Scheduler {
         }
         drop(conn);
         let observed = self.executor.recover(requests).await?;
-        let mut tx = db::write_tx(&self.db).await?;
+        let mut tx = self.write().await?;
         for (job, attempt, seen) in observed {
             let dispatching = live.iter().any(|(j, a, d)| *j == job && *a == attempt && *d);
             match (seen, dispatching) {

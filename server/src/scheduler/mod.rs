@@ -31,6 +31,10 @@ pub enum LoopError {
     Db(#[from] sqlx::Error),
     #[error(transparent)]
     Executor(#[from] ExecutorError),
+    /// Another instance took the scheduler's lease: this one's writes are
+    /// refused from here on (api.md "High availability": fencing).
+    #[error("another instance holds the scheduler's lease now (epoch {now}, this one had {had})")]
+    Fenced { had: i64, now: i64 },
 }
 
 /// What one cycle did (for tests and logs).
@@ -71,4 +75,24 @@ pub struct Scheduler {
     pub forecasting: Arc<std::sync::atomic::AtomicBool>,
     /// The rules `decide` applies (`scheduler.policy`).
     pub mode: crate::policy::PolicyMode,
+    /// The lease's epoch this loop schedules under (None: unfenced, a
+    /// loop no lease was taken for).
+    pub epoch: Option<i64>,
+}
+
+impl Scheduler {
+    /// A write transaction of the scheduler's: refused once another
+    /// instance took the lease. The check is inside the transaction,
+    /// which holds the database's write lock from its start, so nothing
+    /// this loop writes after losing the lease commits.
+    pub(crate) async fn write(&self) -> Result<crate::db::WriteTx, LoopError> {
+        let mut tx = crate::db::write_tx(&self.db).await?;
+        if let Some(had) = self.epoch {
+            let (now, _) = crate::db::lease::current(tx.conn()).await?;
+            if now != had {
+                return Err(LoopError::Fenced { had, now });
+            }
+        }
+        Ok(tx)
+    }
 }

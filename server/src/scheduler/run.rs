@@ -17,6 +17,10 @@ impl Scheduler {
             match self.recover().await {
                 Ok(n) if n > 0 => tracing::info!(attempts = n, "recovered attempts from the executor"),
                 Ok(_) => {}
+                Err(e @ LoopError::Fenced { .. }) => {
+                    tracing::error!(error = %e, "this instance stops scheduling");
+                    return;
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot reconcile with the executor; retrying");
                     self.health.set(Some(e.to_string()));
@@ -79,6 +83,12 @@ impl Scheduler {
                 Err(LoopError::Executor(e)) => {
                     tracing::error!(error = %e, "scheduler cycle failed");
                     self.health.set(Some(e.to_string()));
+                }
+                Err(e @ LoopError::Fenced { .. }) => {
+                    // fenced: nothing more of this loop's may be written;
+                    // the instance keeps serving the console and the API
+                    tracing::error!(error = %e, "this instance stops scheduling");
+                    return;
                 }
                 Err(e) => tracing::error!(error = %e, "scheduler cycle failed"),
             }

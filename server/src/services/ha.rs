@@ -1,10 +1,13 @@
 //! Which instance schedules (api.md "High availability and PostgreSQL"):
 //! the lease row names the holder, and its epoch moves on each time an
 //! instance takes it. On SQLite one instance serves and it is always the
-//! scheduler: it takes the lease when its loop starts. `/readyz` and
-//! `/metrics` say the role and the epoch, the same on every instance.
-//! (Several instances on PostgreSQL, renewals, standbys taking a lapsed
-//! lease and writes fenced by the epoch are #45's, not built yet.)
+//! scheduler: it takes the lease when its loop starts, and every write of
+//! the loop checks the epoch inside its transaction (`Scheduler::write`),
+//! so a second server started on the same file by mistake fences the
+//! first rather than both dispatching. `/readyz` and `/metrics` say the
+//! role and the epoch, the same on every instance. (Several instances on
+//! PostgreSQL, renewals and standbys taking a lapsed lease are #45's, not
+//! built yet.)
 
 use std::sync::{Arc, Mutex};
 

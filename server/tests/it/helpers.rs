@@ -201,6 +201,14 @@ impl TestApp {
         Self::spawn_inner(dir, settings, Exec::Timed).await
     }
 
+    /// A second scheduling server on the database and output folder of
+    /// a running one (`#45`: two instances on one database).
+    pub async fn spawn_scheduling_beside(other: &TestApp) -> TestApp {
+        let mut settings = test_settings(other.dir.path());
+        settings.scheduler.cycle_ms = 200;
+        Self::spawn_inner(tempfile::tempdir().expect("temp dir"), settings, Exec::Timed).await
+    }
+
     async fn spawn_inner(dir: TempDir, settings: Settings, exec: Exec) -> TestApp {
         // server logs go to the test's captured output (shown on failure)
         let _ = tracing_subscriber::fmt()

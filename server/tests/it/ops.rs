@@ -50,6 +50,32 @@ async fn readyz_names_the_scheduler_and_each_start_moves_the_epoch_on() {
     assert_eq!((second["role"].as_str(), second["epoch"].as_i64()), (Some("scheduler"), Some(epoch + 1)), "{second}");
 }
 
+/// #45 (3), fencing: a second instance that takes the lease on the same
+/// database fences the first, whose loop stops writing at once; the
+/// first keeps serving the API, and what it is sent is scheduled by the
+/// new holder, never by both.
+#[tokio::test]
+async fn an_instance_that_lost_the_lease_never_schedules_again() {
+    let first = TestApp::spawn_scheduling().await;
+    let token = first.demo_token().await;
+    let before = first.submit_ok(&token, serde_json::json!({"name": "a", "command": "x", "num_gpus": 1})).await;
+    first.wait_state(&token, before["id"].as_i64().unwrap(), "RUNNING").await;
+    let second = TestApp::spawn_scheduling_beside(&first).await;
+    let ready = |app: &TestApp| {
+        let req = app.client.get(app.url("/readyz"));
+        async move { req.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }
+    };
+    let (one, two) = (ready(&first).await, ready(&second).await);
+    assert_eq!((one["role"].as_str(), two["role"].as_str()), (Some("standby"), Some("scheduler")), "{one} {two}");
+    assert_eq!(one["epoch"], two["epoch"], "one epoch, the same on both");
+    // sent to the first, started by the second alone
+    let after = first.submit_ok(&token, serde_json::json!({"name": "b", "command": "x", "num_gpus": 1})).await;
+    let id = after["id"].as_i64().unwrap();
+    first.wait_state(&token, id, "RUNNING").await;
+    let started_by = |app: &TestApp| app.executor.as_ref().unwrap().started().iter().filter(|r| r.job == id).count();
+    assert_eq!((started_by(&first), started_by(&second)), (0, 1));
+}
+
 /// #44 (7): an OpenID provider that does not answer shows on `/healthz`
 /// (degraded, still 200: passwords and tokens still work), not only at
 /// the next sign-in.
