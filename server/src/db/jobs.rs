@@ -55,11 +55,19 @@ pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -
         })
         .collect();
     let rows = serde_json::Value::Array(rows).to_string();
+    // the ids' base, read first: a subquery on `jobs` inside the INSERT
+    // made SQLite stage every batch in a temporary table
+    let base: i64 = sqlx::query_scalar!(
+        r#"SELECT MAX(COALESCE((SELECT MAX(id) FROM jobs), 0), (SELECT value FROM job_id_floor WHERE id = 1))
+           AS "base!: i64""#
+    )
+    .fetch_one(conn.conn())
+    .await?;
     let mut ids: Vec<i64> = sqlx::query_scalar!(
         r#"INSERT INTO jobs (id, name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
                             min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index,
                             kind, session_app)
-           SELECT MAX(COALESCE((SELECT MAX(id) FROM jobs), 0), (SELECT value FROM job_id_floor WHERE id = 1)) + 1 + key,
+           SELECT ? + 1 + key,
                   json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
                   json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
                   json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
@@ -69,6 +77,7 @@ pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -
                   json_extract(value, '$.kind'), json_extract(value, '$.session_app')
            FROM json_each(?) ORDER BY key
            RETURNING id AS "id!""#,
+        base,
         now_ms,
         rows
     )
