@@ -263,13 +263,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// The settings of `config` (and the environment), or exit 2 with why.
+fn load_settings(config: Option<PathBuf>) -> Result<Settings, ExitCode> {
+    Settings::load(config.as_deref()).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    })
+}
+
 async fn migrate_check(config: Option<PathBuf>) -> ExitCode {
-    let settings = match Settings::load(config.as_deref()) {
+    let settings = match load_settings(config) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let state = match jpu_share::db::open_existing(&settings.database).await {
         Ok(pool) => jpu_share::db::migrations(&pool).await.map_err(|e| e.to_string()),
@@ -308,12 +313,9 @@ async fn migrate_check(config: Option<PathBuf>) -> ExitCode {
 }
 
 async fn backup(config: Option<PathBuf>, file: PathBuf) -> ExitCode {
-    let settings = match Settings::load(config.as_deref()) {
+    let settings = match load_settings(config) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     if let Some(folder) = file.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
         eprintln!("error: the folder {} does not exist: make it first (the copy is written into it)", folder.display());
@@ -332,12 +334,9 @@ async fn backup(config: Option<PathBuf>, file: PathBuf) -> ExitCode {
 }
 
 async fn serve(config: Option<PathBuf>) -> ExitCode {
-    let settings = match Settings::load(config.as_deref()) {
+    let settings = match load_settings(config) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let mut app = match Application::build(settings, BootstrapPasswords::from_env()).await {
         Ok(app) => app,

@@ -14,6 +14,9 @@
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// The fetched datasets' folder, in `datasets`.
+const STORE: &str = ".store";
+
 /// Where the places are.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Places {
@@ -66,7 +69,7 @@ impl Places {
     /// bound from here, the files API opens one as root and reads it as
     /// the person below that.
     pub fn dataset_store(&self) -> PathBuf {
-        self.datasets().join(".store")
+        self.datasets().join(STORE)
     }
 
     /// A lab's view of its datasets (links), for Slurm jobs.
@@ -92,6 +95,11 @@ fn component(name: &str) -> Option<&str> {
 }
 
 impl JobPlaces {
+    /// Where fetched datasets are kept (as [`Places::dataset_store`]).
+    pub fn dataset_store(&self) -> PathBuf {
+        self.datasets.join(STORE)
+    }
+
     /// Makes the job's places where they are missing and sets their owner
     /// and mode: `owner` is the job's uid and gid when the server is root
     /// (else nothing is chowned: the server's own user runs the job).

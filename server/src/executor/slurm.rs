@@ -469,7 +469,7 @@ fn lab_datasets(places: &super::places::JobPlaces, uid: u32) -> std::io::Result<
     use super::dataset_access::{admit, sync_view};
     sync_view(&places.lab_view, &places.open, None)?;
     admit(&places.lab_view, uid)?;
-    let store = places.datasets.join(".store");
+    let store = places.dataset_store();
     for (_, folder) in places.open.iter().filter(|(_, f)| f.starts_with(&store)) {
         admit(folder, uid)?;
     }

@@ -17,7 +17,9 @@ use crate::clock::now_ms;
 use crate::db;
 use crate::db::accounts::UserRecord;
 use crate::services::{ServiceError, Services};
+use admit::{commit_with_uids, in_step, new_account, placed};
 
+mod admit;
 mod offboarding;
 mod password;
 pub use offboarding::{
@@ -205,34 +207,14 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         }
     }
     let current_lab = existing.as_ref().map(|u| u.lab.as_str());
-    let Some((lab, role)) = lab_and_role(&facts.groups, &facts.lab_group, &facts.admin_groups, current_lab) else {
-        let pattern = facts.lab_group.as_str().to_string();
-        return Err(Refusal::NoLabGroup { username: who.username.clone(), pattern }.into());
-    };
-    if !valid_name(&lab) {
-        return Err(Refusal::BadName(lab).into());
-    }
-    let lab_id = lab_id_of(&mut tx, &lab, &who.username, ACTOR, now).await?;
+    let (lab_id, lab, role) = placed(&mut tx, &facts, &who.username, current_lab, ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {
-            let new = db::accounts::NewUser {
-                username: &who.username,
-                password_hash: "",
-                lab_id,
-                role,
-                unix_uid: None,
-                max_concurrent: crate::policy::personal::DEFAULT_CONCURRENCY,
-                local: false,
-            };
-            let id = db::accounts::insert_user(&mut tx, new, now).await?;
-            db::accounts::set_sign_in(&mut tx, id, SignIn::Oidc).await?;
-            db::campus_identities::link(&mut tx, id, &who.issuer, &who.subject, now).await?;
             let detail = serde_json::json!({"lab": lab, "role": role.as_str()});
-            db::audit::record(&mut tx, ACTOR, "user.create", Some(&who.username), &detail, now).await?;
-            db::accounts::user_by_id(&mut tx, id)
-                .await?
-                .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?
+            let user = new_account(&mut tx, &who.username, (lab_id, role), SignIn::Oidc, (ACTOR, detail), now).await?;
+            db::campus_identities::link(&mut tx, user.id, &who.issuer, &who.subject, now).await?;
+            user
         }
     };
     let mut changed = in_step(&mut tx, &mut user, (lab_id, &lab), role, facts.ids).await?;
@@ -260,66 +242,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         }
         None => {}
     }
-    // without a directory uid, the local executor hands one out
-    crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
-    let id = user.id;
-    let user = db::accounts::user_by_id(&mut tx, id)
-        .await?
-        .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
-    tx.commit().await?;
-    Ok(user)
-}
-
-/// The lab's id, the lab made (and audited, by `actor`) when new.
-async fn lab_id_of(tx: &mut db::WriteTx, lab: &str, username: &str, actor: &str, now: i64) -> Result<i64, CampusError> {
-    Ok(match db::views::lab_id(tx, lab).await? {
-        Some(id) => id,
-        None => {
-            let id = db::accounts::insert_lab(tx, lab, now).await?;
-            let detail = serde_json::json!({"from_group_of": username});
-            db::audit::record(tx, actor, "lab.create", Some(lab), &detail, now).await?;
-            id
-        }
-    })
-}
-
-/// Brings the user's lab, role and ids in step with what the directory
-/// (or the provider) says; returns what changed, for the audit log (the
-/// caller saves the row when anything did).
-async fn in_step(
-    tx: &mut db::WriteTx,
-    user: &mut UserRecord,
-    (lab_id, lab): (i64, &str),
-    role: Role,
-    ids: Option<(Option<i64>, Option<i64>, Vec<i64>)>,
-) -> Result<serde_json::Map<String, serde_json::Value>, CampusError> {
-    let mut changed = serde_json::Map::new();
-    let mut note = |field: &str, from: serde_json::Value, to: serde_json::Value| {
-        if from != to {
-            changed.insert(field.into(), serde_json::json!({"from": from, "to": to}));
-        }
-    };
-    note("lab", user.lab.clone().into(), lab.into());
-    note("role", user.role.as_str().into(), role.as_str().into());
-    if let Some((uid, gid, group_gids)) = ids {
-        if let Some(uid) = uid {
-            if let Some(other) = db::accounts::user_with_uid(tx, uid, user.id).await? {
-                return Err(Refusal::UidTaken { uid, other }.into());
-            }
-        }
-        note("unix_uid", user.unix_uid.into(), uid.into());
-        note("unix_gid", user.unix_gid.into(), gid.into());
-        let groups =
-            (!group_gids.is_empty()).then(|| group_gids.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
-        note("unix_groups", user.unix_groups.clone().into(), groups.clone().into());
-        user.unix_uid = uid;
-        user.unix_gid = gid;
-        user.unix_groups = groups;
-    }
-    user.lab_id = lab_id;
-    user.lab = lab.to_string();
-    user.role = role;
-    Ok(changed)
+    commit_with_uids(state, tx, user.id).await
 }
 
 /// The account this identity signs into: the one linked to its (issuer,

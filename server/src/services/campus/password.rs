@@ -10,7 +10,7 @@
 
 use app::model::SignIn;
 
-use super::{directory_facts, in_step, lab_and_role, lab_id_of, valid_name, CampusError, Refusal};
+use super::{commit_with_uids, directory_facts, in_step, new_account, placed, valid_name, CampusError, Refusal};
 use crate::auth::directory::{Directory, DirectoryError, Person};
 use crate::auth::{password, AuthError};
 use crate::clock::now_ms;
@@ -148,34 +148,12 @@ async fn admit(
         }
     }
     let current_lab = existing.as_ref().map(|u| u.lab.as_str());
-    let Some((lab, role)) = lab_and_role(&facts.groups, &facts.lab_group, &facts.admin_groups, current_lab) else {
-        let pattern = facts.lab_group.as_str().to_string();
-        return Err(Refusal::NoLabGroup { username: username.to_string(), pattern }.into());
-    };
-    if !valid_name(&lab) {
-        return Err(Refusal::BadName(lab).into());
-    }
-    let lab_id = lab_id_of(&mut tx, &lab, username, ACTOR, now).await?;
+    let (lab_id, lab, role) = placed(&mut tx, &facts, username, current_lab, ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {
-            let new = db::accounts::NewUser {
-                username,
-                // never a usable hash: the directory holds the password
-                password_hash: "",
-                lab_id,
-                role,
-                unix_uid: None,
-                max_concurrent: crate::policy::personal::DEFAULT_CONCURRENCY,
-                local: false,
-            };
-            let id = db::accounts::insert_user(&mut tx, new, now).await?;
-            db::accounts::set_sign_in(&mut tx, id, SignIn::Password).await?;
             let detail = serde_json::json!({"lab": lab, "role": role.as_str(), "from": "the directory"});
-            db::audit::record(&mut tx, ACTOR, "user.create", Some(username), &detail, now).await?;
-            db::accounts::user_by_id(&mut tx, id)
-                .await?
-                .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?
+            new_account(&mut tx, username, (lab_id, role), SignIn::Password, (ACTOR, detail), now).await?
         }
     };
     let changed = in_step(&mut tx, &mut user, (lab_id, &lab), role, facts.ids).await?;
@@ -184,11 +162,5 @@ async fn admit(
         let detail = serde_json::Value::Object(changed);
         db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
     }
-    crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
-    let id = user.id;
-    let user = db::accounts::user_by_id(&mut tx, id)
-        .await?
-        .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
-    tx.commit().await?;
-    Ok(user)
+    commit_with_uids(state, tx, user.id).await
 }

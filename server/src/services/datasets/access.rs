@@ -43,21 +43,8 @@ pub async fn keep_in_step(state: Services) {
 /// Gives a just-fetched dataset's folder to its readers, before it is
 /// `READY` (until then it is root's alone).
 pub async fn open_fetched(state: &Services, row: &db::datasets::DatasetRow) -> Result<(), String> {
-    let members = {
-        let mut conn = state.db.acquire().await.map_err(|e| e.to_string())?;
-        let local = state.settings.executor.kind == crate::config::ExecutorKind::Local;
-        db::datasets::lab_members(&mut conn, local).await.map_err(|e| e.to_string())?
-    };
-    let readers = match super::labs_of(row) {
-        None => Readers::Everyone,
-        Some(labs) => Readers::Uids(
-            members
-                .into_iter()
-                .filter(|(lab, _)| labs.contains(lab))
-                .filter_map(|(_, uid)| u32::try_from(uid).ok())
-                .collect(),
-        ),
-    };
+    let people = people(state).await?;
+    let readers = readers(&super::labs_of(row), &people);
     let folder = Places::new(&state.settings.storage.root).dataset_store().join(&row.name);
     tokio::task::spawn_blocking(move || restrict(&folder, &readers))
         .await
@@ -65,32 +52,43 @@ pub async fn open_fetched(state: &Services, row: &db::datasets::DatasetRow) -> R
         .map_err(|e| e.to_string())
 }
 
-/// One full recompute.
-pub async fn sync(state: &Services) -> Result<(), String> {
-    let (rows, members, labs) = {
-        let mut conn = state.db.acquire().await.map_err(|e| e.to_string())?;
-        let rows = db::datasets::list(&mut conn).await.map_err(|e| e.to_string())?;
-        let local = state.settings.executor.kind == crate::config::ExecutorKind::Local;
-        let members = db::datasets::lab_members(&mut conn, local).await.map_err(|e| e.to_string())?;
-        let labs = db::datasets::lab_names(&mut conn).await.map_err(|e| e.to_string())?;
-        (rows, members, labs)
-    };
+/// Each lab's people's uids (on Slurm, the configured ones alone).
+async fn people(state: &Services) -> Result<HashMap<String, Vec<u32>>, String> {
+    let mut conn = state.db.acquire().await.map_err(|e| e.to_string())?;
+    let local = state.settings.executor.kind == crate::config::ExecutorKind::Local;
+    let members = db::datasets::lab_members(&mut conn, local).await.map_err(|e| e.to_string())?;
     let mut people: HashMap<String, Vec<u32>> = HashMap::new();
     for (lab, uid) in members {
         if let Ok(uid) = u32::try_from(uid) {
             people.entry(lab).or_default().push(uid);
         }
     }
-    let places = Places::new(&state.settings.storage.root);
-    let ready: Vec<_> = rows.into_iter().filter(|r| r.state == "READY").collect();
-    let readers_of = |labs: &Option<Vec<String>>| match labs {
+    Ok(people)
+}
+
+/// Who reads a dataset open to `labs` (None: every lab).
+fn readers(labs: &Option<Vec<String>>, people: &HashMap<String, Vec<u32>>) -> Readers {
+    match labs {
         None => Readers::Everyone,
         Some(labs) => Readers::Uids(labs.iter().flat_map(|l| people.get(l).cloned().unwrap_or_default()).collect()),
+    }
+}
+
+/// One full recompute.
+pub async fn sync(state: &Services) -> Result<(), String> {
+    let (rows, labs) = {
+        let mut conn = state.db.acquire().await.map_err(|e| e.to_string())?;
+        let rows = db::datasets::list(&mut conn).await.map_err(|e| e.to_string())?;
+        let labs = db::datasets::lab_names(&mut conn).await.map_err(|e| e.to_string())?;
+        (rows, labs)
     };
+    let people = people(state).await?;
+    let places = Places::new(&state.settings.storage.root);
+    let ready: Vec<_> = rows.into_iter().filter(|r| r.state == "READY").collect();
     let fetched: Vec<(PathBuf, Readers)> = ready
         .iter()
         .filter(|r| r.source_url.is_some())
-        .map(|r| (places.dataset_store().join(&r.name), readers_of(&super::labs_of(r))))
+        .map(|r| (places.dataset_store().join(&r.name), readers(&super::labs_of(r), &people)))
         .collect();
     let views: Vec<View> = labs
         .iter()

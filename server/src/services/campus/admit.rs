@@ -1,0 +1,135 @@
+//! Admitting someone the university vouched for, the steps both campus
+//! sign-ins share (the provider's, `sign_in`, and the directory's
+//! password, `password`): the lab and role their groups give (the lab made
+//! when new), a new account with no password of its own, the account kept
+//! in step with what the university says (each change returned for the
+//! audit log), and uids handed out where the local executor needs them.
+
+use app::model::{Role, SignIn};
+
+use super::{lab_and_role, valid_name, CampusError, Facts, Refusal};
+use crate::db;
+use crate::db::accounts::UserRecord;
+use crate::services::{ServiceError, Services};
+
+/// The lab and role `facts` give `username` (the lab made, audited by
+/// `actor`, when new), or why they give none.
+pub(super) async fn placed(
+    tx: &mut db::WriteTx,
+    facts: &Facts,
+    username: &str,
+    current_lab: Option<&str>,
+    actor: &str,
+    now: i64,
+) -> Result<(i64, String, Role), CampusError> {
+    let Some((lab, role)) = lab_and_role(&facts.groups, &facts.lab_group, &facts.admin_groups, current_lab) else {
+        let pattern = facts.lab_group.as_str().to_string();
+        return Err(Refusal::NoLabGroup { username: username.to_string(), pattern }.into());
+    };
+    if !valid_name(&lab) {
+        return Err(Refusal::BadName(lab).into());
+    }
+    let lab_id = lab_id_of(tx, &lab, username, actor, now).await?;
+    Ok((lab_id, lab, role))
+}
+
+/// An account the university's sign-in makes: no password of its own,
+/// signing in as `kind`, its creation audited (`actor`, `detail`).
+pub(super) async fn new_account(
+    tx: &mut db::WriteTx,
+    username: &str,
+    (lab_id, role): (i64, Role),
+    kind: SignIn,
+    (actor, detail): (&str, serde_json::Value),
+    now: i64,
+) -> Result<UserRecord, CampusError> {
+    let new = db::accounts::NewUser {
+        username,
+        // never a usable hash: the university holds the password
+        password_hash: "",
+        lab_id,
+        role,
+        unix_uid: None,
+        max_concurrent: crate::policy::personal::DEFAULT_CONCURRENCY,
+        local: false,
+    };
+    let id = db::accounts::insert_user(tx, new, now).await?;
+    db::accounts::set_sign_in(tx, id, kind).await?;
+    db::audit::record(tx, actor, "user.create", Some(username), &detail, now).await?;
+    Ok(db::accounts::user_by_id(tx, id)
+        .await?
+        .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?)
+}
+
+/// Hands out uids where the local executor needs them (no directory
+/// uid) and commits; the account as it now is.
+pub(super) async fn commit_with_uids(
+    state: &Services,
+    mut tx: db::WriteTx,
+    id: i64,
+) -> Result<UserRecord, CampusError> {
+    crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
+    let user = db::accounts::user_by_id(&mut tx, id)
+        .await?
+        .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
+    tx.commit().await?;
+    Ok(user)
+}
+
+/// The lab's id, the lab made (and audited, by `actor`) when new.
+pub(super) async fn lab_id_of(
+    tx: &mut db::WriteTx,
+    lab: &str,
+    username: &str,
+    actor: &str,
+    now: i64,
+) -> Result<i64, CampusError> {
+    Ok(match db::views::lab_id(tx, lab).await? {
+        Some(id) => id,
+        None => {
+            let id = db::accounts::insert_lab(tx, lab, now).await?;
+            let detail = serde_json::json!({"from_group_of": username});
+            db::audit::record(tx, actor, "lab.create", Some(lab), &detail, now).await?;
+            id
+        }
+    })
+}
+
+/// Brings the user's lab, role and ids in step with what the directory
+/// (or the provider) says; returns what changed, for the audit log (the
+/// caller saves the row when anything did).
+pub(super) async fn in_step(
+    tx: &mut db::WriteTx,
+    user: &mut UserRecord,
+    (lab_id, lab): (i64, &str),
+    role: Role,
+    ids: Option<(Option<i64>, Option<i64>, Vec<i64>)>,
+) -> Result<serde_json::Map<String, serde_json::Value>, CampusError> {
+    let mut changed = serde_json::Map::new();
+    let mut note = |field: &str, from: serde_json::Value, to: serde_json::Value| {
+        if from != to {
+            changed.insert(field.into(), serde_json::json!({"from": from, "to": to}));
+        }
+    };
+    note("lab", user.lab.clone().into(), lab.into());
+    note("role", user.role.as_str().into(), role.as_str().into());
+    if let Some((uid, gid, group_gids)) = ids {
+        if let Some(uid) = uid {
+            if let Some(other) = db::accounts::user_with_uid(tx, uid, user.id).await? {
+                return Err(Refusal::UidTaken { uid, other }.into());
+            }
+        }
+        note("unix_uid", user.unix_uid.into(), uid.into());
+        note("unix_gid", user.unix_gid.into(), gid.into());
+        let groups =
+            (!group_gids.is_empty()).then(|| group_gids.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+        note("unix_groups", user.unix_groups.clone().into(), groups.clone().into());
+        user.unix_uid = uid;
+        user.unix_gid = gid;
+        user.unix_groups = groups;
+    }
+    user.lab_id = lab_id;
+    user.lab = lab.to_string();
+    user.role = role;
+    Ok(changed)
+}
