@@ -283,7 +283,7 @@ async fn migrate_check(config: Option<PathBuf>) -> ExitCode {
     let state = match state {
         Ok(state) => state,
         Err(e) => {
-            eprintln!("error: cannot read the database {}: {e}", settings.database.url);
+            eprintln!("error: cannot read the database {}: {e}", jpu_share::db::redacted(&settings.database.url));
             return ExitCode::from(2);
         }
     };

@@ -66,7 +66,7 @@ pub fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, DbSetupError> {
 }
 
 /// A URL as an error may show it: a password in it is not.
-fn redacted(url: &str) -> String {
+pub fn redacted(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) if parsed.password().is_some() => {
             let _ = parsed.set_password(Some("***"));

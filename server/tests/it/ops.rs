@@ -288,6 +288,16 @@ async fn migrate_check_lists_pending_migrations_and_changes_nothing() {
     let db = app.db_path();
     let current = jpu_share_binary(&["migrate", "--check"], &db).await;
     assert_eq!(current.status.code(), Some(0), "{current:?}");
+    // a URL it cannot read: exit 2, the reason, never the password
+    let secret = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu-share"))
+        .args(["migrate", "--check"])
+        .env("JPU__DATABASE__URL", "postgres://jpu:s3cret@db.example.edu/jpu")
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&secret.stderr);
+    assert_eq!(secret.status.code(), Some(2), "{said}");
+    assert!(said.contains("PostgreSQL") && !said.contains("s3cret"), "{said}");
     assert!(String::from_utf8_lossy(&current.stdout).contains("no pending migrations"), "{current:?}");
 
     let empty = app.dir.path().join("empty.db");
