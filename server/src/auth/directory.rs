@@ -33,6 +33,9 @@ pub struct Person {
     /// The `gidNumber`s of those groups that have one (posixGroups),
     /// sorted: the supplementary groups their jobs run with.
     pub group_gids: Vec<i64>,
+    /// Each of those groups' `cn` with its `gidNumber`, sorted: a lab
+    /// group's gid is its share's group (policy §13).
+    pub named_gids: Vec<(String, i64)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -190,6 +193,9 @@ impl Directory {
             groups.iter().filter_map(|g| first(g, "gidNumber")).filter_map(|n| n.parse().ok()).collect();
         group_gids.sort();
         group_gids.dedup();
+        let mut named_gids: Vec<(String, i64)> =
+            groups.iter().filter_map(|g| Some((first(g, "cn")?, first(g, "gidNumber")?.parse().ok()?))).collect();
+        named_gids.sort();
         let mut groups: Vec<String> = groups.iter().filter_map(|g| first(g, "cn")).collect();
         groups.sort();
         groups.dedup();
@@ -199,6 +205,7 @@ impl Directory {
             dn: entry.dn.clone(),
             groups,
             group_gids,
+            named_gids,
         }))
     }
 }

@@ -408,36 +408,6 @@ pub async fn allocate_uids(conn: &mut WriteTx, first: i64, last: i64) -> Result<
     Ok(given)
 }
 
-/// Gives each lab without a gid the first free one of `first..=last`;
-/// returns what it gave.
-pub async fn allocate_lab_gids(
-    conn: &mut WriteTx,
-    first: i64,
-    last: i64,
-    taken: impl Fn(i64) -> bool,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
-    let waiting = sqlx::query!(r#"SELECT id AS "id!", name FROM labs WHERE unix_gid IS NULL ORDER BY id"#)
-        .fetch_all(conn.conn())
-        .await?;
-    if waiting.is_empty() {
-        return Ok(Vec::new());
-    }
-    let used: std::collections::HashSet<i64> =
-        sqlx::query_scalar!(r#"SELECT unix_gid AS "gid!" FROM labs WHERE unix_gid IS NOT NULL"#)
-            .fetch_all(conn.conn())
-            .await?
-            .into_iter()
-            .collect();
-    let mut free = (first..=last).filter(|gid| !used.contains(gid) && !taken(*gid));
-    let mut given = Vec::with_capacity(waiting.len());
-    for lab in waiting {
-        let Some(gid) = free.next() else { break };
-        sqlx::query!("UPDATE labs SET unix_gid = ? WHERE id = ?", gid, lab.id).execute(conn.conn()).await?;
-        given.push((lab.name, gid));
-    }
-    Ok(given)
-}
-
 /// Ends every console session of the user (by moving their epoch on) and
 /// revokes every live token but `keep`. Returns the new epoch, which the
 /// session that made the change takes on to stay signed in.

@@ -12,6 +12,7 @@ pub mod datasets;
 pub mod gates;
 pub mod job_view;
 pub mod jobs;
+pub mod lab_gids;
 pub mod lease;
 pub mod maintenance;
 pub mod metrics;

@@ -55,11 +55,3 @@ pub async fn add_usage(conn: &mut WriteTx, place: &str, delta: i64, now_ms: i64)
     .await?;
     Ok(())
 }
-
-/// A lab's gid (its share's group), when it has one.
-pub async fn lab_gid(conn: &mut SqliteConnection, lab_id: i64) -> Result<Option<i64>, sqlx::Error> {
-    Ok(sqlx::query_scalar!("SELECT unix_gid FROM labs WHERE id = ?", lab_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .flatten())
-}

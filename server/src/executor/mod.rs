@@ -19,6 +19,7 @@ pub mod limits;
 pub mod local;
 pub mod places;
 pub mod record;
+pub mod share_group;
 pub mod slurm;
 pub mod slurm_cli;
 pub mod spawner;

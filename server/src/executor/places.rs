@@ -116,7 +116,10 @@ impl JobPlaces {
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::fchown(&home, Some(uid), Some(gid))?;
             home.set_permissions(std::fs::Permissions::from_mode(0o700))?;
-            std::os::unix::fs::fchown(&lab, Some(0), self.lab_gid)?;
+            std::os::unix::fs::fchown(&lab, Some(0), None)?;
+            if let Some(gid) = self.lab_gid {
+                regrouped(&self.lab_dir, super::share_group::regroup_share(&lab, gid)?);
+            }
             // setgid: files made in it are the lab's group's; sticky: each
             // member's files are theirs to delete or rename
             let mode = if self.lab_gid.is_some() { 0o3770 } else { 0o1770 };
@@ -127,6 +130,29 @@ impl JobPlaces {
             }
         }
         Ok(())
+    }
+}
+
+impl Places {
+    /// Gives the lab's share, where it exists, the lab's gid `gid` (and
+    /// what members made there under the old one): a lab whose gid moved
+    /// is in step before its next job (the executor does it then too).
+    pub fn share_in_step(&self, lab: &str, gid: u32) -> std::io::Result<()> {
+        let Some(path) = self.lab(lab) else { return Ok(()) };
+        if let Some(share) = super::share_group::open_share(&path)? {
+            regrouped(&path, super::share_group::regroup_share(&share, gid)?);
+        }
+        Ok(())
+    }
+}
+
+fn regrouped(share: &Path, done: super::share_group::Regrouped) {
+    if done.changed > 0 {
+        tracing::info!(share = %share.display(), entries = done.changed, "a lab share took its lab's new gid");
+    }
+    if done.too_deep > 0 {
+        tracing::warn!(share = %share.display(), folders = done.too_deep,
+            "folders nested too deep in a lab share kept its old gid");
     }
 }
 

@@ -156,7 +156,7 @@ fn writable(place: &Place, caller: &Caller) -> ServiceResult<String> {
 async fn ready_place(state: &Services, caller: &Caller, place: &Place) -> ServiceResult<(PathBuf, Option<Identity>)> {
     let lab_gid = {
         let mut conn = state.db.acquire().await?;
-        db::storage::lab_gid(&mut conn, caller.user.lab_id).await?
+        db::lab_gids::lab_gid(&mut conn, caller.user.lab_id).await?
     };
     let who = identity(caller, lab_gid)?;
     if let Place::Dataset(name) = place {

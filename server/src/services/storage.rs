@@ -154,6 +154,35 @@ pub fn disk_usage(dir: &Path) -> u64 {
     total
 }
 
+/// Every lab share in step with its lab's gid (after a sign-in moved one:
+/// the lab's directory group's gid replaced the platform's). Only a root
+/// server can change a share's group; the executor does it again at each
+/// job's start.
+pub async fn shares_in_step(state: &Services) {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let labs = match state.db.acquire().await {
+        Ok(mut conn) => db::lab_gids::all(&mut conn).await,
+        Err(e) => Err(e),
+    };
+    let labs = match labs {
+        Ok(labs) => labs,
+        Err(e) => return tracing::warn!(error = %e, "cannot read the labs' gids to bring their shares in step"),
+    };
+    let places = Places::new(&state.settings.storage.root);
+    let done = tokio::task::spawn_blocking(move || {
+        for (lab, gid) in labs {
+            if let Err(e) = places.share_in_step(&lab, gid as u32) {
+                tracing::warn!(error = %e, lab, gid, "a lab share did not take its lab's gid");
+            }
+        }
+    });
+    if let Err(e) = done.await {
+        tracing::warn!(error = %e, "bringing the lab shares in step stopped");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

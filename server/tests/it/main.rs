@@ -22,6 +22,7 @@ mod files;
 mod forecast;
 mod helpers;
 mod isolation;
+mod lab_shares;
 mod local_executor;
 mod notifications;
 mod openapi;

@@ -210,7 +210,7 @@ pub async fn allocate_uids(settings: &crate::config::Settings, conn: &mut db::Wr
         (i64::from(uid_first)..=i64::from(uid_last)).contains(&gid)
             || nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid as u32)).ok().flatten().is_some()
     };
-    for (lab, gid) in db::accounts::allocate_lab_gids(conn, first.into(), last.into(), taken).await? {
+    for (lab, gid) in db::lab_gids::allocate(conn, first.into(), last.into(), taken).await? {
         tracing::info!(lab, gid, "allocated a unix gid of its own to a lab without one");
     }
     if settings.executor.kind != crate::config::ExecutorKind::Local {

@@ -21,7 +21,7 @@ pub(super) async fn placed(
     current_lab: Option<&str>,
     actor: &str,
     now: i64,
-) -> Result<(i64, String, Role), CampusError> {
+) -> Result<Placed, CampusError> {
     let Some((lab, role)) = lab_and_role(&facts.groups, &facts.lab_group, &facts.admin_groups, current_lab) else {
         let pattern = facts.lab_group.as_str().to_string();
         return Err(Refusal::NoLabGroup { username: username.to_string(), pattern }.into());
@@ -30,7 +30,56 @@ pub(super) async fn placed(
         return Err(Refusal::BadName(lab).into());
     }
     let lab_id = lab_id_of(tx, &lab, username, actor, now).await?;
-    Ok((lab_id, lab, role))
+    let moved = match facts.lab_gid(&lab) {
+        Some(gid) => lab_gid_in_step(tx, lab_id, gid, actor, now).await?,
+        None => false,
+    };
+    Ok(Placed { lab_id, lab, role, moved })
+}
+
+/// Where the facts place someone.
+pub(super) struct Placed {
+    pub lab_id: i64,
+    pub lab: String,
+    pub role: Role,
+    /// A lab's gid moved: the shares are brought in step after commit.
+    pub moved: bool,
+}
+
+/// Makes `gid`, the lab's group's in the directory, the lab's gid (policy
+/// §13: the share's group is the one the site's nodes give every member's
+/// job). A lab holding it from the platform's range moves off it (a new
+/// one is handed out at commit); one holding it from the directory keeps
+/// it (two lab groups of one gid: the directory's mistake, logged).
+/// Returns whether any lab's gid moved.
+async fn lab_gid_in_step(
+    tx: &mut db::WriteTx,
+    lab_id: i64,
+    gid: i64,
+    actor: &str,
+    now: i64,
+) -> Result<bool, CampusError> {
+    let Some(lab) = db::lab_gids::of_lab(tx, lab_id).await? else { return Ok(false) };
+    if lab.gid == Some(gid) {
+        if !lab.from_directory {
+            db::lab_gids::set(tx, lab_id, Some(gid), true).await?;
+        }
+        return Ok(false);
+    }
+    if let Some(other) = db::lab_gids::holding(tx, gid, lab_id).await? {
+        if other.from_directory {
+            tracing::warn!(lab = %lab.name, other = %other.name, gid,
+                "two labs' directory groups have one gidNumber: the lab keeps the gid it has");
+            return Ok(false);
+        }
+        db::lab_gids::set(tx, other.id, None, false).await?;
+        let detail = serde_json::json!({"unix_gid": {"from": gid, "to": null}, "because": lab.name});
+        db::audit::record(tx, actor, "lab.update", Some(&other.name), &detail, now).await?;
+    }
+    db::lab_gids::set(tx, lab_id, Some(gid), true).await?;
+    let detail = serde_json::json!({"unix_gid": {"from": lab.gid, "to": gid}, "from": "the directory"});
+    db::audit::record(tx, actor, "lab.update", Some(&lab.name), &detail, now).await?;
+    Ok(true)
 }
 
 /// An account the university's sign-in makes: no password of its own,
@@ -67,12 +116,18 @@ pub(super) async fn commit_with_uids(
     state: &Services,
     mut tx: db::WriteTx,
     id: i64,
+    gid_moved: bool,
 ) -> Result<UserRecord, CampusError> {
     crate::services::admin::allocate_uids(&state.settings, &mut tx).await?;
     let user = db::accounts::user_by_id(&mut tx, id)
         .await?
         .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
     tx.commit().await?;
+    if gid_moved {
+        // a share of many files takes a while: the sign-in does not wait
+        let state = state.clone();
+        tokio::spawn(async move { crate::services::storage::shares_in_step(&state).await });
+    }
     Ok(user)
 }
 

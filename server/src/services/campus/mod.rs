@@ -125,6 +125,23 @@ struct Facts {
     admin_groups: Vec<String>,
     /// `uidNumber`, `gidNumber` and the groups' gidNumbers (directory only).
     ids: Option<(Option<i64>, Option<i64>, Vec<i64>)>,
+    /// The groups' `cn`s with their (regular) gidNumbers (directory only).
+    named_gids: Vec<(String, i64)>,
+}
+
+impl Facts {
+    /// The gid of `lab`'s group in the directory: its share's group, which
+    /// the site's nodes give every member's job (policy §13). None without
+    /// one, or when several of the person's groups name the lab with
+    /// different gids (nothing to choose between).
+    fn lab_gid(&self, lab: &str) -> Option<i64> {
+        let mut gids = self
+            .named_gids
+            .iter()
+            .filter(|(cn, _)| self.lab_group.captures(cn).and_then(|c| c.get(1)).is_some_and(|m| m.as_str() == lab));
+        let (_, gid) = gids.next()?;
+        gids.all(|(_, other)| other == gid).then_some(*gid)
+    }
 }
 
 /// `name`: the account's own name once the identity is linked to one (the
@@ -138,6 +155,7 @@ async fn facts(state: &Services, who: &Identity, name: &str) -> Result<Facts, Ca
             lab_group: oidc.lab_group().clone(),
             admin_groups: oidc.settings().admin_groups.clone(),
             ids: None,
+            named_gids: Vec::new(),
         });
     };
     let person = match directory.person(name).await {
@@ -166,11 +184,13 @@ fn directory_facts(directory: &Directory, name: &str, person: Person) -> Result<
         tracing::warn!(user = %name, ?dropped, min = ldap.min_id,
             "the directory's groups below directory.ldap.min_id are not given to jobs");
     }
+    let named_gids = person.named_gids.into_iter().filter(|(_, gid)| regular(*gid)).collect();
     Ok(Facts {
         groups: person.groups,
         lab_group: directory.lab_group().clone(),
         admin_groups: ldap.admin_groups.clone(),
         ids: Some((person.uid_number, person.gid_number, group_gids)),
+        named_gids,
     })
 }
 
@@ -207,7 +227,8 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         }
     }
     let current_lab = existing.as_ref().map(|u| u.lab.as_str());
-    let (lab_id, lab, role) = placed(&mut tx, &facts, &who.username, current_lab, ACTOR, now).await?;
+    let admit::Placed { lab_id, lab, role, moved } =
+        placed(&mut tx, &facts, &who.username, current_lab, ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {
@@ -242,7 +263,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
         }
         None => {}
     }
-    commit_with_uids(state, tx, user.id).await
+    commit_with_uids(state, tx, user.id, moved).await
 }
 
 /// The account this identity signs into: the one linked to its (issuer,

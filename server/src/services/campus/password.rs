@@ -148,7 +148,8 @@ async fn admit(
         }
     }
     let current_lab = existing.as_ref().map(|u| u.lab.as_str());
-    let (lab_id, lab, role) = placed(&mut tx, &facts, username, current_lab, ACTOR, now).await?;
+    let super::admit::Placed { lab_id, lab, role, moved } =
+        placed(&mut tx, &facts, username, current_lab, ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {
@@ -162,5 +163,5 @@ async fn admit(
         let detail = serde_json::Value::Object(changed);
         db::audit::record(&mut tx, ACTOR, "user.update", Some(&user.username), &detail, now).await?;
     }
-    commit_with_uids(state, tx, user.id).await
+    commit_with_uids(state, tx, user.id, moved).await
 }
