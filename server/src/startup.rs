@@ -167,6 +167,7 @@ impl Application {
             sign_in_starts: Default::default(),
             device_requests: Default::default(),
             dataset_readers: Default::default(),
+            lab_regroups: Default::default(),
             lease: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
@@ -290,6 +291,8 @@ impl Application {
         let recheck = tokio::spawn(crate::services::campus::provider_recheck(self.state.services.clone()));
         // what homes and lab shares hold, against their quotas
         let usage = tokio::spawn(crate::services::storage::usage_scan(self.state.services.clone()));
+        // lab shares whose gid moved: their files, walked in the background
+        let regroups = tokio::spawn(crate::services::storage::regroups(self.state.services.clone()));
         // dataset fetches a stop cut off start again
         crate::services::datasets::resume_fetches(&self.state.services).await;
         // who reads the datasets on disk (Slurm jobs: their lab's view)
@@ -312,6 +315,7 @@ impl Application {
         offboarding.abort();
         recheck.abort();
         usage.abort();
+        regroups.abort();
         dataset_readers.abort();
         let _ = sessions.await;
         if let Some(handle) = scheduler {

@@ -1,8 +1,10 @@
 //! Labs, users and API tokens.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
 use app::model::Role;
-use sqlx::SqliteConnection;
 
 /// A user as the auth layer needs them (defined beside the console's
 /// backend trait, which carries it typed).
@@ -24,41 +26,44 @@ fn decode_role(s: &str) -> Result<Role, sqlx::Error> {
     s.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
+#[dual]
 pub async fn insert_lab(conn: &mut WriteTx, name: &str, now_ms: i64) -> Result<i64, sqlx::Error> {
-    let id = sqlx::query!(
-        "INSERT INTO labs (name, usage_value, usage_as_of, created_at) VALUES (?, 0, ?, ?)",
+    let id = sqlx::query_scalar!(
+        "INSERT INTO labs (name, usage_value, usage_as_of, created_at) VALUES (?, 0, ?, ?) RETURNING id AS \"id!: i64\"",
         name,
         now_ms,
         now_ms
     )
-    .execute(conn.conn())
+    .fetch_one(conn.conn())
     .await?
-    .last_insert_rowid();
+    ;
     Ok(id)
 }
 
+#[dual]
 pub async fn insert_user(conn: &mut WriteTx, user: NewUser<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     let role = user.role.as_str();
-    let id = sqlx::query!(
+    let local = i64::from(user.local);
+    let id = sqlx::query_scalar!(
         "INSERT INTO users (username, password_hash, lab_id, role, unix_uid, max_concurrent, local, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id AS \"id!: i64\"",
         user.username,
         user.password_hash,
         user.lab_id,
         role,
         user.unix_uid,
         user.max_concurrent,
-        user.local,
+        local,
         now_ms
     )
-    .execute(conn.conn())
-    .await?
-    .last_insert_rowid();
+    .fetch_one(conn.conn())
+    .await?;
     Ok(id)
 }
 
-pub async fn count_users(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar!("SELECT COUNT(*) FROM users").fetch_one(&mut *conn).await
+#[dual]
+pub async fn count_users(conn: &mut impl AsConn) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!" FROM users"#).fetch_one(&mut *conn).await
 }
 
 /// The row behind [`UserRecord`], shared by the user look-ups.
@@ -105,7 +110,8 @@ impl TryFrom<UserRow> for UserRecord {
     }
 }
 
-pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
+#[dual]
+pub async fn user_by_username(conn: &mut impl AsConn, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
@@ -120,7 +126,8 @@ pub async fn user_by_username(conn: &mut SqliteConnection, username: &str) -> Re
 }
 
 /// Every user, by lab then username (the admin pages' list).
-pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, sqlx::Error> {
+#[dual]
+pub async fn list_users(conn: &mut impl AsConn) -> Result<Vec<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
@@ -135,11 +142,13 @@ pub async fn list_users(conn: &mut SqliteConnection) -> Result<Vec<UserRecord>, 
 }
 
 /// Every lab's name, sorted.
-pub async fn lab_names(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx::Error> {
+#[dual]
+pub async fn lab_names(conn: &mut impl AsConn) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar!("SELECT name FROM labs ORDER BY name").fetch_all(&mut *conn).await
 }
 
-pub async fn user_by_id(conn: &mut SqliteConnection, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
+#[dual]
+pub async fn user_by_id(conn: &mut impl AsConn, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
@@ -163,9 +172,10 @@ pub struct NewToken<'a> {
     pub expires_ms: i64,
 }
 
+#[dual]
 pub async fn insert_token(conn: &mut WriteTx, new: NewToken<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
-    let id = sqlx::query!(
-        "INSERT INTO api_tokens (user_id, token_hash, label, parent_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+    let id = sqlx::query_scalar!(
+        "INSERT INTO api_tokens (user_id, token_hash, label, parent_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id AS \"id!: i64\"",
         new.user_id,
         new.token_hash,
         new.label,
@@ -173,9 +183,9 @@ pub async fn insert_token(conn: &mut WriteTx, new: NewToken<'_>, now_ms: i64) ->
         now_ms,
         new.expires_ms
     )
-    .execute(conn.conn())
+    .fetch_one(conn.conn())
     .await?
-    .last_insert_rowid();
+    ;
     Ok(id)
 }
 
@@ -188,8 +198,9 @@ pub struct LiveToken {
 
 /// The token that is neither revoked nor expired at `now_ms`, and its
 /// owner, in one query (every API request asks this).
+#[dual]
 pub async fn user_by_live_token(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     token_hash: &str,
     now_ms: i64,
 ) -> Result<Option<LiveToken>, sqlx::Error> {
@@ -228,11 +239,13 @@ pub async fn user_by_live_token(
 }
 
 /// Notes a token's use (its owner's list shows when it was last used).
+#[dual]
 pub async fn touch_token(conn: &mut WriteTx, token_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", now_ms, token_id).execute(conn.conn()).await?;
     Ok(())
 }
 
+#[dual]
 pub async fn revoke_token(conn: &mut WriteTx, token_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
     let done =
         sqlx::query!("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", now_ms, token_id)
@@ -242,8 +255,9 @@ pub async fn revoke_token(conn: &mut WriteTx, token_id: i64, now_ms: i64) -> Res
 }
 
 /// A user's tokens that are neither revoked nor expired, newest first.
+#[dual]
 pub async fn live_tokens(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     user_id: i64,
     now_ms: i64,
 ) -> Result<Vec<app::model::views::TokenView>, sqlx::Error> {
@@ -270,6 +284,7 @@ pub async fn live_tokens(
 
 /// Whether a token of `user_id` is live: not revoked, not expired (a
 /// disabled user's tokens are revoked with the disable).
+#[dual]
 pub async fn token_is_live(conn: &mut WriteTx, token_id: i64, user_id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
     let live = sqlx::query_scalar!(
         r#"SELECT COUNT(*) AS "n!: i64" FROM api_tokens
@@ -285,6 +300,7 @@ pub async fn token_is_live(conn: &mut WriteTx, token_id: i64, user_id: i64, now_
 
 /// Whether the user is enabled and their sessions and tokens were not
 /// ended since `epoch`.
+#[dual]
 pub async fn still_in_epoch(conn: &mut WriteTx, user_id: i64, epoch: i64) -> Result<bool, sqlx::Error> {
     let n = sqlx::query_scalar!(
         r#"SELECT COUNT(*) AS "n!: i64" FROM users WHERE id = ? AND session_epoch = ? AND disabled_at IS NULL"#,
@@ -297,9 +313,10 @@ pub async fn still_in_epoch(conn: &mut WriteTx, user_id: i64, epoch: i64) -> Res
 }
 
 /// How many named tokens (personal, device) of a user are live.
+#[dual]
 pub async fn live_named_tokens(conn: &mut WriteTx, user_id: i64, now_ms: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(
-        "SELECT COUNT(*) FROM api_tokens WHERE user_id = ? AND label IS NOT NULL AND revoked_at IS NULL AND expires_at > ?",
+        r#"SELECT COUNT(*) AS "n!" FROM api_tokens WHERE user_id = ? AND label IS NOT NULL AND revoked_at IS NULL AND expires_at > ?"#,
         user_id,
         now_ms
     )
@@ -309,6 +326,7 @@ pub async fn live_named_tokens(conn: &mut WriteTx, user_id: i64, now_ms: i64) ->
 
 /// Revokes a live token — `owner`'s only, when given — and every token
 /// made with it, down the line. False if there was no such live token.
+#[dual]
 pub async fn revoke_token_tree(
     conn: &mut WriteTx,
     owner: Option<i64>,
@@ -316,7 +334,7 @@ pub async fn revoke_token_tree(
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query!(
-        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND (? IS NULL OR user_id = ?) AND revoked_at IS NULL",
+        "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND (CAST(? AS BIGINT) IS NULL OR user_id = ?) AND revoked_at IS NULL",
         now_ms,
         token_id,
         owner,
@@ -340,6 +358,7 @@ pub async fn revoke_token_tree(
     Ok(true)
 }
 
+#[dual]
 pub async fn set_password(conn: &mut WriteTx, user_id: i64, password_hash: &str) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE users SET password_hash = ? WHERE id = ?", password_hash, user_id)
         .execute(conn.conn())
@@ -349,6 +368,7 @@ pub async fn set_password(conn: &mut WriteTx, user_id: i64, password_hash: &str)
 
 /// Writes an existing user's role, lab, unix uid and gid and concurrency
 /// limit.
+#[dual]
 pub async fn update_user(conn: &mut WriteTx, user: &UserRecord) -> Result<(), sqlx::Error> {
     let role = user.role.as_str();
     sqlx::query!(
@@ -367,7 +387,8 @@ pub async fn update_user(conn: &mut WriteTx, user: &UserRecord) -> Result<(), sq
 }
 
 /// The user (other than `except`) whose jobs run as `uid`, if any.
-pub async fn user_with_uid(conn: &mut SqliteConnection, uid: i64, except: i64) -> Result<Option<String>, sqlx::Error> {
+#[dual]
+pub async fn user_with_uid(conn: &mut impl AsConn, uid: i64, except: i64) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar!(
         "SELECT username FROM users WHERE (unix_uid = ? OR allocated_uid = ?) AND id != ? LIMIT 1",
         uid,
@@ -381,6 +402,7 @@ pub async fn user_with_uid(conn: &mut SqliteConnection, uid: i64, except: i64) -
 /// Gives every user who has neither a configured nor an allocated uid the
 /// lowest uid of `first..=last` that no user has. Returns who got which;
 /// users left without one mean the range ran out.
+#[dual]
 pub async fn allocate_uids(conn: &mut WriteTx, first: i64, last: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let waiting = sqlx::query!(
         r#"SELECT id AS "id!", username FROM users WHERE unix_uid IS NULL AND allocated_uid IS NULL ORDER BY id"#
@@ -411,6 +433,7 @@ pub async fn allocate_uids(conn: &mut WriteTx, first: i64, last: i64) -> Result<
 /// Ends every console session of the user (by moving their epoch on) and
 /// revokes every live token but `keep`. Returns the new epoch, which the
 /// session that made the change takes on to stay signed in.
+#[dual]
 pub async fn end_sessions_and_tokens(
     conn: &mut WriteTx,
     user_id: i64,
@@ -436,6 +459,7 @@ pub async fn end_sessions_and_tokens(
 }
 
 /// Disables (or enables again) a user.
+#[dual]
 pub async fn set_disabled(conn: &mut WriteTx, user_id: i64, disabled: bool, now_ms: i64) -> Result<(), sqlx::Error> {
     let at = disabled.then_some(now_ms);
     sqlx::query!("UPDATE users SET disabled_at = ? WHERE id = ?", at, user_id).execute(conn.conn()).await?;
@@ -444,7 +468,8 @@ pub async fn set_disabled(conn: &mut WriteTx, user_id: i64, disabled: bool, now_
 
 /// Whether token `id` is neither revoked nor expired, and its user not
 /// disabled.
-pub async fn token_live(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
+#[dual]
+pub async fn token_live(conn: &mut impl AsConn, id: i64, now_ms: i64) -> Result<bool, sqlx::Error> {
     let found = sqlx::query_scalar!(
         r#"SELECT t.id AS "id!" FROM api_tokens t JOIN users u ON u.id = t.user_id
            WHERE t.id = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
@@ -458,6 +483,7 @@ pub async fn token_live(conn: &mut SqliteConnection, id: i64, now_ms: i64) -> Re
 
 /// How a user signs in from now on (`password` → `oidc` when a user an
 /// admin made first signs in through the university).
+#[dual]
 pub async fn set_sign_in(conn: &mut WriteTx, user_id: i64, how: app::model::SignIn) -> Result<(), sqlx::Error> {
     let how = how.as_str();
     sqlx::query!("UPDATE users SET auth = ? WHERE id = ?", how, user_id).execute(conn.conn()).await?;
@@ -465,6 +491,7 @@ pub async fn set_sign_in(conn: &mut WriteTx, user_id: i64, how: app::model::Sign
 }
 
 /// Keeps the console language a person chose.
+#[dual]
 pub async fn set_locale(conn: &mut WriteTx, user_id: i64, locale: &str) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE users SET locale = ? WHERE id = ?", locale, user_id).execute(conn.conn()).await?;
     Ok(())

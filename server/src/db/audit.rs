@@ -1,7 +1,9 @@
 //! The audit log of admin actions (api.md: every admin action is recorded).
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
-use sqlx::SqliteConnection;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditRow {
@@ -13,6 +15,7 @@ pub struct AuditRow {
     pub detail: String,
 }
 
+#[dual]
 pub async fn record(
     conn: &mut WriteTx,
     actor: &str,
@@ -36,7 +39,8 @@ pub async fn record(
 }
 
 /// Newest first, at most `limit` entries with id below `before`.
-pub async fn list(conn: &mut SqliteConnection, before: i64, limit: i64) -> Result<Vec<AuditRow>, sqlx::Error> {
+#[dual]
+pub async fn list(conn: &mut impl AsConn, before: i64, limit: i64) -> Result<Vec<AuditRow>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", at, actor, action, target, detail FROM audit_log
            WHERE id < ? ORDER BY id DESC LIMIT ?"#,

@@ -2,7 +2,9 @@
 //! rules (who may link, when a name may) live in `services::campus` and
 //! `services::admin::users`.
 
-use sqlx::SqliteConnection;
+use db_macros::dual;
+
+use super::AsConn;
 
 use super::WriteTx;
 
@@ -15,7 +17,8 @@ pub struct Link {
 }
 
 /// The account linked to this identity.
-pub async fn user_for(conn: &mut SqliteConnection, issuer: &str, subject: &str) -> Result<Option<i64>, sqlx::Error> {
+#[dual]
+pub async fn user_for(conn: &mut impl AsConn, issuer: &str, subject: &str) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT user_id AS "user_id!" FROM campus_identities WHERE issuer = ? AND subject = ?"#,
         issuer,
@@ -26,7 +29,8 @@ pub async fn user_for(conn: &mut SqliteConnection, issuer: &str, subject: &str) 
 }
 
 /// The identity an account is linked to, if any.
-pub async fn link_of(conn: &mut SqliteConnection, user_id: i64) -> Result<Option<Link>, sqlx::Error> {
+#[dual]
+pub async fn link_of(conn: &mut impl AsConn, user_id: i64) -> Result<Option<Link>, sqlx::Error> {
     let row = sqlx::query!("SELECT issuer, subject FROM campus_identities WHERE user_id = ?", user_id)
         .fetch_optional(&mut *conn)
         .await?;
@@ -35,6 +39,7 @@ pub async fn link_of(conn: &mut SqliteConnection, user_id: i64) -> Result<Option
 
 /// Links the account to the identity (replacing its link). Fails with a
 /// unique violation if another account has the identity.
+#[dual]
 pub async fn link(
     conn: &mut WriteTx,
     user_id: i64,
@@ -58,6 +63,7 @@ pub async fn link(
 
 /// Removes the account's link: no identity signs into it until an admin
 /// links one.
+#[dual]
 pub async fn unlink(conn: &mut WriteTx, user_id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!("DELETE FROM campus_identities WHERE user_id = ?", user_id).execute(conn.conn()).await?;
     Ok(())
@@ -65,9 +71,10 @@ pub async fn unlink(conn: &mut WriteTx, user_id: i64) -> Result<(), sqlx::Error>
 
 /// Another account whose name differs from `name` only in case (`Admin`
 /// beside `admin`): people and logs cannot tell them apart.
-pub async fn look_alike(conn: &mut SqliteConnection, name: &str) -> Result<Option<String>, sqlx::Error> {
+#[dual]
+pub async fn look_alike(conn: &mut impl AsConn, name: &str) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar!(
-        "SELECT username FROM users WHERE username = ? COLLATE NOCASE AND username != ? LIMIT 1",
+        "SELECT username FROM users WHERE lower(username) = lower(?) AND username != ? LIMIT 1",
         name,
         name
     )
@@ -77,7 +84,8 @@ pub async fn look_alike(conn: &mut SqliteConnection, name: &str) -> Result<Optio
 
 /// Campus users with jobs waiting to start: whom the off-boarding sweep
 /// asks the directory about.
-pub async fn campus_users_with_waiting_jobs(conn: &mut SqliteConnection) -> Result<Vec<i64>, sqlx::Error> {
+#[dual]
+pub async fn campus_users_with_waiting_jobs(conn: &mut impl AsConn) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT DISTINCT u.id AS "id!" FROM users u JOIN jobs j ON j.user_id = u.id
            WHERE (u.auth = 'oidc' OR (u.auth = 'password' AND u.local = 0 AND u.password_hash = ''))
@@ -88,6 +96,7 @@ pub async fn campus_users_with_waiting_jobs(conn: &mut SqliteConnection) -> Resu
 }
 
 /// Keeps the provider's refresh token for this identity (`None` forgets it).
+#[dual]
 pub async fn set_grant(
     conn: &mut WriteTx,
     issuer: &str,
@@ -107,6 +116,7 @@ pub async fn set_grant(
 
 /// Replaces the account's refresh token with `ended` (a mark: no grant to
 /// ask with until the person signs in again).
+#[dual]
 pub async fn end_grant(conn: &mut WriteTx, user_id: i64, ended: &str) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE campus_identities SET refresh_token = ? WHERE user_id = ?", ended, user_id)
         .execute(conn.conn())
@@ -130,7 +140,8 @@ impl std::fmt::Debug for Held {
 
 /// The refresh token kept for this identity (`""`: ended, none until the
 /// person signs in again).
-pub async fn grant_of(conn: &mut SqliteConnection, issuer: &str, subject: &str) -> Result<Option<String>, sqlx::Error> {
+#[dual]
+pub async fn grant_of(conn: &mut impl AsConn, issuer: &str, subject: &str) -> Result<Option<String>, sqlx::Error> {
     let row = sqlx::query_scalar!(
         "SELECT refresh_token FROM campus_identities WHERE issuer = ? AND subject = ?",
         issuer,
@@ -144,7 +155,8 @@ pub async fn grant_of(conn: &mut SqliteConnection, issuer: &str, subject: &str) 
 /// Enabled campus accounts of this issuer (or linked by name, before
 /// identities were kept) with no refresh token at all: the provider cannot
 /// be asked about them.
-pub async fn ungranted(conn: &mut SqliteConnection, issuer: &str) -> Result<Vec<i64>, sqlx::Error> {
+#[dual]
+pub async fn ungranted(conn: &mut impl AsConn, issuer: &str) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT c.user_id AS "user_id!" FROM campus_identities c JOIN users u ON u.id = c.user_id
            WHERE (c.issuer = ? OR c.subject IS NULL) AND c.refresh_token IS NULL
@@ -158,7 +170,8 @@ pub async fn ungranted(conn: &mut SqliteConnection, issuer: &str) -> Result<Vec<
 
 /// The campus accounts of this issuer, still enabled, with a refresh
 /// token: whom the provider re-check asks about.
-pub async fn held_grants(conn: &mut SqliteConnection, issuer: &str) -> Result<Vec<Held>, sqlx::Error> {
+#[dual]
+pub async fn held_grants(conn: &mut impl AsConn, issuer: &str) -> Result<Vec<Held>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT c.user_id AS "user_id!", c.subject AS "subject!", c.refresh_token AS "refresh_token!"
            FROM campus_identities c JOIN users u ON u.id = c.user_id

@@ -1,8 +1,10 @@
 //! Tiers, nodes and their GPUs: the inventory placements are derived from.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
 use app::model::{GpuView, NodeState, NodeView, TierView};
-use sqlx::SqliteConnection;
 
 pub struct NewTier<'a> {
     pub name: &'a str,
@@ -16,10 +18,11 @@ pub struct NewTier<'a> {
     pub mem_gb_per_gpu: i64,
 }
 
+#[dual]
 pub async fn insert_tier(conn: &mut WriteTx, t: NewTier<'_>) -> Result<i64, sqlx::Error> {
-    let id = sqlx::query!(
+    let id = sqlx::query_scalar!(
         "INSERT INTO tiers (name, display_name, vram_gb, tflops, sort_order, max_gpus, slurm_partition, cpus_per_gpu, mem_gb_per_gpu)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id AS \"id!: i64\"",
         t.name,
         t.display_name,
         t.vram_gb,
@@ -30,14 +33,15 @@ pub async fn insert_tier(conn: &mut WriteTx, t: NewTier<'_>) -> Result<i64, sqlx
         t.cpus_per_gpu,
         t.mem_gb_per_gpu
     )
-    .execute(conn.conn())
+    .fetch_one(conn.conn())
     .await?
-    .last_insert_rowid();
+    ;
     Ok(id)
 }
 
 /// Tiers, best first.
-pub async fn list_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierView>, sqlx::Error> {
+#[dual]
+pub async fn list_tiers(conn: &mut impl AsConn) -> Result<Vec<TierView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT name, display_name, vram_gb, tflops, sort_order, max_gpus, max_time_limit_minutes,
                   slurm_partition, cpus_per_gpu, mem_gb_per_gpu, active AS "active: bool"
@@ -65,6 +69,7 @@ pub async fn list_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierView>, sq
 
 /// Adds a node with `count` GPUs of each listed tier, indices from 0 in
 /// the order given.
+#[dual]
 pub async fn insert_node(
     conn: &mut WriteTx,
     name: &str,
@@ -72,10 +77,14 @@ pub async fn insert_node(
     source: &str,
     now_ms: i64,
 ) -> Result<i64, sqlx::Error> {
-    let node_id = sqlx::query!("INSERT INTO nodes (name, source, created_at) VALUES (?, ?, ?)", name, source, now_ms)
-        .execute(conn.conn())
-        .await?
-        .last_insert_rowid();
+    let node_id = sqlx::query_scalar!(
+        "INSERT INTO nodes (name, source, created_at) VALUES (?, ?, ?) RETURNING id AS \"id!: i64\"",
+        name,
+        source,
+        now_ms
+    )
+    .fetch_one(conn.conn())
+    .await?;
     let mut index: i64 = 0;
     for &(tier_id, count) in gpus {
         for _ in 0..count {
@@ -89,7 +98,8 @@ pub async fn insert_node(
 }
 
 /// Nodes by name, each with its GPUs by index.
-pub async fn list_nodes(conn: &mut SqliteConnection) -> Result<Vec<NodeView>, sqlx::Error> {
+#[dual]
+pub async fn list_nodes(conn: &mut impl AsConn) -> Result<Vec<NodeView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT n.name AS node, n.state, t.name AS "tier?", g.gpu_index AS "gpu_index?"
            FROM nodes n
@@ -118,6 +128,7 @@ pub async fn list_nodes(conn: &mut SqliteConnection) -> Result<Vec<NodeView>, sq
 /// DOWN, and nodes it reports up are UP unless an admin drains them; each
 /// node's address follows Slurm's `NodeAddr`.
 /// Existing nodes keep their GPU rows (running attempts refer to them).
+#[dual]
 pub async fn sync_inventory(
     conn: &mut WriteTx,
     inventory: &[crate::executor::NodeInventory],
@@ -168,7 +179,7 @@ pub async fn sync_inventory(
         }
         // where the site reaches it (a session's app); written only when it changed
         let addr = node.addr.as_deref();
-        sqlx::query!("UPDATE nodes SET addr = ?1 WHERE name = ?2 AND addr IS NOT ?1", addr, node.name)
+        sqlx::query!("UPDATE nodes SET addr = ?1 WHERE name = ?2 AND addr IS DISTINCT FROM ?1", addr, node.name)
             .execute(conn.conn())
             .await?;
     }
@@ -180,17 +191,21 @@ pub async fn sync_inventory(
     Ok(())
 }
 
+#[dual]
 pub async fn set_node_state(conn: &mut WriteTx, name: &str, state: &str) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE nodes SET state = ? WHERE name = ?", state, name).execute(conn.conn()).await?;
     Ok(())
 }
 
-pub async fn tier_id(conn: &mut SqliteConnection, name: &str) -> Result<Option<i64>, sqlx::Error> {
+#[dual]
+pub async fn tier_id(conn: &mut impl AsConn, name: &str) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar!(r#"SELECT id AS "id!" FROM tiers WHERE name = ?"#, name).fetch_optional(&mut *conn).await
 }
 
 /// Writes every editable column of the tier named `t.name`.
+#[dual]
 pub async fn update_tier(conn: &mut WriteTx, t: &TierView) -> Result<(), sqlx::Error> {
+    let active = i64::from(t.active);
     sqlx::query!(
         "UPDATE tiers SET display_name = ?, vram_gb = ?, tflops = ?, sort_order = ?, max_gpus = ?,
                 max_time_limit_minutes = ?, slurm_partition = ?, cpus_per_gpu = ?, mem_gb_per_gpu = ?, active = ?
@@ -204,7 +219,7 @@ pub async fn update_tier(conn: &mut WriteTx, t: &TierView) -> Result<(), sqlx::E
         t.slurm_partition,
         t.cpus_per_gpu,
         t.mem_gb_per_gpu,
-        t.active,
+        active,
         t.name
     )
     .execute(conn.conn())
@@ -213,7 +228,8 @@ pub async fn update_tier(conn: &mut WriteTx, t: &TierView) -> Result<(), sqlx::E
 }
 
 /// Research attempts and backfill instances on the node now.
-pub async fn node_in_use(conn: &mut SqliteConnection, name: &str) -> Result<i64, sqlx::Error> {
+#[dual]
+pub async fn node_in_use(conn: &mut impl AsConn, name: &str) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT (SELECT COUNT(*) FROM job_attempts WHERE node = ?1 AND phase IN ('DISPATCHING', 'RUNNING'))
                 + (SELECT COUNT(*) FROM backfill_instances WHERE node = ?1 AND ended_at IS NULL) AS "n!: i64""#,
@@ -224,6 +240,7 @@ pub async fn node_in_use(conn: &mut SqliteConnection, name: &str) -> Result<i64,
 }
 
 /// Removes the node and its GPU rows; false when there was none.
+#[dual]
 pub async fn delete_node(conn: &mut WriteTx, name: &str) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query!("DELETE FROM nodes WHERE name = ?", name).execute(conn.conn()).await?.rows_affected() > 0)
 }

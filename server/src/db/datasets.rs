@@ -1,7 +1,9 @@
 //! Datasets and data requests (`datasets`, `data_requests`; the rules are
 //! in `services::datasets`).
 
-use sqlx::SqliteConnection;
+use db_macros::dual;
+
+use super::AsConn;
 
 use super::WriteTx;
 
@@ -22,7 +24,8 @@ pub struct DatasetRow {
     pub created_at: i64,
 }
 
-pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<DatasetRow>, sqlx::Error> {
+#[dual]
+pub async fn list(conn: &mut impl AsConn) -> Result<Vec<DatasetRow>, sqlx::Error> {
     sqlx::query_as!(
         DatasetRow,
         r#"SELECT id AS "id!", name, description, labs, source_path, source_url, sha256, state, size_bytes, fetch_log,
@@ -32,7 +35,8 @@ pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<DatasetRow>, sqlx::
     .await
 }
 
-pub async fn by_name(conn: &mut SqliteConnection, name: &str) -> Result<Option<DatasetRow>, sqlx::Error> {
+#[dual]
+pub async fn by_name(conn: &mut impl AsConn, name: &str) -> Result<Option<DatasetRow>, sqlx::Error> {
     sqlx::query_as!(
         DatasetRow,
         r#"SELECT id AS "id!", name, description, labs, source_path, source_url, sha256, state, size_bytes, fetch_log,
@@ -45,6 +49,7 @@ pub async fn by_name(conn: &mut SqliteConnection, name: &str) -> Result<Option<D
 
 /// A new dataset (`FETCHING` for a URL, `READY` for a folder).
 #[allow(clippy::too_many_arguments)]
+#[dual]
 pub async fn insert(
     conn: &mut WriteTx,
     name: &str,
@@ -75,17 +80,20 @@ pub async fn insert(
     Ok(row.id)
 }
 
+#[dual]
 pub async fn set_labs(conn: &mut WriteTx, id: i64, labs: Option<&str>) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE datasets SET labs = ? WHERE id = ?", labs, id).execute(conn.conn()).await?;
     Ok(())
 }
 
+#[dual]
 pub async fn set_description(conn: &mut WriteTx, id: i64, description: &str) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE datasets SET description = ? WHERE id = ?", description, id).execute(conn.conn()).await?;
     Ok(())
 }
 
 /// A fetch's end: `READY` (with its size and checksum) or `FAILED`.
+#[dual]
 pub async fn finish(
     conn: &mut WriteTx,
     id: i64,
@@ -107,6 +115,7 @@ pub async fn finish(
     Ok(())
 }
 
+#[dual]
 pub async fn delete(conn: &mut WriteTx, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!("DELETE FROM datasets WHERE id = ?", id).execute(conn.conn()).await?;
     Ok(())
@@ -114,7 +123,8 @@ pub async fn delete(conn: &mut WriteTx, id: i64) -> Result<(), sqlx::Error> {
 
 /// The labs (of their owners now) of jobs that run: whose jobs may have a
 /// dataset in view.
-pub async fn labs_running(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx::Error> {
+#[dual]
+pub async fn labs_running(conn: &mut impl AsConn) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT DISTINCT l.name AS "name!" FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = u.lab_id
            WHERE j.state = 'RUNNING'"#
@@ -141,21 +151,23 @@ pub struct RequestRow {
 }
 
 /// Requests, newest first: one lab's, or every lab's (`None`).
-pub async fn requests(conn: &mut SqliteConnection, lab_id: Option<i64>) -> Result<Vec<RequestRow>, sqlx::Error> {
+#[dual]
+pub async fn requests(conn: &mut impl AsConn, lab_id: Option<i64>) -> Result<Vec<RequestRow>, sqlx::Error> {
     sqlx::query_as!(
         RequestRow,
         r#"SELECT r.id AS "id!", r.name, r.url, r.sha256, r.reason, r.user_id, u.username AS user, l.name AS lab, r.state,
                   d.username AS "decided_by?", r.decision_reason, r.message, r.created_at
            FROM data_requests r JOIN users u ON u.id = r.user_id JOIN labs l ON l.id = r.lab_id
                 LEFT JOIN users d ON d.id = r.decided_by
-           WHERE ?1 IS NULL OR r.lab_id = ?1 ORDER BY r.id DESC LIMIT 500"#,
+           WHERE CAST(?1 AS BIGINT) IS NULL OR r.lab_id = ?1 ORDER BY r.id DESC LIMIT 500"#,
         lab_id
     )
     .fetch_all(&mut *conn)
     .await
 }
 
-pub async fn request(conn: &mut SqliteConnection, id: i64) -> Result<Option<RequestRow>, sqlx::Error> {
+#[dual]
+pub async fn request(conn: &mut impl AsConn, id: i64) -> Result<Option<RequestRow>, sqlx::Error> {
     sqlx::query_as!(
         RequestRow,
         r#"SELECT r.id AS "id!", r.name, r.url, r.sha256, r.reason, r.user_id, u.username AS user, l.name AS lab, r.state,
@@ -170,7 +182,8 @@ pub async fn request(conn: &mut SqliteConnection, id: i64) -> Result<Option<Requ
 }
 
 /// Open requests of a user (a flood is refused).
-pub async fn open_requests_of(conn: &mut SqliteConnection, user_id: i64) -> Result<i64, sqlx::Error> {
+#[dual]
+pub async fn open_requests_of(conn: &mut impl AsConn, user_id: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT COUNT(*) AS "n!: i64" FROM data_requests WHERE user_id = ? AND state = 'OPEN'"#,
         user_id
@@ -180,6 +193,7 @@ pub async fn open_requests_of(conn: &mut SqliteConnection, user_id: i64) -> Resu
 }
 
 #[allow(clippy::too_many_arguments)]
+#[dual]
 pub async fn insert_request(
     conn: &mut WriteTx,
     name: &str,
@@ -208,6 +222,7 @@ pub async fn insert_request(
 
 /// An admin's decision on an `OPEN` request; false when it was no longer
 /// open.
+#[dual]
 pub async fn decide(
     conn: &mut WriteTx,
     id: i64,
@@ -230,6 +245,7 @@ pub async fn decide(
 }
 
 /// A fetch's end for the request it came from.
+#[dual]
 pub async fn set_request_state(
     conn: &mut WriteTx,
     id: i64,
@@ -243,16 +259,24 @@ pub async fn set_request_state(
 }
 
 /// Every lab's name.
-pub async fn lab_names(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx::Error> {
+#[dual]
+pub async fn lab_names(conn: &mut impl AsConn) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar!("SELECT name FROM labs ORDER BY name").fetch_all(&mut *conn).await
 }
 
 /// The `READY` datasets open to a lab: (name, registered folder).
-pub async fn open_to_lab(conn: &mut SqliteConnection, lab: &str) -> Result<Vec<(String, Option<String>)>, sqlx::Error> {
+#[dual]
+pub async fn open_to_lab(conn: &mut impl AsConn, lab: &str) -> Result<Vec<(String, Option<String>)>, sqlx::Error> {
     let rows = sqlx::query!(
-        r#"SELECT name, source_path FROM datasets
-           WHERE state = 'READY' AND (labs IS NULL OR EXISTS (SELECT 1 FROM json_each(datasets.labs) WHERE value = ?))
-           ORDER BY name"#,
+        dialect!(
+            r#"SELECT name, source_path FROM datasets
+               WHERE state = 'READY' AND (labs IS NULL OR EXISTS (SELECT 1 FROM json_each(datasets.labs) WHERE value = ?))
+               ORDER BY name"#,
+            r#"SELECT name, source_path FROM datasets
+               WHERE state = 'READY'
+                 AND (labs IS NULL OR EXISTS (SELECT 1 FROM json_array_elements_text(datasets.labs::json) e WHERE e = $1))
+               ORDER BY name"#
+        ),
         lab
     )
     .fetch_all(&mut *conn)
@@ -264,7 +288,8 @@ pub async fn open_to_lab(conn: &mut SqliteConnection, lab: &str) -> Result<Vec<(
 /// datasets on disk. `allocated`: the uids the local executor hands out
 /// count too (on Slurm they do not: they exist on the server alone, and
 /// on the nodes that number may be someone else's).
-pub async fn lab_members(conn: &mut SqliteConnection, allocated: bool) -> Result<Vec<(String, i64)>, sqlx::Error> {
+#[dual]
+pub async fn lab_members(conn: &mut impl AsConn, allocated: bool) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT l.name AS "lab!", COALESCE(u.unix_uid, CASE WHEN ? THEN u.allocated_uid END) AS "uid!: i64"
            FROM users u JOIN labs l ON l.id = u.lab_id

@@ -4,10 +4,11 @@
 //! back here: the reason each job stays, and the jobs whose dependencies
 //! can never be met.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
 use std::collections::HashMap;
-
-use sqlx::SqliteConnection;
 
 use crate::policy::{After, AfterKind, ArrayId, ArrayLimit, JobId, Outcome, PersonalJob};
 
@@ -37,8 +38,9 @@ pub fn outcome_of(state: &str) -> Outcome {
 }
 
 /// Fills in the dependencies of the gated jobs among `personal`.
+#[dual]
 pub async fn read_dependencies(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     personal: &mut [PersonalJob],
     gated: &[JobId],
 ) -> Result<(), sqlx::Error> {
@@ -69,7 +71,8 @@ pub async fn read_dependencies(
 
 /// The `%N` of these arrays (those with one), with how many of each
 /// array's elements hold a slot.
-pub async fn array_limits(conn: &mut SqliteConnection, arrays: &[ArrayId]) -> Result<Vec<ArrayLimit>, sqlx::Error> {
+#[dual]
+pub async fn array_limits(conn: &mut impl AsConn, arrays: &[ArrayId]) -> Result<Vec<ArrayLimit>, sqlx::Error> {
     if arrays.is_empty() {
         return Ok(Vec::new());
     }
@@ -92,7 +95,8 @@ pub async fn array_limits(conn: &mut SqliteConnection, arrays: &[ArrayId]) -> Re
 
 /// The array of every array element holding a slot (the forecast counts
 /// them against their array's `%N`).
-pub async fn elements_holding(conn: &mut SqliteConnection) -> Result<HashMap<JobId, ArrayId>, sqlx::Error> {
+#[dual]
+pub async fn elements_holding(conn: &mut impl AsConn) -> Result<HashMap<JobId, ArrayId>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", array_id AS "array_id!" FROM jobs
            WHERE array_id IS NOT NULL AND state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')"#
@@ -107,6 +111,7 @@ pub async fn elements_holding(conn: &mut SqliteConnection) -> Result<HashMap<Job
 /// all of them scanned every waiting job per row: under the submit bench,
 /// 25,000 waiting × 128 held, the decide phase took 430 ms a cycle instead
 /// of 17, and submits fell from 4,957 to 2,482 jobs/s).
+#[dual]
 pub async fn mark_held(conn: &mut WriteTx, held: &[(JobId, String)]) -> Result<(), sqlx::Error> {
     for (id, reason) in held {
         sqlx::query!("UPDATE jobs SET pending_reason = ? WHERE id = ? AND state = 'USER_QUEUE_WAIT'", reason, id)
@@ -118,6 +123,7 @@ pub async fn mark_held(conn: &mut WriteTx, held: &[(JobId, String)]) -> Result<(
 
 /// Ends jobs whose dependencies can never be met (a job cancelled since
 /// the snapshot is left alone).
+#[dual]
 pub async fn end_never_satisfied(conn: &mut WriteTx, jobs: &[JobId], now_ms: i64) -> Result<(), sqlx::Error> {
     for id in jobs {
         sqlx::query!(
@@ -134,7 +140,8 @@ pub async fn end_never_satisfied(conn: &mut WriteTx, jobs: &[JobId], now_ms: i64
 }
 
 /// A job's lab and state, for checking a dependency on it.
-pub async fn lab_and_state(conn: &mut SqliteConnection, id: JobId) -> Result<Option<(i64, String)>, sqlx::Error> {
+#[dual]
+pub async fn lab_and_state(conn: &mut impl AsConn, id: JobId) -> Result<Option<(i64, String)>, sqlx::Error> {
     Ok(sqlx::query!("SELECT lab_id, state FROM jobs WHERE id = ?", id)
         .fetch_optional(&mut *conn)
         .await?
@@ -142,6 +149,7 @@ pub async fn lab_and_state(conn: &mut SqliteConnection, id: JobId) -> Result<Opt
 }
 
 /// A new array's row; its elements are inserted with its id.
+#[dual]
 pub async fn insert_array(
     conn: &mut WriteTx,
     user_id: i64,
@@ -150,6 +158,7 @@ pub async fn insert_array(
     max_running: Option<u32>,
     now_ms: i64,
 ) -> Result<ArrayId, sqlx::Error> {
+    let max_running = max_running.map(i64::from);
     sqlx::query_scalar!(
         r#"INSERT INTO job_arrays (user_id, lab_id, spec, max_running, submitted_at) VALUES (?, ?, ?, ?, ?)
            RETURNING id AS "id!""#,
@@ -164,6 +173,7 @@ pub async fn insert_array(
 }
 
 /// The dependencies of new jobs: each of `jobs` gets all of `after`.
+#[dual]
 pub async fn insert_dependencies(
     conn: &mut WriteTx,
     jobs: &[JobId],
@@ -178,8 +188,12 @@ pub async fn insert_dependencies(
         .collect();
     let rows = serde_json::Value::Array(rows).to_string();
     sqlx::query!(
-        "INSERT INTO job_dependencies (job_id, kind, on_job)
-         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)",
+        dialect!(
+            "INSERT INTO job_dependencies (job_id, kind, on_job)
+             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)",
+            "INSERT INTO job_dependencies (job_id, kind, on_job)
+             SELECT (value->>0)::BIGINT, value->>1, (value->>2)::BIGINT FROM json_array_elements($1::text::json) AS value"
+        ),
         rows
     )
     .execute(conn.conn())
@@ -189,8 +203,9 @@ pub async fn insert_dependencies(
 
 /// The dependencies of a job, with the depended-on jobs' states (the job
 /// object's `dependencies`).
+#[dual]
 pub async fn dependencies_of(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     id: JobId,
 ) -> Result<Vec<app::model::DependencyView>, sqlx::Error> {
     Ok(sqlx::query!(
@@ -206,7 +221,8 @@ pub async fn dependencies_of(
 }
 
 /// An array's owner and lab.
-pub async fn array_owner(conn: &mut SqliteConnection, id: ArrayId) -> Result<Option<(String, i64)>, sqlx::Error> {
+#[dual]
+pub async fn array_owner(conn: &mut impl AsConn, id: ArrayId) -> Result<Option<(String, i64)>, sqlx::Error> {
     Ok(sqlx::query!(
         "SELECT u.username, a.lab_id FROM job_arrays a JOIN users u ON u.id = a.user_id WHERE a.id = ?",
         id
@@ -217,7 +233,8 @@ pub async fn array_owner(conn: &mut SqliteConnection, id: ArrayId) -> Result<Opt
 }
 
 /// An array's elements by index.
-pub async fn elements(conn: &mut SqliteConnection, id: ArrayId) -> Result<Vec<(JobId, String)>, sqlx::Error> {
+#[dual]
+pub async fn elements(conn: &mut impl AsConn, id: ArrayId) -> Result<Vec<(JobId, String)>, sqlx::Error> {
     Ok(sqlx::query!(r#"SELECT id AS "id!", state FROM jobs WHERE array_id = ? ORDER BY array_index"#, id)
         .fetch_all(&mut *conn)
         .await?
@@ -227,8 +244,9 @@ pub async fn elements(conn: &mut SqliteConnection, id: ArrayId) -> Result<Vec<(J
 }
 
 /// Each array's spec and its elements counted by state.
+#[dual]
 pub async fn summaries(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     arrays: &[ArrayId],
 ) -> Result<Vec<app::model::views::ArraySummary>, sqlx::Error> {
     if arrays.is_empty() {

@@ -1,8 +1,10 @@
 //! A job as the API and the console show it (api.md's job object): read
 //! from its rows, or built from what a submit just inserted.
 
+use db_macros::dual;
+
+use super::AsConn;
 use app::model::JobState;
-use sqlx::SqliteConnection;
 
 use super::jobs::NewJob;
 use super::scheduling::parse_gpus;
@@ -71,7 +73,8 @@ fn session_view(
 }
 
 /// The api.md job object.
-pub async fn view(conn: &mut SqliteConnection, id: i64) -> Result<Option<app::model::JobView>, sqlx::Error> {
+#[dual]
+pub async fn view(conn: &mut impl AsConn, id: i64) -> Result<Option<app::model::JobView>, sqlx::Error> {
     use crate::clock::rfc3339;
     let Some(j) = sqlx::query!(
         r#"SELECT j.id AS "id!", j.name, u.username, l.name AS lab, j.state, j.num_gpus, j.attempt, j.rank, j.pending_reason,

@@ -1,9 +1,11 @@
 //! Job rows: insert on submit, the start details an executor needs,
 //! confirming or undoing a dispatch, recording an attempt's end, cancel.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
 use app::model::JobState;
-use sqlx::SqliteConnection;
 
 use super::scheduling::{parse_gpus, record_charges};
 use crate::executor::StartRequest;
@@ -32,6 +34,7 @@ pub struct NewJob<'a> {
     pub session_app: Option<&'a str>,
 }
 
+#[dual]
 pub async fn insert(conn: &mut WriteTx, j: NewJob<'_>, now_ms: i64) -> Result<i64, sqlx::Error> {
     let ids = insert_many(conn, &[j], now_ms).await?;
     Ok(ids[0])
@@ -39,6 +42,7 @@ pub async fn insert(conn: &mut WriteTx, j: NewJob<'_>, now_ms: i64) -> Result<i6
 
 /// Inserts jobs in one statement (a batch of submits costs one round trip
 /// to SQLite, not one per job) and returns their ids in the order given.
+#[dual]
 pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
     let rows: Vec<serde_json::Value> = jobs
         .iter()
@@ -57,26 +61,43 @@ pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -
     let rows = serde_json::Value::Array(rows).to_string();
     // the ids' base, read first: a subquery on `jobs` inside the INSERT
     // made SQLite stage every batch in a temporary table
-    let base: i64 = sqlx::query_scalar!(
+    let base: i64 = sqlx::query_scalar!(dialect!(
         r#"SELECT MAX(COALESCE((SELECT MAX(id) FROM jobs), 0), (SELECT value FROM job_id_floor WHERE id = 1))
+           AS "base!: i64""#,
+        r#"SELECT GREATEST(COALESCE((SELECT MAX(id) FROM jobs), 0), (SELECT value FROM job_id_floor WHERE id = 1))
            AS "base!: i64""#
-    )
+    ))
     .fetch_one(conn.conn())
     .await?;
     let mut ids: Vec<i64> = sqlx::query_scalar!(
-        r#"INSERT INTO jobs (id, name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
-                            min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index,
-                            kind, session_app)
-           SELECT ? + 1 + key,
-                  json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
-                  json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
-                  json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
-                  json_extract(value, '$.time_limit_minutes'), json_extract(value, '$.min_vram_gb'), ?,
-                  json_extract(value, '$.entered'), json_extract(value, '$.reason'), json_extract(value, '$.gated'),
-                  json_extract(value, '$.array_id'), json_extract(value, '$.array_index'),
-                  json_extract(value, '$.kind'), json_extract(value, '$.session_app')
-           FROM json_each(?) ORDER BY key
-           RETURNING id AS "id!""#,
+        dialect!(
+            r#"INSERT INTO jobs (id, name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
+                                min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index,
+                                kind, session_app)
+               SELECT ? + 1 + key,
+                      json_extract(value, '$.name'), json_extract(value, '$.user_id'), json_extract(value, '$.lab_id'),
+                      json_extract(value, '$.state'), json_extract(value, '$.command'), json_extract(value, '$.num_gpus'),
+                      json_extract(value, '$.workspace'), json_extract(value, '$.env_json'),
+                      json_extract(value, '$.time_limit_minutes'), json_extract(value, '$.min_vram_gb'), ?,
+                      json_extract(value, '$.entered'), json_extract(value, '$.reason'), json_extract(value, '$.gated'),
+                      json_extract(value, '$.array_id'), json_extract(value, '$.array_index'),
+                      json_extract(value, '$.kind'), json_extract(value, '$.session_app')
+               FROM json_each(?) ORDER BY key
+               RETURNING id AS "id!""#,
+            r#"INSERT INTO jobs (id, name, user_id, lab_id, state, command, num_gpus, workspace, env_json, time_limit_minutes,
+                                min_vram_gb, submitted_at, queue_entered_at, pending_reason, gated, array_id, array_index,
+                                kind, session_app)
+               SELECT $1 + t.ord,
+                      t.v->>'name', (t.v->>'user_id')::BIGINT, (t.v->>'lab_id')::BIGINT,
+                      t.v->>'state', t.v->>'command', (t.v->>'num_gpus')::BIGINT,
+                      t.v->>'workspace', t.v->>'env_json',
+                      (t.v->>'time_limit_minutes')::BIGINT, (t.v->>'min_vram_gb')::BIGINT, $2,
+                      (t.v->>'entered')::BIGINT, t.v->>'reason', (t.v->>'gated')::BIGINT,
+                      (t.v->>'array_id')::BIGINT, (t.v->>'array_index')::BIGINT,
+                      t.v->>'kind', t.v->>'session_app'
+               FROM json_array_elements($3::text::json) WITH ORDINALITY AS t(v, ord) ORDER BY t.ord
+               RETURNING id AS "id!""#
+        ),
         base,
         now_ms,
         rows
@@ -91,15 +112,25 @@ pub async fn insert_many(conn: &mut WriteTx, jobs: &[NewJob<'_>], now_ms: i64) -
 
 /// Raises the floor new job ids start above (never lowers it): the
 /// highest job id the output folder holds (#44).
+#[dual]
 pub async fn raise_id_floor(conn: &mut WriteTx, seen: i64) -> Result<(), sqlx::Error> {
-    sqlx::query!("UPDATE job_id_floor SET value = MAX(value, ?) WHERE id = 1", seen).execute(conn.conn()).await?;
+    sqlx::query!(
+        dialect!(
+            "UPDATE job_id_floor SET value = MAX(value, ?) WHERE id = 1",
+            "UPDATE job_id_floor SET value = GREATEST(value, $1) WHERE id = 1"
+        ),
+        seen
+    )
+    .execute(conn.conn())
+    .await?;
     Ok(())
 }
 
 /// A user's sessions that have not ended (policy §12's per-user limit).
-pub async fn unfinished_sessions(conn: &mut SqliteConnection, user_id: i64) -> Result<u32, sqlx::Error> {
+#[dual]
+pub async fn unfinished_sessions(conn: &mut impl AsConn, user_id: i64) -> Result<u32, sqlx::Error> {
     let n = sqlx::query_scalar!(
-        "SELECT COUNT(*) FROM jobs WHERE user_id = ? AND kind = 'session' AND ended_at IS NULL",
+        r#"SELECT COUNT(*) AS "n!" FROM jobs WHERE user_id = ? AND kind = 'session' AND ended_at IS NULL"#,
         user_id
     )
     .fetch_one(&mut *conn)
@@ -109,14 +140,15 @@ pub async fn unfinished_sessions(conn: &mut SqliteConnection, user_id: i64) -> R
 
 /// Counts for admission, per user: (unfinished jobs, jobs holding a
 /// slot). Users with neither are absent.
+#[dual]
 pub async fn user_loads(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     user_ids: &[i64],
 ) -> Result<std::collections::HashMap<i64, (u32, u32)>, sqlx::Error> {
     let users = serde_json::to_string(user_ids).unwrap_or_else(|_| "[]".into());
     let rows = sqlx::query!(
         r#"SELECT user_id, COUNT(*) AS "unfinished!: i64",
-                  SUM(state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')) AS "holding: i64"
+                  SUM(CASE WHEN state IN ('GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING') THEN 1 ELSE 0 END) AS "holding: i64"
            FROM jobs WHERE user_id IN (SELECT value FROM json_each(?))
              AND state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT', 'DISPATCHING', 'RUNNING', 'CANCELLING')
            GROUP BY user_id"#,
@@ -128,8 +160,9 @@ pub async fn user_loads(
 }
 
 /// The executor request for a job's current attempt.
+#[dual]
 pub async fn start_request(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     job_id: i64,
     layout: &crate::executor::layout::Layout,
     places: &crate::executor::places::Places,
@@ -209,6 +242,7 @@ pub async fn start_request(
 }
 
 /// The executor took the attempt: it runs from now.
+#[dual]
 pub async fn confirm_start(conn: &mut WriteTx, job_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE job_attempts SET phase = 'RUNNING', started_at = ?
@@ -233,6 +267,7 @@ pub async fn confirm_start(conn: &mut WriteTx, job_id: i64, now_ms: i64) -> Resu
 /// The executor refused the attempt: back to the queue with its place
 /// (queue_entered_at untouched) and the error kept for the user. A job
 /// cancelled meanwhile ends CANCELLED, charged for any reservation time.
+#[dual]
 pub async fn undo_dispatch(conn: &mut WriteTx, job_id: i64, error: &str, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "DELETE FROM job_attempts WHERE job_id = ? AND phase = 'DISPATCHING' AND attempt = (SELECT attempt FROM jobs WHERE id = ?)",
@@ -298,8 +333,9 @@ pub struct EndedAttemptRow {
     pub vram_gb: Option<i64>,
 }
 
+#[dual]
 pub async fn ended_attempt(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     job: i64,
     attempt: u32,
 ) -> Result<Option<EndedAttemptRow>, sqlx::Error> {
@@ -334,6 +370,7 @@ pub async fn ended_attempt(
 
 /// The attempt is over: when, how, why, and the TFLOP·s it used (of
 /// which `reserved_tflop_s` were reservation time).
+#[dual]
 pub async fn close_attempt(
     conn: &mut WriteTx,
     attempt_id: i64,
@@ -343,6 +380,7 @@ pub async fn close_attempt(
     usage_tflop_s: f64,
     reserved_tflop_s: f64,
 ) -> Result<(), sqlx::Error> {
+    let exit_code = exit_code.map(i64::from);
     sqlx::query!(
         "UPDATE job_attempts SET phase = 'ENDED', ended_at = ?, exit_code = ?, reason = ?, usage_tflop_s = ?,
                 reserved_tflop_s = ?
@@ -361,6 +399,7 @@ pub async fn close_attempt(
 
 /// Back to the global queue for attempt `next_attempt` on a tier with at
 /// least `min_vram_gb`.
+#[dual]
 pub async fn requeue_for_larger_tier(
     conn: &mut WriteTx,
     job: i64,
@@ -369,6 +408,7 @@ pub async fn requeue_for_larger_tier(
     exit_code: Option<i32>,
 ) -> Result<(), sqlx::Error> {
     let (min_vram, next_attempt) = (i64::from(min_vram_gb), i64::from(next_attempt));
+    let exit_code = exit_code.map(i64::from);
     sqlx::query!(
         "UPDATE jobs SET state = 'GLOBAL_QUEUE_WAIT', attempt = ?, min_vram_gb = ?, node = NULL, tier = NULL,
                         gpu_indices = NULL, exit_code = ?, end_reason = NULL, reservation_gpu_seconds = 0, reservation_cost = 0
@@ -384,6 +424,7 @@ pub async fn requeue_for_larger_tier(
 }
 
 /// The job is over, in `state` for `reason`.
+#[dual]
 pub async fn finish(
     conn: &mut WriteTx,
     job: i64,
@@ -393,6 +434,7 @@ pub async fn finish(
     reason: &str,
 ) -> Result<(), sqlx::Error> {
     let state_text = state.as_str();
+    let exit_code = exit_code.map(i64::from);
     sqlx::query!(
         "UPDATE jobs SET state = ?1, ended_at = ?2, exit_code = ?3,
                         end_reason = CASE WHEN ?4 = 'CANCELLED' THEN COALESCE(cancel_reason, ?4) ELSE ?4 END,
@@ -419,12 +461,14 @@ pub enum CancelOutcome {
     NotFound,
 }
 
+#[dual]
 pub async fn cancel(conn: &mut WriteTx, job_id: i64, now_ms: i64) -> Result<CancelOutcome, sqlx::Error> {
     cancel_for(conn, job_id, now_ms, "CANCELLED").await
 }
 
 /// The waiting jobs of a user (for ending them when the user is disabled).
-pub async fn waiting_of_user(conn: &mut SqliteConnection, user_id: i64) -> Result<Vec<i64>, sqlx::Error> {
+#[dual]
+pub async fn waiting_of_user(conn: &mut impl AsConn, user_id: i64) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT id AS "id!" FROM jobs WHERE user_id = ? AND state IN ('USER_QUEUE_WAIT', 'GLOBAL_QUEUE_WAIT') ORDER BY id"#,
         user_id
@@ -435,6 +479,7 @@ pub async fn waiting_of_user(conn: &mut SqliteConnection, user_id: i64) -> Resul
 
 /// [`cancel`], a waiting job ending with `end_reason` (a running one is
 /// asked to stop as by its owner).
+#[dual]
 pub async fn cancel_for(
     conn: &mut WriteTx,
     job_id: i64,
@@ -504,7 +549,8 @@ pub async fn cancel_for(
 }
 
 /// Attempts the executor should have: (job, attempt, still DISPATCHING?).
-pub async fn live_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32, bool)>, sqlx::Error> {
+#[dual]
+pub async fn live_attempts(conn: &mut impl AsConn) -> Result<Vec<(i64, u32, bool)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT a.job_id, a.attempt, a.phase FROM job_attempts a JOIN jobs j ON j.id = a.job_id
            WHERE a.phase IN ('DISPATCHING', 'RUNNING') AND a.attempt = j.attempt ORDER BY a.job_id"#
@@ -516,8 +562,9 @@ pub async fn live_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32,
 
 /// Running attempts of jobs CANCELLING since `requested_before_ms` or
 /// earlier: (job, attempt, node).
+#[dual]
 pub async fn unconfirmed_cancels(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     requested_before_ms: i64,
 ) -> Result<Vec<(i64, u32, String)>, sqlx::Error> {
     let rows = sqlx::query!(
@@ -530,13 +577,15 @@ pub async fn unconfirmed_cancels(
     Ok(rows.into_iter().map(|r| (r.job_id, r.attempt as u32, r.node)).collect())
 }
 
+#[dual]
 pub async fn set_kill_unconfirmed(conn: &mut WriteTx, job_id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!("UPDATE jobs SET kill_unconfirmed = 1 WHERE id = ?", job_id).execute(conn.conn()).await?;
     Ok(())
 }
 
 /// Attempts whose job is CANCELLING: (job, attempt) to signal.
-pub async fn cancelling_attempts(conn: &mut SqliteConnection) -> Result<Vec<(i64, u32)>, sqlx::Error> {
+#[dual]
+pub async fn cancelling_attempts(conn: &mut impl AsConn) -> Result<Vec<(i64, u32)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT a.job_id, a.attempt FROM job_attempts a JOIN jobs j ON j.id = a.job_id
            WHERE j.state = 'CANCELLING' AND a.phase = 'RUNNING' AND a.attempt = j.attempt"#

@@ -1,8 +1,10 @@
 //! The single-row maintenance state (policy §10).
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
 use app::model::MaintenancePhase;
-use sqlx::SqliteConnection;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MaintenanceRow {
@@ -11,12 +13,14 @@ pub struct MaintenanceRow {
     pub since_ms: i64,
 }
 
-pub async fn get(conn: &mut SqliteConnection) -> Result<MaintenanceRow, sqlx::Error> {
+#[dual]
+pub async fn get(conn: &mut impl AsConn) -> Result<MaintenanceRow, sqlx::Error> {
     let row = sqlx::query!("SELECT phase, message, since FROM maintenance WHERE id = 1").fetch_one(&mut *conn).await?;
     let phase = row.phase.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     Ok(MaintenanceRow { phase, message: row.message, since_ms: row.since })
 }
 
+#[dual]
 pub async fn set(
     conn: &mut WriteTx,
     phase: MaintenancePhase,

@@ -1,10 +1,13 @@
 //! The counts `/metrics` reports (api.md "Operations"), read at each
 //! scrape; the rules of what they mean are in `services::metrics`.
 
-use sqlx::SqliteConnection;
+use db_macros::dual;
+
+use super::AsConn;
 
 /// Unfinished jobs: (state, tier or "", lab, count).
-pub async fn unfinished_jobs(conn: &mut SqliteConnection) -> Result<Vec<(String, String, String, i64)>, sqlx::Error> {
+#[dual]
+pub async fn unfinished_jobs(conn: &mut impl AsConn) -> Result<Vec<(String, String, String, i64)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.state AS "state!", COALESCE(j.tier, '') AS "tier!: String", l.name AS "lab!", COUNT(*) AS "n!: i64"
            FROM jobs j JOIN labs l ON l.id = j.lab_id
@@ -16,7 +19,8 @@ pub async fn unfinished_jobs(conn: &mut SqliteConnection) -> Result<Vec<(String,
 }
 
 /// Waiting jobs by why they wait (the cycle's pending reason) and tier.
-pub async fn waiting_by_reason(conn: &mut SqliteConnection) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+#[dual]
+pub async fn waiting_by_reason(conn: &mut impl AsConn) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT COALESCE(pending_reason, 'NONE') AS "reason!: String", COALESCE(tier, '') AS "tier!: String",
                   COUNT(*) AS "n!: i64"
@@ -28,7 +32,8 @@ pub async fn waiting_by_reason(conn: &mut SqliteConnection) -> Result<Vec<(Strin
 }
 
 /// Ended jobs by their end reason (never fewer: jobs are kept).
-pub async fn ended_by_reason(conn: &mut SqliteConnection) -> Result<Vec<(String, i64)>, sqlx::Error> {
+#[dual]
+pub async fn ended_by_reason(conn: &mut impl AsConn) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT COALESCE(end_reason, state) AS "reason!: String", COUNT(*) AS "n!: i64"
            FROM jobs WHERE ended_at IS NOT NULL GROUP BY 1"#
@@ -39,14 +44,16 @@ pub async fn ended_by_reason(conn: &mut SqliteConnection) -> Result<Vec<(String,
 }
 
 /// Notification deliveries given up on.
-pub async fn failed_deliveries(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+#[dual]
+pub async fn failed_deliveries(conn: &mut impl AsConn) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!: i64" FROM notification_outbox WHERE state = 'FAILED'"#)
         .fetch_one(&mut *conn)
         .await
 }
 
 /// Sessions not ended.
-pub async fn open_sessions(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+#[dual]
+pub async fn open_sessions(conn: &mut impl AsConn) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!: i64" FROM jobs WHERE kind = 'session' AND ended_at IS NULL"#)
         .fetch_one(&mut *conn)
         .await

@@ -10,6 +10,7 @@ pub mod campus_identities;
 pub mod cluster;
 pub mod datasets;
 pub mod gates;
+pub mod health;
 pub mod job_view;
 pub mod jobs;
 pub mod lab_gids;
@@ -214,6 +215,103 @@ pub fn plan_inputs() -> u64 {
 pub fn note_commit() {
     COMMITS.fetch_add(1, Ordering::AcqRel);
     PLAN_INPUT_COMMITS.fetch_add(1, Ordering::AcqRel);
+}
+
+/// A connection of either database, as the query functions of this layer
+/// take it (`#[dual]`): a pooled connection, a plain one or a write
+/// transaction. Each query function runs its copy for the database
+/// `is_postgres` names, and asks for that database's connection only.
+pub trait AsConn: Send {
+    fn is_postgres(&self) -> bool;
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection;
+    fn postgres(&mut self) -> &mut sqlx::PgConnection;
+}
+
+const NOT_SQLITE: &str = "a PostgreSQL connection was asked for SQLite's (a #[dual] copy chose wrong)";
+const NOT_POSTGRES: &str = "a SQLite connection was asked for PostgreSQL's (a #[dual] copy chose wrong)";
+
+impl AsConn for sqlx::SqliteConnection {
+    fn is_postgres(&self) -> bool {
+        false
+    }
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
+        self
+    }
+    fn postgres(&mut self) -> &mut sqlx::PgConnection {
+        unreachable!("{NOT_POSTGRES}")
+    }
+}
+
+impl AsConn for sqlx::PgConnection {
+    fn is_postgres(&self) -> bool {
+        true
+    }
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
+        unreachable!("{NOT_SQLITE}")
+    }
+    fn postgres(&mut self) -> &mut sqlx::PgConnection {
+        self
+    }
+}
+
+impl AsConn for sqlx::pool::PoolConnection<sqlx::Sqlite> {
+    fn is_postgres(&self) -> bool {
+        false
+    }
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
+        self
+    }
+    fn postgres(&mut self) -> &mut sqlx::PgConnection {
+        unreachable!("{NOT_POSTGRES}")
+    }
+}
+
+impl AsConn for sqlx::pool::PoolConnection<sqlx::Postgres> {
+    fn is_postgres(&self) -> bool {
+        true
+    }
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
+        unreachable!("{NOT_SQLITE}")
+    }
+    fn postgres(&mut self) -> &mut sqlx::PgConnection {
+        self
+    }
+}
+
+impl AsConn for sqlx::Transaction<'_, sqlx::Sqlite> {
+    fn is_postgres(&self) -> bool {
+        false
+    }
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
+        self
+    }
+    fn postgres(&mut self) -> &mut sqlx::PgConnection {
+        unreachable!("{NOT_POSTGRES}")
+    }
+}
+
+impl AsConn for sqlx::Transaction<'_, sqlx::Postgres> {
+    fn is_postgres(&self) -> bool {
+        true
+    }
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
+        unreachable!("{NOT_SQLITE}")
+    }
+    fn postgres(&mut self) -> &mut sqlx::PgConnection {
+        self
+    }
+}
+
+impl AsConn for WriteTx {
+    fn is_postgres(&self) -> bool {
+        false
+    }
+    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
+        &mut self.tx
+    }
+    fn postgres(&mut self) -> &mut sqlx::PgConnection {
+        unreachable!("{NOT_POSTGRES}")
+    }
 }
 
 /// [`write_tx`]'s transaction: a `sqlx::Transaction` whose commit is

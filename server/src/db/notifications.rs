@@ -2,8 +2,10 @@
 //! by triggers on `jobs`, see the migration): claiming due deliveries,
 //! recording their outcome, listing them for their user.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
-use sqlx::SqliteConnection;
 
 pub struct SettingsRow {
     pub email: Option<String>,
@@ -12,7 +14,8 @@ pub struct SettingsRow {
     pub events: Vec<String>,
 }
 
-pub async fn settings(conn: &mut SqliteConnection, user_id: i64) -> Result<Option<SettingsRow>, sqlx::Error> {
+#[dual]
+pub async fn settings(conn: &mut impl AsConn, user_id: i64) -> Result<Option<SettingsRow>, sqlx::Error> {
     Ok(sqlx::query!(
         "SELECT email, webhook_url, webhook_secret, events FROM notification_settings WHERE user_id = ?",
         user_id
@@ -27,6 +30,7 @@ pub async fn settings(conn: &mut SqliteConnection, user_id: i64) -> Result<Optio
     }))
 }
 
+#[dual]
 pub async fn put_settings(conn: &mut WriteTx, user_id: i64, row: &SettingsRow, now_ms: i64) -> Result<(), sqlx::Error> {
     let events = serde_json::to_string(&row.events).unwrap_or_else(|_| "[]".into());
     sqlx::query!(
@@ -62,6 +66,7 @@ pub struct Due {
 
 /// Deliveries a crash left half-done go back to the queue: they are sent
 /// again, with the same delivery id, so a receiver can tell.
+#[dual]
 pub async fn requeue_sending(conn: &mut WriteTx) -> Result<u64, sqlx::Error> {
     Ok(sqlx::query!("UPDATE notification_outbox SET state = 'PENDING' WHERE state = 'SENDING'")
         .execute(conn.conn())
@@ -74,6 +79,7 @@ pub async fn requeue_sending(conn: &mut WriteTx) -> Result<u64, sqlx::Error> {
 /// target pairs still being sent to): they become SENDING in the caller's
 /// transaction. One researcher's slow target so takes no more than its
 /// own share of the senders.
+#[dual]
 pub async fn claim_due(
     conn: &mut WriteTx,
     now_ms: i64,
@@ -84,7 +90,8 @@ pub async fn claim_due(
     let busy: Vec<[&str; 2]> = busy.iter().map(|(c, t)| [c.as_str(), t.as_str()]).collect();
     let busy = serde_json::to_string(&busy).unwrap_or_else(|_| "[]".into());
     let rows = sqlx::query!(
-        r#"UPDATE notification_outbox SET state = 'SENDING'
+        dialect!(
+            r#"UPDATE notification_outbox SET state = 'SENDING'
            WHERE id IN (
                SELECT id FROM (
                    SELECT id, next_attempt_at,
@@ -92,9 +99,21 @@ pub async fn claim_due(
                    FROM notification_outbox
                    WHERE state = 'PENDING' AND next_attempt_at <= ?
                      AND NOT EXISTS (SELECT 1 FROM json_each(?) b
-                                     WHERE b.value ->> 0 = channel AND b.value ->> 1 = target))
+                                     WHERE b.value ->> 0 = channel AND b.value ->> 1 = target)) AS due
                WHERE n <= ? ORDER BY next_attempt_at, id LIMIT ?)
            RETURNING id AS "id!", user_id, job_id, request_id, event, channel, target, snapshot, attempts"#,
+            r#"UPDATE notification_outbox SET state = 'SENDING'
+           WHERE id IN (
+               SELECT id FROM (
+                   SELECT id, next_attempt_at,
+                          ROW_NUMBER() OVER (PARTITION BY channel, target ORDER BY next_attempt_at, id) AS n
+                   FROM notification_outbox
+                   WHERE state = 'PENDING' AND next_attempt_at <= $1
+                     AND NOT EXISTS (SELECT 1 FROM json_array_elements($2::text::json) AS b(value)
+                                     WHERE b.value ->> 0 = channel AND b.value ->> 1 = target)) AS due
+               WHERE n <= $3 ORDER BY next_attempt_at, id LIMIT $4)
+           RETURNING id AS "id!", user_id, job_id, request_id, event, channel, target, snapshot, attempts"#
+        ),
         now_ms,
         busy,
         per_target,
@@ -121,12 +140,14 @@ pub async fn claim_due(
 }
 
 /// When the next pending delivery falls due (None: none pending).
-pub async fn next_due(conn: &mut SqliteConnection) -> Result<Option<i64>, sqlx::Error> {
+#[dual]
+pub async fn next_due(conn: &mut impl AsConn) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar!(r#"SELECT MIN(next_attempt_at) AS "at?: i64" FROM notification_outbox WHERE state = 'PENDING'"#)
         .fetch_one(&mut *conn)
         .await
 }
 
+#[dual]
 pub async fn delivered(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE notification_outbox SET state = 'DELIVERED', attempts = attempts + 1, delivered_at = ?, last_error = NULL
@@ -140,6 +161,7 @@ pub async fn delivered(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), s
 }
 
 /// A failed try: again at `retry_at`, or given up (None).
+#[dual]
 pub async fn failed(conn: &mut WriteTx, id: i64, error: &str, retry_at: Option<i64>) -> Result<(), sqlx::Error> {
     let state = if retry_at.is_some() { "PENDING" } else { "FAILED" };
     let at = retry_at.unwrap_or(0);
@@ -159,8 +181,9 @@ pub async fn failed(conn: &mut WriteTx, id: i64, error: &str, retry_at: Option<i
 }
 
 /// A user's most recent deliveries, newest first.
+#[dual]
 pub async fn deliveries(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     user_id: i64,
     limit: i64,
 ) -> Result<Vec<app::model::views::DeliveryView>, sqlx::Error> {
@@ -194,6 +217,7 @@ pub async fn deliveries(
 
 /// A data request's news for its requester (decided, ready, failed): one
 /// row per channel they have, with the request as it stands now.
+#[dual]
 pub async fn data_request_event(
     conn: &mut WriteTx,
     user_id: i64,
@@ -201,6 +225,7 @@ pub async fn data_request_event(
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
+        dialect!(
         r#"INSERT INTO notification_outbox (user_id, request_id, event, channel, target, snapshot, created_at, next_attempt_at)
            SELECT ?1, ?2, 'data_request', ch.channel, ch.target,
                   (SELECT json_object('id', r.id, 'name', r.name, 'url', r.url, 'state', r.state,
@@ -212,6 +237,18 @@ pub async fn data_request_event(
                  UNION ALL
                  SELECT 'webhook', webhook_url FROM notification_settings
                   WHERE user_id = ?1 AND webhook_url IS NOT NULL) ch"#,
+        r#"INSERT INTO notification_outbox (user_id, request_id, event, channel, target, snapshot, created_at, next_attempt_at)
+           SELECT $1, $2, 'data_request', ch.channel, ch.target,
+                  (SELECT json_build_object('id', r.id, 'name', r.name, 'url', r.url, 'state', r.state,
+                                      'decision_reason', r.decision_reason, 'message', r.message)::TEXT
+                   FROM data_requests r WHERE r.id = $2),
+                  $3, $3
+           FROM (SELECT 'email' AS channel, email AS target FROM notification_settings
+                  WHERE user_id = $1 AND email IS NOT NULL
+                 UNION ALL
+                 SELECT 'webhook', webhook_url FROM notification_settings
+                  WHERE user_id = $1 AND webhook_url IS NOT NULL) ch"#
+        ),
         user_id,
         request_id,
         now_ms

@@ -1,15 +1,19 @@
 //! The GPU-OOM signatures admins set (policy §6); `None` while they have
 //! set none and the built-in list applies.
 
-use super::WriteTx;
-use sqlx::SqliteConnection;
+use db_macros::dual;
 
-pub async fn get(conn: &mut SqliteConnection) -> Result<Option<Vec<String>>, sqlx::Error> {
+use super::AsConn;
+use super::WriteTx;
+
+#[dual]
+pub async fn get(conn: &mut impl AsConn) -> Result<Option<Vec<String>>, sqlx::Error> {
     let row =
         sqlx::query_scalar!("SELECT patterns_json FROM oom_patterns WHERE id = 1").fetch_optional(&mut *conn).await?;
     Ok(row.map(|json| serde_json::from_str(&json).unwrap_or_default()))
 }
 
+#[dual]
 pub async fn set(conn: &mut WriteTx, patterns: &[String], now_ms: i64) -> Result<(), sqlx::Error> {
     let json = serde_json::to_string(patterns).unwrap_or_else(|_| "[]".into());
     sqlx::query!(
@@ -24,7 +28,8 @@ pub async fn set(conn: &mut WriteTx, patterns: &[String], now_ms: i64) -> Result
 }
 
 /// The list in force: the admins' if set, else the built-in one.
-pub async fn in_force(conn: &mut SqliteConnection) -> Result<Vec<String>, sqlx::Error> {
+#[dual]
+pub async fn in_force(conn: &mut impl AsConn) -> Result<Vec<String>, sqlx::Error> {
     Ok(get(conn)
         .await?
         .unwrap_or_else(|| crate::policy::oom::DEFAULT_GPU_OOM_PATTERNS.iter().map(|p| p.to_string()).collect()))

@@ -1,11 +1,13 @@
 //! The scheduler loop's database side: read a [`Snapshot`], apply a
 //! [`Plan`] (in the caller's transaction), record charges.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
 use std::collections::HashMap;
 
 use app::model::MaintenancePhase;
-use sqlx::SqliteConnection;
 
 use crate::policy::forecast::RunningJob;
 use crate::policy::{usage, Charge, ChargeKind, LabUsage, PersonalJob, PlacementState, Plan, QueuedJob};
@@ -47,17 +49,19 @@ pub fn tier_info(t: &app::model::TierView) -> TierInfo {
     }
 }
 
-pub async fn load_tiers(conn: &mut SqliteConnection) -> Result<Vec<TierInfo>, sqlx::Error> {
+#[dual]
+pub async fn load_tiers(conn: &mut impl AsConn) -> Result<Vec<TierInfo>, sqlx::Error> {
     Ok(super::cluster::list_tiers(conn).await?.iter().map(tier_info).collect())
 }
 
 /// Every placement's `(tier, capacity)`, whatever its node's state: what
 /// admission needs to tell whether a request could ever fit (one query,
 /// where the scheduler's full placement state takes three).
-pub async fn placement_shapes(conn: &mut SqliteConnection) -> Result<Vec<(String, u32)>, sqlx::Error> {
+#[dual]
+pub async fn placement_shapes(conn: &mut impl AsConn) -> Result<Vec<(String, u32)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT t.name AS tier, COUNT(*) AS "capacity!: i64"
-           FROM gpus g JOIN tiers t ON t.id = g.tier_id GROUP BY g.node_id, g.tier_id"#
+           FROM gpus g JOIN tiers t ON t.id = g.tier_id GROUP BY g.node_id, g.tier_id, t.name"#
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -66,7 +70,8 @@ pub async fn placement_shapes(conn: &mut SqliteConnection) -> Result<Vec<(String
 
 /// Placements with their free GPUs: not held by a dispatching or running
 /// attempt. Backfill GPUs count as free.
-pub async fn load_placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementState>, sqlx::Error> {
+#[dual]
+pub async fn load_placements(conn: &mut impl AsConn) -> Result<Vec<PlacementState>, sqlx::Error> {
     let gpus = sqlx::query!(
         r#"SELECT n.name AS node, n.state, t.name AS tier, g.gpu_index
            FROM gpus g JOIN nodes n ON n.id = g.node_id JOIN tiers t ON t.id = g.tier_id
@@ -119,11 +124,8 @@ pub async fn load_placements(conn: &mut SqliteConnection) -> Result<Vec<Placemen
 
 /// The state one cycle decides on, for the rules `mode` names (the busy
 /// GPUs' ends are read only for the planned policy, the one that uses them).
-pub async fn load_snapshot(
-    conn: &mut SqliteConnection,
-    now_ms: i64,
-    mode: PolicyMode,
-) -> Result<Snapshot, sqlx::Error> {
+#[dual]
+pub async fn load_snapshot(conn: &mut impl AsConn, now_ms: i64, mode: PolicyMode) -> Result<Snapshot, sqlx::Error> {
     let phase: MaintenancePhase = super::maintenance::get(conn).await?.phase;
     let tiers = load_tiers(conn).await?;
     let placements = load_placements(conn).await?;
@@ -224,7 +226,8 @@ pub async fn load_snapshot(
 
 /// Each GPU of a research job, until its job's limit ends it (the
 /// planned policy's start plan; a cancelled one ends now).
-async fn busy_until(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<BusyGpu>, sqlx::Error> {
+#[dual]
+async fn busy_until(conn: &mut impl AsConn, now_ms: i64) -> Result<Vec<BusyGpu>, sqlx::Error> {
     Ok(running_jobs(conn, now_ms)
         .await?
         .into_iter()
@@ -241,6 +244,7 @@ async fn busy_until(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<Busy
 
 /// Adds charges to labs (decaying first, §2), to the ledger and to the
 /// jobs' usage totals.
+#[dual]
 pub async fn record_charges(conn: &mut WriteTx, charges: &[Charge], now_ms: i64) -> Result<(), sqlx::Error> {
     for c in charges {
         let lab = sqlx::query!("SELECT usage_value, usage_as_of FROM labs WHERE id = ?", c.lab)
@@ -287,7 +291,8 @@ pub struct WaitingMark {
 
 /// The marks of the jobs [`load_snapshot`] reads (the same rows), for
 /// [`apply_plan`] to skip the ones a plan leaves as they are.
-pub async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, WaitingMark>, sqlx::Error> {
+#[dual]
+pub async fn waiting_marks(conn: &mut impl AsConn) -> Result<HashMap<i64, WaitingMark>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.rank, j.pending_reason, j.reserved_node IS NOT NULL AS "reserved!: bool",
                   j.reservation_gpu_seconds, j.reservation_cost
@@ -320,6 +325,7 @@ pub async fn waiting_marks(conn: &mut SqliteConnection) -> Result<HashMap<i64, W
 /// user still holds fewer slots than the limit, since a submit may have
 /// taken the free slot meanwhile, and a dispatch only of a job still in
 /// the global queue.
+#[dual]
 pub async fn apply_plan(
     conn: &mut WriteTx,
     plan: &Plan,
@@ -348,6 +354,7 @@ pub async fn apply_plan(
 
 /// USER_QUEUE_WAIT → GLOBAL_QUEUE_WAIT, unless the user's slots filled
 /// up since the snapshot.
+#[dual]
 async fn promote(conn: &mut WriteTx, promotions: &[i64], now_ms: i64) -> Result<(), sqlx::Error> {
     for id in promotions {
         sqlx::query!(
@@ -366,6 +373,7 @@ async fn promote(conn: &mut WriteTx, promotions: &[i64], now_ms: i64) -> Result<
 }
 
 /// Reservations the plan gives up.
+#[dual]
 async fn release(conn: &mut WriteTx, releases: &[Release]) -> Result<(), sqlx::Error> {
     for r in releases {
         // the accrued cost was charged with this plan's charges
@@ -382,6 +390,7 @@ async fn release(conn: &mut WriteTx, releases: &[Release]) -> Result<(), sqlx::E
 }
 
 /// Each waiting job's rank, reason and reservation.
+#[dual]
 async fn mark_waiting(
     conn: &mut WriteTx,
     waiting: &[Waiting],
@@ -432,6 +441,7 @@ async fn mark_waiting(
 
 /// GLOBAL_QUEUE_WAIT → DISPATCHING with a new attempt row; returns the
 /// jobs dispatched (a job cancelled since the snapshot is skipped).
+#[dual]
 async fn dispatch(conn: &mut WriteTx, dispatches: &[Dispatch], now_ms: i64) -> Result<Vec<i64>, sqlx::Error> {
     let mut dispatched = Vec::with_capacity(dispatches.len());
     for d in dispatches {
@@ -480,7 +490,8 @@ async fn dispatch(conn: &mut WriteTx, dispatches: &[Dispatch], now_ms: i64) -> R
 /// time limit) in ms of recent attempts that ran their course (done,
 /// failed or out of time; not cancelled, lost or out of memory), most
 /// recent first.
-pub async fn recent_runtimes(conn: &mut SqliteConnection) -> Result<Vec<(i64, i64, i64)>, sqlx::Error> {
+#[dual]
+pub async fn recent_runtimes(conn: &mut impl AsConn) -> Result<Vec<(i64, i64, i64)>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.user_id AS "user!", a.ended_at - a.started_at AS "run_ms!: i64",
                   j.time_limit_minutes * 60000 AS "limit_ms!: i64"
@@ -495,7 +506,8 @@ pub async fn recent_runtimes(conn: &mut SqliteConnection) -> Result<Vec<(i64, i6
     Ok(rows.into_iter().map(|r| (r.user, r.run_ms, r.limit_ms)).collect())
 }
 
-pub async fn running_jobs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<RunningJob>, sqlx::Error> {
+#[dual]
+pub async fn running_jobs(conn: &mut impl AsConn, now_ms: i64) -> Result<Vec<RunningJob>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", lab_id, user_id, state, time_limit_minutes, started_at, node, tier, gpu_indices
            FROM jobs WHERE state IN ('DISPATCHING', 'RUNNING', 'CANCELLING')"#

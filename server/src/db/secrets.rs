@@ -2,9 +2,11 @@
 //! signed session cookies valid.
 
 use super::WriteTx;
+use db_macros::dual;
 use rand::RngCore;
 
 /// The secret called `name`, created with `len` random bytes if missing.
+#[dual]
 pub async fn get_or_create(conn: &mut WriteTx, name: &str, len: usize) -> Result<Vec<u8>, sqlx::Error> {
     let mut fresh = vec![0u8; len];
     rand::rngs::OsRng.fill_bytes(&mut fresh);

@@ -1,9 +1,11 @@
 //! Session rows (jobs of kind `session`): who may reach one and where it
 //! stands, readiness and the last activity the idle end is counted from.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
 use app::model::JobState;
-use sqlx::SqliteConnection;
 
 /// What the proxy needs to decide on a request.
 pub struct Reach {
@@ -17,7 +19,8 @@ pub struct Reach {
     pub node_addr: Option<String>,
 }
 
-pub async fn reach(conn: &mut SqliteConnection, id: i64) -> Result<Option<Reach>, sqlx::Error> {
+#[dual]
+pub async fn reach(conn: &mut impl AsConn, id: i64) -> Result<Option<Reach>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT j.user_id, j.state, j.session_ready_at, COALESCE(u.unix_uid, u.allocated_uid) AS "uid?: i64",
                   COALESCE(n.addr, j.node) AS "node_addr?: String"
@@ -50,7 +53,8 @@ pub struct Running {
 }
 
 /// Sessions whose job runs (not those already asked to stop).
-pub async fn running(conn: &mut SqliteConnection) -> Result<Vec<Running>, sqlx::Error> {
+#[dual]
+pub async fn running(conn: &mut impl AsConn) -> Result<Vec<Running>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.session_ready_at, j.session_active_at,
                   COALESCE(u.unix_uid, u.allocated_uid) AS "uid?: i64", COALESCE(n.addr, j.node) AS "node_addr?: String"
@@ -72,6 +76,7 @@ pub async fn running(conn: &mut SqliteConnection) -> Result<Vec<Running>, sqlx::
 }
 
 /// The app answered: READY, and idle counted from now.
+#[dual]
 pub async fn mark_ready(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE jobs SET session_ready_at = ?1, session_active_at = ?1 WHERE id = ?2 AND session_ready_at IS NULL",
@@ -84,9 +89,13 @@ pub async fn mark_ready(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), 
 }
 
 /// Someone used it at `at_ms` (never moves back).
+#[dual]
 pub async fn record_activity(conn: &mut WriteTx, id: i64, at_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE jobs SET session_active_at = MAX(COALESCE(session_active_at, 0), ?1) WHERE id = ?2 AND kind = 'session'",
+        dialect!(
+            "UPDATE jobs SET session_active_at = MAX(COALESCE(session_active_at, 0), ?1) WHERE id = ?2 AND kind = 'session'",
+            "UPDATE jobs SET session_active_at = GREATEST(COALESCE(session_active_at, 0), $1) WHERE id = $2 AND kind = 'session'"
+        ),
         at_ms,
         id
     )

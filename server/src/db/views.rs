@@ -1,9 +1,10 @@
 //! Read-only queries behind the list, queue, labs, usage and placement
 //! views (api.md "Cluster and fair-share views").
 
-use std::collections::BTreeMap;
+use db_macros::dual;
 
-use sqlx::SqliteConnection;
+use super::AsConn;
+use std::collections::BTreeMap;
 
 use super::scheduling::parse_gpus;
 use crate::clock::rfc3339;
@@ -29,15 +30,16 @@ pub struct JobFilter<'a> {
 }
 
 /// Job ids matching the filter, newest first.
-pub async fn job_ids(conn: &mut SqliteConnection, f: &JobFilter<'_>) -> Result<Vec<i64>, sqlx::Error> {
+#[dual]
+pub async fn job_ids(conn: &mut impl AsConn, f: &JobFilter<'_>) -> Result<Vec<i64>, sqlx::Error> {
     let rows = sqlx::query_scalar!(
         r#"SELECT j.id AS "id!" FROM jobs j JOIN users u ON u.id = j.user_id JOIN labs l ON l.id = j.lab_id
-           WHERE (?1 IS NULL OR instr(',' || ?1 || ',', ',' || j.state || ',') > 0)
-             AND (?2 IS NULL OR u.username = ?2)
-             AND (?3 IS NULL OR l.name = ?3)
+           WHERE (CAST(?1 AS TEXT) IS NULL OR ',' || ?1 || ',' LIKE '%,' || j.state || ',%')
+             AND (CAST(?2 AS TEXT) IS NULL OR u.username = ?2)
+             AND (CAST(?3 AS TEXT) IS NULL OR l.name = ?3)
              AND j.id < ?4
-             AND (?6 IS NULL OR j.array_id = ?6)
-             AND (?7 IS NULL OR j.kind = ?7)
+             AND (CAST(?6 AS BIGINT) IS NULL OR j.array_id = ?6)
+             AND (CAST(?7 AS TEXT) IS NULL OR j.kind = ?7)
            ORDER BY j.id DESC LIMIT ?5"#,
         f.states,
         f.user,
@@ -65,7 +67,8 @@ pub struct QueueRow {
 
 /// Every waiting job: the global queue in rank order, then the personal
 /// queues in submission order.
-pub async fn queue(conn: &mut SqliteConnection) -> Result<Vec<QueueRow>, sqlx::Error> {
+#[dual]
+pub async fn queue(conn: &mut impl AsConn) -> Result<Vec<QueueRow>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.rank, j.name, u.username, j.user_id, l.id AS lab_id, l.name AS lab, l.usage_value, l.usage_as_of,
                   j.num_gpus, j.queue_entered_at, j.pending_reason, j.state, j.reserved_node, j.reserved_tier,
@@ -108,7 +111,8 @@ pub async fn queue(conn: &mut SqliteConnection) -> Result<Vec<QueueRow>, sqlx::E
         .collect())
 }
 
-pub async fn labs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<LabView>, sqlx::Error> {
+#[dual]
+pub async fn labs(conn: &mut impl AsConn, now_ms: i64) -> Result<Vec<LabView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT l.id AS "id!", l.name, l.usage_value, l.usage_as_of,
                   (SELECT COALESCE(SUM(j.num_gpus), 0) FROM jobs j
@@ -133,14 +137,16 @@ pub async fn labs(conn: &mut SqliteConnection, now_ms: i64) -> Result<Vec<LabVie
         .collect())
 }
 
-pub async fn lab_id(conn: &mut SqliteConnection, name: &str) -> Result<Option<i64>, sqlx::Error> {
+#[dual]
+pub async fn lab_id(conn: &mut impl AsConn, name: &str) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar!(r#"SELECT id AS "id!" FROM labs WHERE name = ?"#, name).fetch_optional(&mut *conn).await
 }
 
 /// The lab's charges per UTC day for the `days` days up to `now_ms`
 /// (oldest first, days without charges included as zero).
+#[dual]
 pub async fn daily_usage(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     lab_id: i64,
     days: u32,
     now_ms: i64,
@@ -182,7 +188,8 @@ pub async fn daily_usage(
         .collect())
 }
 
-pub async fn placements(conn: &mut SqliteConnection) -> Result<Vec<PlacementView>, sqlx::Error> {
+#[dual]
+pub async fn placements(conn: &mut impl AsConn) -> Result<Vec<PlacementView>, sqlx::Error> {
     let placements = super::scheduling::load_placements(conn).await?;
     let active: Vec<String> =
         super::scheduling::load_tiers(conn).await?.into_iter().filter(|t| t.active).map(|t| t.name).collect();
@@ -229,7 +236,8 @@ pub struct BackfillRow {
 }
 
 /// Every backfill instance, live or ended (for served GPU-hours).
-pub async fn backfill_instances(conn: &mut SqliteConnection) -> Result<Vec<BackfillRow>, sqlx::Error> {
+#[dual]
+pub async fn backfill_instances(conn: &mut impl AsConn) -> Result<Vec<BackfillRow>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT id AS "id!", node, tier, gpu_indices, endpoint, started_at, ended_at FROM backfill_instances ORDER BY id"#
     )
@@ -250,8 +258,9 @@ pub async fn backfill_instances(conn: &mut SqliteConnection) -> Result<Vec<Backf
 }
 
 /// What each GPU does now, by `(node, tier, index)`; GPUs not listed are idle.
+#[dual]
 pub async fn gpu_uses(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
 ) -> Result<std::collections::HashMap<(String, String, u32), app::model::GpuUse>, sqlx::Error> {
     use app::model::GpuUse;
     let mut uses = std::collections::HashMap::new();

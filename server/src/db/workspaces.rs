@@ -2,8 +2,10 @@
 //! its build status and log. The builder in `crate::services::workspaces` writes the
 //! outcome; jobs name a workspace of their own lab.
 
+use db_macros::dual;
+
+use super::AsConn;
 use super::WriteTx;
-use sqlx::SqliteConnection;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkspaceRow {
@@ -20,6 +22,7 @@ pub struct WorkspaceRow {
 /// Inserts a BUILDING workspace, or restarts the build of a FAILED one of
 /// the same name. Returns false when the name is taken by a workspace
 /// that is building or ready.
+#[dual]
 pub async fn upsert_building(
     conn: &mut WriteTx,
     lab_id: i64,
@@ -48,8 +51,9 @@ pub async fn upsert_building(
 
 /// What the workspace caps look at: `(the lab's workspaces other than
 /// `name`, the lab's building one if any, builds running on the server)`.
+#[dual]
 pub async fn counts(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsConn,
     lab_id: i64,
     name: &str,
 ) -> Result<(i64, Option<String>, i64), sqlx::Error> {
@@ -67,13 +71,14 @@ pub async fn counts(
 }
 
 /// A lab's workspaces (every lab's when `lab` is None), by lab then name.
-pub async fn list(conn: &mut SqliteConnection, lab: Option<&str>) -> Result<Vec<WorkspaceRow>, sqlx::Error> {
+#[dual]
+pub async fn list(conn: &mut impl AsConn, lab: Option<&str>) -> Result<Vec<WorkspaceRow>, sqlx::Error> {
     sqlx::query_as!(
         WorkspaceRow,
         r#"SELECT w.name, l.name AS lab, w.base_image, w.packages AS packages_json, w.status, w.image_path, w.build_log,
                   w.created_at AS created_at_ms
            FROM workspaces w JOIN labs l ON l.id = w.lab_id
-           WHERE ? IS NULL OR l.name = ?
+           WHERE CAST(? AS TEXT) IS NULL OR l.name = ?
            ORDER BY l.name, w.name"#,
         lab,
         lab
@@ -82,7 +87,8 @@ pub async fn list(conn: &mut SqliteConnection, lab: Option<&str>) -> Result<Vec<
     .await
 }
 
-pub async fn get(conn: &mut SqliteConnection, lab: &str, name: &str) -> Result<Option<WorkspaceRow>, sqlx::Error> {
+#[dual]
+pub async fn get(conn: &mut impl AsConn, lab: &str, name: &str) -> Result<Option<WorkspaceRow>, sqlx::Error> {
     sqlx::query_as!(
         WorkspaceRow,
         r#"SELECT w.name, l.name AS lab, w.base_image, w.packages AS packages_json, w.status, w.image_path, w.build_log,
@@ -97,6 +103,7 @@ pub async fn get(conn: &mut SqliteConnection, lab: &str, name: &str) -> Result<O
 }
 
 /// Records how a build ended (READY with its image, or FAILED).
+#[dual]
 pub async fn finish_build(
     conn: &mut WriteTx,
     lab: &str,
@@ -121,6 +128,7 @@ pub async fn finish_build(
 
 /// Builds that were running when the server stopped cannot be resumed:
 /// they are marked FAILED so their owners can start them again.
+#[dual]
 pub async fn fail_interrupted(conn: &mut WriteTx) -> Result<u64, sqlx::Error> {
     let done = sqlx::query!(
         "UPDATE workspaces SET status = 'FAILED',

@@ -116,10 +116,10 @@ impl JobPlaces {
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::fchown(&home, Some(uid), Some(gid))?;
             home.set_permissions(std::fs::Permissions::from_mode(0o700))?;
-            std::os::unix::fs::fchown(&lab, Some(0), None)?;
-            if let Some(gid) = self.lab_gid {
-                regrouped(&self.lab_dir, super::share_group::regroup_share(&lab, gid)?);
-            }
+            // the lab's gid now (root's group without one, never a gid
+            // another lab may hold); files of an old gid are regrouped in
+            // the background (`services::storage::regroups`), never here
+            super::share_group::set_root_group(&lab, self.lab_gid)?;
             // setgid: files made in it are the lab's group's; sticky: each
             // member's files are theirs to delete or rename
             let mode = if self.lab_gid.is_some() { 0o3770 } else { 0o1770 };
@@ -134,25 +134,33 @@ impl JobPlaces {
 }
 
 impl Places {
-    /// Gives the lab's share, where it exists, the lab's gid `gid` (and
-    /// what members made there under the old one): a lab whose gid moved
-    /// is in step before its next job (the executor does it then too).
-    pub fn share_in_step(&self, lab: &str, gid: u32) -> std::io::Result<()> {
-        let Some(path) = self.lab(lab) else { return Ok(()) };
-        if let Some(share) = super::share_group::open_share(&path)? {
-            regrouped(&path, super::share_group::regroup_share(&share, gid)?);
-        }
-        Ok(())
+    /// Gives the lab's share, where it exists, the group `gid` (root's
+    /// when None, and then no setgid): quick, so that no share keeps a
+    /// gid its lab gave up while its files are walked.
+    pub fn set_share_group(&self, lab: &str, gid: Option<u32>) -> std::io::Result<()> {
+        let Some(share) = self.open_share(lab)? else { return Ok(()) };
+        super::share_group::set_root_group(&share, gid)?;
+        let mode = if gid.is_some() { 0o3770 } else { 0o1770 };
+        share.set_permissions(std::fs::Permissions::from_mode(mode))
     }
-}
 
-fn regrouped(share: &Path, done: super::share_group::Regrouped) {
-    if done.changed > 0 {
-        tracing::info!(share = %share.display(), entries = done.changed, "a lab share took its lab's new gid");
+    /// Gives what members made in the lab's share under the gid `from`
+    /// the gid `to` (root's when None). None: there is no share.
+    pub fn regroup_share(
+        &self,
+        lab: &str,
+        from: u32,
+        to: Option<u32>,
+    ) -> std::io::Result<Option<super::share_group::Regrouped>> {
+        let Some(share) = self.open_share(lab)? else { return Ok(None) };
+        super::share_group::regroup(&share, from, to.unwrap_or(0)).map(Some)
     }
-    if done.too_deep > 0 {
-        tracing::warn!(share = %share.display(), folders = done.too_deep,
-            "folders nested too deep in a lab share kept its old gid");
+
+    fn open_share(&self, lab: &str) -> std::io::Result<Option<std::fs::File>> {
+        match self.lab(lab) {
+            Some(path) => super::share_group::open_share(&path),
+            None => Ok(None),
+        }
     }
 }
 

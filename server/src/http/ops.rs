@@ -35,7 +35,7 @@ pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     };
     let healthy = executor["state"] == "ok" && (oidc.is_null() || oidc["state"] == "ok");
     let status = if healthy { "ok" } else { "degraded" };
-    match sqlx::query_scalar!("SELECT 1 AS one").fetch_one(&state.db).await {
+    match crate::services::ha::database_answers(&state).await {
         Ok(_) => {
             let mut body = json!({"status": status, "database": "ok", "executor": executor});
             if !oidc.is_null() {

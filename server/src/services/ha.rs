@@ -49,6 +49,11 @@ pub async fn take(state: &Services) -> ServiceResult<i64> {
     Ok(epoch)
 }
 
+/// Whether the database answers a query now (`/healthz`).
+pub async fn database_answers(state: &Services) -> Result<(), sqlx::Error> {
+    db::health::ping(&mut state.db.acquire().await?).await
+}
+
 /// The role of this instance and the lease's epoch, as the database has
 /// them (an error: the database cannot be reached).
 pub async fn readiness(state: &Services) -> ServiceResult<Readiness> {

@@ -70,6 +70,8 @@ pub struct Services {
     /// Who reads the datasets on disk may have changed: wakes
     /// `datasets::access` (a dataset or a person changed).
     pub dataset_readers: Arc<tokio::sync::Notify>,
+    /// A lab's gid moved: wakes `storage::regroups` (its share's files).
+    pub lab_regroups: Arc<tokio::sync::Notify>,
     /// This instance in the scheduler's lease.
     pub lease: ha::Lease,
 }

@@ -154,33 +154,67 @@ pub fn disk_usage(dir: &Path) -> u64 {
     total
 }
 
-/// Every lab share in step with its lab's gid (after a sign-in moved one:
-/// the lab's directory group's gid replaced the platform's). Only a root
-/// server can change a share's group; the executor does it again at each
-/// job's start.
-pub async fn shares_in_step(state: &Services) {
+/// How often pending regroups are tried again without a wake (a walk cut
+/// short, a share not reachable).
+const REGROUP_RETRY: Duration = Duration::from_secs(600);
+
+/// Lab shares whose gid moved (policy §13, `db::lab_gids`): at start, at
+/// each wake (a sign-in moved a gid) and every [`REGROUP_RETRY`], each
+/// pending share first gets its lab's gid now (quick: no share keeps a
+/// gid its lab gave up), then its files of the old gid are walked, one
+/// share after another; a move is done once a walk saw every entry. Only
+/// a root server can change groups.
+pub async fn regroups(state: Services) {
     if !nix::unistd::geteuid().is_root() {
         return;
     }
-    let labs = match state.db.acquire().await {
-        Ok(mut conn) => db::lab_gids::all(&mut conn).await,
-        Err(e) => Err(e),
-    };
-    let labs = match labs {
-        Ok(labs) => labs,
-        Err(e) => return tracing::warn!(error = %e, "cannot read the labs' gids to bring their shares in step"),
-    };
+    loop {
+        if let Err(e) = regroup_pass(&state).await {
+            tracing::warn!(error = %e, "the lab shares' regroup stopped; it is tried again later");
+        }
+        let _ = tokio::time::timeout(REGROUP_RETRY, state.lab_regroups.notified()).await;
+    }
+}
+
+async fn regroup_pass(state: &Services) -> ServiceResult<()> {
+    let pending = db::lab_gids::pending_regroups(&mut state.db.acquire().await?).await?;
+    if pending.is_empty() {
+        return Ok(());
+    }
     let places = Places::new(&state.settings.storage.root);
+    let gid = |g: Option<i64>| g.and_then(|g| u32::try_from(g).ok());
     let done = tokio::task::spawn_blocking(move || {
-        for (lab, gid) in labs {
-            if let Err(e) = places.share_in_step(&lab, gid as u32) {
-                tracing::warn!(error = %e, lab, gid, "a lab share did not take its lab's gid");
+        for r in &pending {
+            if let Err(e) = places.set_share_group(&r.lab, gid(r.to_gid)) {
+                tracing::warn!(error = %e, lab = %r.lab, "a lab share did not take its lab's gid");
             }
         }
-    });
-    if let Err(e) = done.await {
-        tracing::warn!(error = %e, "bringing the lab shares in step stopped");
+        let mut done = Vec::new();
+        for r in pending {
+            let Ok(from) = u32::try_from(r.from_gid) else { continue };
+            match places.regroup_share(&r.lab, from, gid(r.to_gid)) {
+                Ok(Some(walk)) => {
+                    tracing::info!(lab = %r.lab, from, to = ?r.to_gid, changed = walk.changed,
+                        linked = walk.linked, too_deep = walk.too_deep, complete = walk.complete,
+                        "a lab share's files took its lab's new gid");
+                    if walk.complete {
+                        done.push(r);
+                    }
+                }
+                Ok(None) => done.push(r),
+                Err(e) => tracing::warn!(error = %e, lab = %r.lab, "a lab share's files were not regrouped"),
+            }
+        }
+        done
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(format!("the regroup stopped: {e}")))?;
+    let mut tx = db::write_tx(&state.db).await?;
+    for r in done {
+        db::lab_gids::regroup_done(&mut tx, r.lab_id, r.from_gid).await?;
     }
+    tx.commit().await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ async fn a_labs_share_takes_its_directory_groups_gid_and_keeps_its_files() {
     // the platform's range; the directory's gpu-lab-vision is 30001
     let app = TestApp::spawn_local_with(|s| {
         s.directory.ldap = ldap;
-        s.storage.lab_gid_range = "29998-30001".into();
+        s.storage.lab_gid_range = "29998-30002".into();
     })
     .await;
     let admin = app.admin_token().await;
@@ -53,10 +53,22 @@ async fn a_labs_share_takes_its_directory_groups_gid_and_keeps_its_files() {
     let third = app.researcher(&admin, "thirdone", "third").await;
     let log = log_of(&app, &local, "old", "echo old > \"$LAB_DIR/old.txt\" && stat -c group=%g \"$LAB_DIR\"").await;
     assert!(log.contains("group=30000"), "the platform's gid first: {log}");
-    let share = storage_root_for(app.dir.path()).join("labs/vision");
+    let labs = storage_root_for(app.dir.path()).join("labs");
+    let share = labs.join("vision");
     assert_eq!(gid(&share.join("old.txt")), 30000);
 
-    // kim's sign-in brings the directory's gid: third moves off it
+    // third's running job carries 30001: vision waits for it to end
+    let holding = "echo started; while [ ! -e \"$LAB_DIR/stop\" ]; do sleep 0.1; done";
+    let job = app.submit_ok(&third, json!({"name": "holds", "command": holding, "num_gpus": 1})).await;
+    let held = job["id"].as_i64().unwrap();
+    app.wait_state(&third, held, "RUNNING").await;
+    let _ = directory_token(&app, "kim").await;
+    let audit = app.get(Some(&admin), "/v1/admin/audit").await.text().await.unwrap();
+    assert!(!audit.contains("lab.update"), "no gid moved while third's job runs: {audit}");
+    std::fs::write(labs.join("third/stop"), "").unwrap();
+    app.wait_state(&third, held, "COMPLETED").await;
+
+    // kim's next sign-in brings the directory's gid: third moves off it
     let kim = directory_token(&app, "kim").await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while gid(&share) != 30001 || gid(&share.join("old.txt")) != 30001 {
@@ -67,24 +79,26 @@ async fn a_labs_share_takes_its_directory_groups_gid_and_keeps_its_files() {
     assert!(audit.contains("lab.update") && audit.contains("the directory"), "audited: {audit}");
 
     // members old and new read and write the share; the moved lab's
-    // member carries its new gid, not vision's
-    let log = log_of(
-        &app,
-        &kim,
-        "new",
-        "cat \"$LAB_DIR/old.txt\"; echo kim > \"$LAB_DIR/new.txt\" && stat -c new=%g \"$LAB_DIR/new.txt\"",
-    )
-    .await;
+    // member carries a new gid, neither vision's nor the one vision gave up
+    let script = "cat \"$LAB_DIR/old.txt\"; echo kim > \"$LAB_DIR/new.txt\" && stat -c new=%g \"$LAB_DIR/new.txt\"";
+    let log = log_of(&app, &kim, "new", script).await;
     assert!(log.contains("old\n") && log.contains("new=30001"), "{log}");
     let log =
         log_of(&app, &local, "again", "cat \"$LAB_DIR/new.txt\" && echo >> \"$LAB_DIR/old.txt\" && echo wrote").await;
     assert!(log.contains("kim\n") && log.contains("wrote"), "the local member keeps the share: {log}");
-    let peek = "id -G | tr ' ' '\\n' | grep -x 30001 && echo CARRIES-VISION; \
+    let peek = "id -G | tr ' ' '\\n' | grep -qx 30001 && echo CARRIES-VISION; \
+                id -G | tr ' ' '\\n' | grep -qx 30000 && echo CARRIES-OLD; \
                 cat \"$(dirname \"$LAB_DIR\")/vision/old.txt\" 2>/dev/null && echo READ-VISION; \
                 stat -c third=%g \"$LAB_DIR\"";
     let log = log_of(&app, &third, "peek", peek).await;
-    assert!(!log.contains("CARRIES-VISION") && !log.contains("READ-VISION"), "{log}");
-    assert!(log.contains("third=30000"), "third took the gid vision left: {log}");
+    assert!(!log.contains("CARRIES-VISION") && !log.contains("CARRIES-OLD") && !log.contains("READ-VISION"), "{log}");
+    assert!(log.contains("third=30002"), "third took a fresh gid: {log}");
+
+    // the gid vision gave up is never handed out again: a new lab finds
+    // the range spent (its share is root's group, not 30000)
+    let fourth = app.researcher(&admin, "fourthone", "fourth").await;
+    let log = log_of(&app, &fourth, "fourth", "stat -c fourth=%g \"$LAB_DIR\"").await;
+    assert!(log.contains("fourth=0"), "{log}");
 }
 
 #[tokio::test]

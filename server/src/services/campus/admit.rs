@@ -19,6 +19,7 @@ pub(super) async fn placed(
     facts: &Facts,
     username: &str,
     current_lab: Option<&str>,
+    people_range: Option<(u32, u32)>,
     actor: &str,
     now: i64,
 ) -> Result<Placed, CampusError> {
@@ -31,7 +32,7 @@ pub(super) async fn placed(
     }
     let lab_id = lab_id_of(tx, &lab, username, actor, now).await?;
     let moved = match facts.lab_gid(&lab) {
-        Some(gid) => lab_gid_in_step(tx, lab_id, gid, actor, now).await?,
+        Some(gid) => lab_gid_in_step(tx, lab_id, gid, people_range, actor, now).await?,
         None => false,
     };
     Ok(Placed { lab_id, lab, role, moved })
@@ -48,23 +49,42 @@ pub(super) struct Placed {
 
 /// Makes `gid`, the lab's group's in the directory, the lab's gid (policy
 /// §13: the share's group is the one the site's nodes give every member's
-/// job). A lab holding it from the platform's range moves off it (a new
-/// one is handed out at commit); one holding it from the directory keeps
-/// it (two lab groups of one gid: the directory's mistake, logged).
-/// Returns whether any lab's gid moved.
+/// job). Refused (logged, the lab keeps its gid) when the number is one
+/// the platform gives people as their own group (`executor.uid_range`),
+/// when the lab already has another gid from the directory (two members'
+/// entries disagree), or when another lab holds it from the directory. A
+/// lab holding it from the platform's range moves off it (a new one is
+/// handed out at commit), but only once none of its jobs is running: they
+/// carry it, and would reach this lab's share (a later sign-in retries).
+/// A gid a lab gives up is retired, never handed out again, and its
+/// share's files are regrouped in the background. Returns whether any
+/// lab's gid moved.
 async fn lab_gid_in_step(
     tx: &mut db::WriteTx,
     lab_id: i64,
     gid: i64,
+    people_range: Option<(u32, u32)>,
     actor: &str,
     now: i64,
 ) -> Result<bool, CampusError> {
     let Some(lab) = db::lab_gids::of_lab(tx, lab_id).await? else { return Ok(false) };
-    if lab.gid == Some(gid) {
-        if !lab.from_directory {
-            db::lab_gids::set(tx, lab_id, Some(gid), true).await?;
-        }
+    if people_range.is_some_and(|(first, last)| (i64::from(first)..=i64::from(last)).contains(&gid)) {
+        tracing::warn!(lab = %lab.name, gid, "a lab group's gidNumber lies in executor.uid_range (people's own groups): not taken");
         return Ok(false);
+    }
+    match lab.gid {
+        Some(current) if current == gid => {
+            if !lab.from_directory {
+                db::lab_gids::set(tx, lab_id, Some(gid), true).await?;
+            }
+            return Ok(false);
+        }
+        Some(current) if lab.from_directory => {
+            tracing::warn!(lab = %lab.name, current, other = gid,
+                "the directory gives this lab's group two gidNumbers (members' entries disagree): the lab keeps its own");
+            return Ok(false);
+        }
+        _ => {}
     }
     if let Some(other) = db::lab_gids::holding(tx, gid, lab_id).await? {
         if other.from_directory {
@@ -72,9 +92,19 @@ async fn lab_gid_in_step(
                 "two labs' directory groups have one gidNumber: the lab keeps the gid it has");
             return Ok(false);
         }
+        if db::lab_gids::jobs_holding(tx, other.id).await? > 0 {
+            tracing::info!(lab = %lab.name, other = %other.name, gid,
+                "the lab's directory gid waits until the jobs of the lab holding it end");
+            return Ok(false);
+        }
         db::lab_gids::set(tx, other.id, None, false).await?;
+        db::lab_gids::add_regroup(tx, other.id, gid, now).await?;
         let detail = serde_json::json!({"unix_gid": {"from": gid, "to": null}, "because": lab.name});
         db::audit::record(tx, actor, "lab.update", Some(&other.name), &detail, now).await?;
+    }
+    if let Some(old) = lab.gid {
+        db::lab_gids::retire(tx, old, now).await?;
+        db::lab_gids::add_regroup(tx, lab_id, old, now).await?;
     }
     db::lab_gids::set(tx, lab_id, Some(gid), true).await?;
     let detail = serde_json::json!({"unix_gid": {"from": lab.gid, "to": gid}, "from": "the directory"});
@@ -124,9 +154,8 @@ pub(super) async fn commit_with_uids(
         .ok_or_else(|| ServiceError::Internal(format!("user {id} vanished inside its own transaction")))?;
     tx.commit().await?;
     if gid_moved {
-        // a share of many files takes a while: the sign-in does not wait
-        let state = state.clone();
-        tokio::spawn(async move { crate::services::storage::shares_in_step(&state).await });
+        // the shares' files are regrouped in the background
+        state.lab_regroups.notify_one();
     }
     Ok(user)
 }

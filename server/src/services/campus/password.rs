@@ -149,7 +149,7 @@ async fn admit(
     }
     let current_lab = existing.as_ref().map(|u| u.lab.as_str());
     let super::admit::Placed { lab_id, lab, role, moved } =
-        placed(&mut tx, &facts, username, current_lab, ACTOR, now).await?;
+        placed(&mut tx, &facts, username, current_lab, state.settings.executor.uid_range().ok(), ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {
