@@ -3,7 +3,8 @@
 #   make test   check formatting and clippy (warnings are errors), then
 #               run every test: unit, integration (incl. a real Slurm
 #               cluster started on this host, a real SMTP server, a real
-#               OpenID Provider and OpenLDAP), schemathesis against the
+#               OpenID Provider and OpenLDAP; on SQLite, then again on a
+#               real PostgreSQL cluster), schemathesis (both) against the
 #               OpenAPI document, end-to-end (Chromium), and the release
 #               bundle loaded in Chromium (its first-load size printed)
 .PHONY: run test build site sqlx-prepare
@@ -25,6 +26,9 @@ test:
 	.ci/build-site
 	JPU_TEST_SMTP=1 JPU_TEST_OIDC=1 JPU_TEST_LDAP=1 JPU_TEST_JUPYTER=1 .ci/with-slurm cargo test --workspace --exclude frontend
 	.ci/schemathesis
+	# the integration suite and schemathesis again, on PostgreSQL
+	JPU_TEST_SMTP=1 JPU_TEST_OIDC=1 JPU_TEST_LDAP=1 JPU_TEST_JUPYTER=1 .ci/with-postgres .ci/with-slurm cargo test -p server --test it
+	.ci/with-postgres .ci/schemathesis
 	cd end2end && ../.ci/with-slurm npm test
 	PROFILE=wasm-release .ci/build-site
 	JPU_SHARE_BIN=target/debug/jpu-share node end2end/first-load.mjs

@@ -11,5 +11,7 @@ CREATE TABLE lab_regroups (
 );
 CREATE TABLE lab_gids_retired (
     gid        BIGINT PRIMARY KEY,
+    -- the lab that gave it up (a directory gid waits for its jobs to end)
+    lab_id     BIGINT REFERENCES labs(id) ON DELETE SET NULL,
     retired_at BIGINT NOT NULL
 );

@@ -86,8 +86,10 @@ async fn main() {
     // wait for the first cycle to rank them
     let ranked = Instant::now();
     loop {
-        let n: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL").fetch_one(&pool).await.unwrap();
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE rank IS NOT NULL")
+            .fetch_one(pool.as_sqlite().expect("the bench runs on SQLite"))
+            .await
+            .unwrap();
         if n as usize >= JOBS {
             break;
         }

@@ -12,7 +12,6 @@ use axum::Router;
 use leptos::prelude::LeptosOptions;
 use tokio::net::TcpListener;
 use tower_sessions::cookie::Key;
-use tower_sessions_sqlx_store::SqliteStore;
 
 use crate::auth::LoginThrottle;
 use crate::clock::now_ms;
@@ -79,8 +78,10 @@ impl Application {
             now_ms(),
         )
         .await?;
-        protect_database(pool.connect_options().get_filename(), &settings.executor.output_root)
-            .map_err(|e| StartupError::Isolation(format!("cannot make the database private: {e}")))?;
+        if let Some(sqlite) = pool.as_sqlite() {
+            protect_database(sqlite.connect_options().get_filename(), &settings.executor.output_root)
+                .map_err(|e| StartupError::Isolation(format!("cannot make the database private: {e}")))?;
+        }
         // ids the output folder has seen are never given again (a restored
         // database lags its output folder: #44)
         let seen = crate::executor::layout::Layout::new(&settings.executor.output_root).highest_job();
@@ -102,9 +103,7 @@ impl Application {
             tracing::warn!(interrupted, "workspace builds the last run left unfinished are marked FAILED");
         }
 
-        let session_store =
-            SqliteStore::new(pool.clone()).with_table_name("console_sessions").expect("static table name is valid");
-        session_store.migrate().await?;
+        let session_store = crate::db::console_sessions::ConsoleSessions::open(&pool).await?;
         let mut tx = db::write_tx(&pool).await?;
         let key_bytes = db::secrets::get_or_create(&mut tx, "session_key", 64).await?;
         tx.commit().await?;
@@ -135,7 +134,7 @@ impl Application {
             .site_root(settings.server.site_root.display().to_string())
             .site_pkg_dir("pkg")
             .build();
-        let backfill = crate::services::admin::backfill::load(&settings.backfill, &mut *pool.acquire().await?).await?;
+        let backfill = crate::services::admin::backfill::load(&settings.backfill, &mut pool.acquire().await?).await?;
         let oidc = crate::auth::oidc::Oidc::from_settings(&settings.auth.oidc, &settings.server.public_url)?;
         let directory = crate::auth::directory::Directory::from_settings(&settings.directory.ldap)?;
         if let Some(Err(e)) = directory.as_ref().map(|d| d.passwords_travel_safely()) {
@@ -389,7 +388,7 @@ fn write_limits(settings: &Settings) -> crate::executor::limits::WriteLimits {
 }
 
 /// A short random id of this database, kept in it (names our Slurm jobs).
-async fn installation_id(db: &sqlx::SqlitePool) -> Result<String, sqlx::Error> {
+async fn installation_id(db: &crate::db::Pool) -> Result<String, sqlx::Error> {
     let mut tx = db::write_tx(db).await?;
     let bytes = db::secrets::get_or_create(&mut tx, "installation_id", 4).await?;
     tx.commit().await?;

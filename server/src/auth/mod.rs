@@ -11,7 +11,7 @@ pub mod token;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use sqlx::SqlitePool;
+use crate::db::Pool;
 
 use crate::db::accounts::{self, UserRecord};
 pub use password::PasswordError;
@@ -63,14 +63,14 @@ pub enum Passwords {
 /// only, anyone else (unknown users too) is refused before any check: a
 /// guess at them tells nothing but that the name is not a local account.
 pub async fn authenticate(
-    db: &SqlitePool,
+    db: &Pool,
     throttle: &LoginThrottle,
     passwords: &Passwords,
     username: &str,
     password: &str,
     client: IpAddr,
 ) -> Result<UserRecord, AuthError> {
-    let user = accounts::user_by_username(&mut *db.acquire().await?, username).await?;
+    let user = accounts::user_by_username(&mut db.acquire().await?, username).await?;
     if let Passwords::LocalOnly { button } = passwords {
         if !user.as_ref().is_some_and(|u| u.local) {
             return Err(AuthError::PasswordsOff(button.clone()));
@@ -114,12 +114,7 @@ pub struct IssuedToken {
     pub expires_at_ms: i64,
 }
 
-pub async fn issue_token(
-    db: &SqlitePool,
-    user_id: i64,
-    ttl: Duration,
-    now_ms: i64,
-) -> Result<IssuedToken, sqlx::Error> {
+pub async fn issue_token(db: &Pool, user_id: i64, ttl: Duration, now_ms: i64) -> Result<IssuedToken, sqlx::Error> {
     let kind = TokenKind { label: None, parent: None, max_named: None, epoch: None };
     match issue_labelled_token(db, user_id, kind, ttl, now_ms).await? {
         Ok(issued) => Ok(issued),
@@ -155,7 +150,7 @@ pub struct TokenKind<'a> {
 /// transaction that stores it: a token made with a token revoked
 /// meanwhile (a revocation that raced the request) is not made.
 pub async fn issue_labelled_token(
-    db: &SqlitePool,
+    db: &Pool,
     user_id: i64,
     kind: TokenKind<'_>,
     ttl: Duration,
@@ -200,9 +195,8 @@ const LAST_USED_EVERY_MS: i64 = 60_000;
 
 /// The caller a bearer token stands for, if it is live. Its "last used"
 /// time is brought up to date in the background, at most once a minute.
-pub async fn caller_from_token(db: &SqlitePool, token: &str, now_ms: i64) -> Result<Option<Caller>, sqlx::Error> {
-    let Some(found) =
-        accounts::user_by_live_token(&mut *db.acquire().await?, &token::hash_token(token), now_ms).await?
+pub async fn caller_from_token(db: &Pool, token: &str, now_ms: i64) -> Result<Option<Caller>, sqlx::Error> {
+    let Some(found) = accounts::user_by_live_token(&mut db.acquire().await?, &token::hash_token(token), now_ms).await?
     else {
         return Ok(None);
     };
@@ -224,9 +218,9 @@ pub async fn caller_from_token(db: &SqlitePool, token: &str, now_ms: i64) -> Res
 
 /// Whether the credentials `caller` came with still hold (for long-lived
 /// responses such as log streams).
-pub async fn still_valid(db: &SqlitePool, caller: &Caller, now_ms: i64) -> Result<bool, sqlx::Error> {
+pub async fn still_valid(db: &Pool, caller: &Caller, now_ms: i64) -> Result<bool, sqlx::Error> {
     match caller.token_id {
-        Some(token) => accounts::token_live(&mut *db.acquire().await?, token, now_ms).await,
+        Some(token) => accounts::token_live(&mut db.acquire().await?, token, now_ms).await,
         None => Ok(caller_from_session(db, caller.user.id, caller.user.session_epoch).await?.is_some()),
     }
 }
@@ -234,7 +228,7 @@ pub async fn still_valid(db: &SqlitePool, caller: &Caller, now_ms: i64) -> Resul
 /// The caller behind a console session, if its user still exists, is not
 /// disabled, and the session is of the user's current epoch (a password
 /// change, reset or disable moves the epoch on: every older session ends).
-pub async fn caller_from_session(db: &SqlitePool, user_id: i64, epoch: i64) -> Result<Option<Caller>, sqlx::Error> {
-    let user = accounts::user_by_id(&mut *db.acquire().await?, user_id).await?;
+pub async fn caller_from_session(db: &Pool, user_id: i64, epoch: i64) -> Result<Option<Caller>, sqlx::Error> {
+    let user = accounts::user_by_id(&mut db.acquire().await?, user_id).await?;
     Ok(user.filter(|u| !u.disabled && u.session_epoch == epoch).map(|user| Caller { user, token_id: None }))
 }

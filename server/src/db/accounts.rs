@@ -115,7 +115,7 @@ pub async fn user_by_username(conn: &mut impl AsConn, username: &str) -> Result<
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local <> 0 AS "local!: bool", u.locale
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.username = ?"#,
         username
     )
@@ -131,7 +131,7 @@ pub async fn list_users(conn: &mut impl AsConn) -> Result<Vec<UserRecord>, sqlx:
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local <> 0 AS "local!: bool", u.locale
            FROM users u JOIN labs l ON l.id = u.lab_id ORDER BY l.name, u.username"#
     )
     .fetch_all(&mut *conn)
@@ -152,7 +152,7 @@ pub async fn user_by_id(conn: &mut impl AsConn, id: i64) -> Result<Option<UserRe
     sqlx::query_as!(
         UserRow,
         r#"SELECT u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role, u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent,
-                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
+                  u.disabled_at IS NOT NULL AS "disabled!: bool", u.session_epoch, u.auth, u.local <> 0 AS "local!: bool", u.locale
            FROM users u JOIN labs l ON l.id = u.lab_id WHERE u.id = ?"#,
         id
     )
@@ -206,7 +206,7 @@ pub async fn user_by_live_token(
 ) -> Result<Option<LiveToken>, sqlx::Error> {
     let Some(r) = sqlx::query!(
         r#"SELECT t.id AS "token_id!", t.last_used_at, u.id AS "id!", u.username, u.password_hash, u.lab_id, l.name AS lab, u.role,
-                  u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent, u.session_epoch, u.auth, u.local AS "local!: bool", u.locale
+                  u.unix_uid, u.unix_gid, u.unix_groups, u.allocated_uid, u.max_concurrent, u.session_epoch, u.auth, u.local <> 0 AS "local!: bool", u.locale
            FROM api_tokens t JOIN users u ON u.id = t.user_id JOIN labs l ON l.id = u.lab_id
            WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND u.disabled_at IS NULL"#,
         token_hash,

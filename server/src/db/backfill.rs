@@ -82,7 +82,7 @@ pub struct Overrides {
 #[dual]
 pub async fn overrides(conn: &mut impl AsConn) -> Result<Overrides, sqlx::Error> {
     let row = sqlx::query!(
-        r#"SELECT enabled AS "enabled?: bool", command, min_idle_seconds, gpus_per_instance FROM backfill_overrides WHERE id = 1"#
+        r#"SELECT enabled <> 0 AS "enabled?: bool", command, min_idle_seconds, gpus_per_instance FROM backfill_overrides WHERE id = 1"#
     )
     .fetch_optional(&mut *conn)
     .await?;

@@ -44,7 +44,7 @@ pub async fn insert_tier(conn: &mut WriteTx, t: NewTier<'_>) -> Result<i64, sqlx
 pub async fn list_tiers(conn: &mut impl AsConn) -> Result<Vec<TierView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT name, display_name, vram_gb, tflops, sort_order, max_gpus, max_time_limit_minutes,
-                  slurm_partition, cpus_per_gpu, mem_gb_per_gpu, active AS "active: bool"
+                  slurm_partition, cpus_per_gpu, mem_gb_per_gpu, active <> 0 AS "active!: bool"
            FROM tiers ORDER BY sort_order DESC, name"#
     )
     .fetch_all(&mut *conn)

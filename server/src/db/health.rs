@@ -7,5 +7,5 @@ use super::AsConn;
 /// One round trip to the database.
 #[dual]
 pub async fn ping(conn: &mut impl AsConn) -> Result<(), sqlx::Error> {
-    sqlx::query_scalar!(r#"SELECT 1 AS "one!: i64""#).fetch_one(&mut *conn).await.map(|_| ())
+    sqlx::query_scalar!(r#"SELECT CAST(1 AS BIGINT) AS "one!: i64""#).fetch_one(&mut *conn).await.map(|_| ())
 }

@@ -29,7 +29,7 @@ pub struct Holder {
 #[dual]
 pub async fn of_lab(conn: &mut impl AsConn, lab_id: i64) -> Result<Option<Holder>, sqlx::Error> {
     let row = sqlx::query!(
-        r#"SELECT id AS "id!", name, unix_gid, unix_gid_from_directory AS "from_directory!: bool" FROM labs WHERE id = ?"#,
+        r#"SELECT id AS "id!", name, unix_gid, unix_gid_from_directory <> 0 AS "from_directory!: bool" FROM labs WHERE id = ?"#,
         lab_id
     )
     .fetch_optional(&mut *conn)
@@ -41,7 +41,7 @@ pub async fn of_lab(conn: &mut impl AsConn, lab_id: i64) -> Result<Option<Holder
 #[dual]
 pub async fn holding(conn: &mut impl AsConn, gid: i64, except: i64) -> Result<Option<Holder>, sqlx::Error> {
     let row = sqlx::query!(
-        r#"SELECT id AS "id!", name, unix_gid, unix_gid_from_directory AS "from_directory!: bool"
+        r#"SELECT id AS "id!", name, unix_gid, unix_gid_from_directory <> 0 AS "from_directory!: bool"
            FROM labs WHERE unix_gid = ? AND id != ?"#,
         gid,
         except
@@ -63,15 +63,25 @@ pub async fn set(conn: &mut WriteTx, lab_id: i64, gid: Option<i64>, from_directo
 
 /// Never hands `gid` out again (a lab gave it up; its running jobs carry it).
 #[dual]
-pub async fn retire(conn: &mut WriteTx, gid: i64, now_ms: i64) -> Result<(), sqlx::Error> {
+pub async fn retire(conn: &mut WriteTx, gid: i64, lab_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO lab_gids_retired (gid, retired_at) VALUES (?, ?) ON CONFLICT (gid) DO NOTHING",
+        "INSERT INTO lab_gids_retired (gid, lab_id, retired_at) VALUES (?, ?, ?) ON CONFLICT (gid) DO NOTHING",
         gid,
+        lab_id,
         now_ms
     )
     .execute(conn.conn())
     .await?;
     Ok(())
+}
+
+/// The lab that gave `gid` up, if one did.
+#[dual]
+pub async fn retired_by(conn: &mut impl AsConn, gid: i64) -> Result<Option<i64>, sqlx::Error> {
+    Ok(sqlx::query_scalar!("SELECT lab_id FROM lab_gids_retired WHERE gid = ?", gid)
+        .fetch_optional(&mut *conn)
+        .await?
+        .flatten())
 }
 
 /// Notes that the lab's share holds files of `from_gid` to regroup.
@@ -121,11 +131,14 @@ pub async fn regroup_done(conn: &mut WriteTx, lab_id: i64, from_gid: i64) -> Res
     Ok(())
 }
 
-/// How many of the lab's jobs hold GPUs now (they carry its gid).
+/// How many jobs that may carry the lab's gid hold GPUs now: submitted
+/// in the lab, or of someone in it now (a start gives the person's lab's
+/// gid as it is then).
 #[dual]
 pub async fn jobs_holding(conn: &mut impl AsConn, lab_id: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(
-        r#"SELECT COUNT(*) AS "n!" FROM jobs WHERE lab_id = ? AND state IN ('DISPATCHING', 'RUNNING', 'CANCELLING')"#,
+        r#"SELECT COUNT(*) AS "n!" FROM jobs j JOIN users u ON u.id = j.user_id
+           WHERE (j.lab_id = ?1 OR u.lab_id = ?1) AND j.state IN ('DISPATCHING', 'RUNNING', 'CANCELLING')"#,
         lab_id
     )
     .fetch_one(&mut *conn)

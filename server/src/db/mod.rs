@@ -8,6 +8,8 @@ pub mod backfill;
 pub mod backup;
 pub mod campus_identities;
 pub mod cluster;
+mod conn;
+pub mod console_sessions;
 pub mod datasets;
 pub mod gates;
 pub mod health;
@@ -28,12 +30,12 @@ pub mod views;
 pub mod workspaces;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::config::DatabaseSettings;
+pub use conn::{AsConn, Pool, PoolConn, ReadTx};
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
@@ -47,9 +49,9 @@ pub enum DbSetupError {
     Open(#[source] sqlx::Error),
     #[error("cannot apply migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
-    #[error("database.url `{0}` is PostgreSQL, which this build does not run yet: use a sqlite:// URL")]
+    #[error("database.url `{0}` is PostgreSQL: this needs a sqlite:// URL")]
     Postgres(String),
-    #[error("database.url `{0}` is not a database URL: it must start with sqlite:// (never taken as a file name)")]
+    #[error("database.url `{0}` is not a database URL: it must start with sqlite:// or postgres:// (never taken as a file name)")]
     Scheme(String),
 }
 
@@ -58,7 +60,7 @@ pub enum DbSetupError {
 pub fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, DbSetupError> {
     let trimmed = url.trim();
     let lower = trimmed.to_ascii_lowercase();
-    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+    if is_postgres_url(trimmed) {
         return Err(DbSetupError::Postgres(redacted(trimmed)));
     }
     if !lower.starts_with("sqlite:") {
@@ -78,8 +80,21 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// Whether `url` names a PostgreSQL database.
+pub fn is_postgres_url(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}
+
+/// PostgreSQL's migrations: the schema at the SQLite migrations' version
+/// it names, then a twin of each later one (`migrations/postgres`).
+pub static MIGRATOR_PG: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+
 /// Opens (creating if needed) the database and applies pending migrations.
-pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupError> {
+pub async fn connect(settings: &DatabaseSettings) -> Result<Pool, DbSetupError> {
+    if is_postgres_url(&settings.url) {
+        return connect_postgres(settings).await;
+    }
     let options = sqlite_options(&settings.url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
@@ -99,12 +114,40 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupE
         .connect_with(options)
         .await
         .map_err(DbSetupError::Open)?;
-    let state = migrations(&pool).await.map_err(DbSetupError::Open)?;
+    let pool = Pool::Sqlite(pool);
+    log_pending(&pool).await?;
+    if let Pool::Sqlite(sqlite) = &pool {
+        MIGRATOR.run(sqlite).await?;
+    }
+    Ok(pool)
+}
+
+async fn connect_postgres(settings: &DatabaseSettings) -> Result<Pool, DbSetupError> {
+    let url = settings.url.trim();
+    let options = sqlx::postgres::PgConnectOptions::from_str(url)
+        .map_err(|source| DbSetupError::BadUrl { url: redacted(url), source })?;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(settings.max_connections.max(1))
+        .acquire_timeout(Duration::from_millis(settings.busy_timeout_ms.max(1000)))
+        .connect_with(options)
+        .await
+        .map_err(DbSetupError::Open)?;
+    let pool = Pool::Postgres(pool);
+    log_pending(&pool).await?;
+    if let Pool::Postgres(pg) = &pool {
+        // two instances started at once migrate once: sqlx takes an
+        // advisory lock around the run
+        MIGRATOR_PG.run(pg).await?;
+    }
+    Ok(pool)
+}
+
+async fn log_pending(pool: &Pool) -> Result<(), DbSetupError> {
+    let state = migrations(pool).await.map_err(DbSetupError::Open)?;
     for (version, description) in &state.pending {
         tracing::info!(version, description, "migrating the database");
     }
-    MIGRATOR.run(&pool).await?;
-    Ok(pool)
+    Ok(())
 }
 
 /// Where a database stands against this binary's migrations.
@@ -121,22 +164,31 @@ pub struct MigrationState {
 
 /// Reads the migrations table (none yet = every migration pending);
 /// changes nothing.
-pub async fn migrations(pool: &SqlitePool) -> Result<MigrationState, sqlx::Error> {
-    let has_table: bool =
-        sqlx::query_scalar("SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'")
+pub async fn migrations(pool: &Pool) -> Result<MigrationState, sqlx::Error> {
+    let (has_table, migrator) = match pool {
+        Pool::Sqlite(pool) => (
+            sqlx::query_scalar(
+                "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+            )
             .fetch_one(pool)
-            .await?;
-    let applied: Vec<i64> = if has_table {
-        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
-            .fetch_all(pool)
-            .await?
-    } else {
-        Vec::new()
+            .await?,
+            &MIGRATOR,
+        ),
+        Pool::Postgres(pool) => (
+            sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL").fetch_one(pool).await?,
+            &MIGRATOR_PG,
+        ),
     };
-    let known: Vec<i64> = MIGRATOR.iter().map(|m| m.version).collect();
+    let read = "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version";
+    let applied: Vec<i64> = match (has_table, pool) {
+        (false, _) => Vec::new(),
+        (true, Pool::Sqlite(pool)) => sqlx::query_scalar(read).fetch_all(pool).await?,
+        (true, Pool::Postgres(pool)) => sqlx::query_scalar(read).fetch_all(pool).await?,
+    };
+    let known: Vec<i64> = migrator.iter().map(|m| m.version).collect();
     Ok(MigrationState {
         applied: applied.len(),
-        pending: MIGRATOR
+        pending: migrator
             .iter()
             .filter(|m| !applied.contains(&m.version))
             .map(|m| (m.version, m.description.to_string()))
@@ -147,9 +199,17 @@ pub async fn migrations(pool: &SqlitePool) -> Result<MigrationState, sqlx::Error
 
 /// Opens an existing database without creating or migrating it (for
 /// `jpu-share migrate --check`).
-pub async fn open_existing(settings: &DatabaseSettings) -> Result<SqlitePool, DbSetupError> {
+pub async fn open_existing(settings: &DatabaseSettings) -> Result<Pool, DbSetupError> {
+    if is_postgres_url(&settings.url) {
+        let url = settings.url.trim();
+        let options = sqlx::postgres::PgConnectOptions::from_str(url)
+            .map_err(|source| DbSetupError::BadUrl { url: redacted(url), source })?;
+        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_with(options).await;
+        return pool.map(Pool::Postgres).map_err(DbSetupError::Open);
+    }
     let options = sqlite_options(&settings.url)?.create_if_missing(false).read_only(true);
-    SqlitePoolOptions::new().max_connections(1).connect_with(options).await.map_err(DbSetupError::Open)
+    let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await;
+    pool.map(Pool::Sqlite).map_err(DbSetupError::Open)
 }
 
 /// A transaction that takes SQLite's write lock up front. A deferred one
@@ -161,7 +221,7 @@ pub async fn open_existing(settings: &DatabaseSettings) -> Result<SqlitePool, Db
 /// sleep 1, 2, 5 … 100 ms between tries, which under many concurrent
 /// submits turned into tail latencies of seconds. (A writer that waits
 /// longer than `GATE_WAIT` goes on to SQLite's lock, as before.)
-pub async fn write_tx(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
+pub async fn write_tx(pool: &Pool) -> Result<WriteTx, sqlx::Error> {
     begin_write(pool, false).await
 }
 
@@ -169,24 +229,46 @@ pub async fn write_tx(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
 /// its commit leaves [`plan_inputs`] alone, so a scheduler cycle that
 /// decided on an earlier read may still apply its plan (see
 /// `scheduler::cycle`).
-pub async fn write_tx_adding_jobs(pool: &SqlitePool) -> Result<WriteTx, sqlx::Error> {
+pub async fn write_tx_adding_jobs(pool: &Pool) -> Result<WriteTx, sqlx::Error> {
     begin_write(pool, true).await
 }
 
-async fn begin_write(pool: &SqlitePool, only_adds_jobs: bool) -> Result<WriteTx, sqlx::Error> {
+/// The key of PostgreSQL's transaction-scoped advisory lock every write
+/// takes first: writes to one database are one at a time across all
+/// instances, as SQLite's write lock makes them, so what a write reads
+/// after its start is what it may act on (`READ COMMITTED` then sees every
+/// earlier write). Any number fixed for this application will do.
+const PG_WRITE_LOCK: i64 = 0x6a70_7573_6861_7265; // "jpushare"
+
+async fn begin_write(pool: &Pool, only_adds_jobs: bool) -> Result<WriteTx, sqlx::Error> {
     let turn = tokio::time::timeout(GATE_WAIT, write_gate(pool).lock_owned()).await.ok();
-    Ok(WriteTx { tx: pool.begin_with("BEGIN IMMEDIATE").await?, _turn: turn, only_adds_jobs })
+    let tx = match pool {
+        Pool::Sqlite(pool) => WriteInner::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+        Pool::Postgres(pool) => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PG_WRITE_LOCK).execute(&mut *tx).await?;
+            WriteInner::Postgres(tx)
+        }
+    };
+    Ok(WriteTx { tx, _turn: turn, only_adds_jobs })
 }
 
 const GATE_WAIT: Duration = Duration::from_secs(5);
 
-fn write_gate(pool: &SqlitePool) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+fn write_gate(pool: &Pool) -> std::sync::Arc<tokio::sync::Mutex<()>> {
     type Gates =
         std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<tokio::sync::Mutex<()>>>>;
     static GATES: std::sync::OnceLock<Gates> = std::sync::OnceLock::new();
-    let file = pool.connect_options().get_filename().to_path_buf();
+    let key = match pool {
+        Pool::Sqlite(pool) => pool.connect_options().get_filename().to_path_buf(),
+        Pool::Postgres(pool) => {
+            let options = pool.connect_options();
+            let (host, port, db) = (options.get_host(), options.get_port(), options.get_database().unwrap_or(""));
+            std::path::PathBuf::from(format!("postgres://{host}:{port}/{db}"))
+        }
+    };
     let mut gates = GATES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    gates.entry(file).or_default().clone()
+    gates.entry(key).or_default().clone()
 }
 
 /// Write transactions committed by this process. Every write to jobs,
@@ -217,123 +299,28 @@ pub fn note_commit() {
     PLAN_INPUT_COMMITS.fetch_add(1, Ordering::AcqRel);
 }
 
-/// A connection of either database, as the query functions of this layer
-/// take it (`#[dual]`): a pooled connection, a plain one or a write
-/// transaction. Each query function runs its copy for the database
-/// `is_postgres` names, and asks for that database's connection only.
-pub trait AsConn: Send {
-    fn is_postgres(&self) -> bool;
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection;
-    fn postgres(&mut self) -> &mut sqlx::PgConnection;
-}
-
-const NOT_SQLITE: &str = "a PostgreSQL connection was asked for SQLite's (a #[dual] copy chose wrong)";
-const NOT_POSTGRES: &str = "a SQLite connection was asked for PostgreSQL's (a #[dual] copy chose wrong)";
-
-impl AsConn for sqlx::SqliteConnection {
-    fn is_postgres(&self) -> bool {
-        false
-    }
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
-        self
-    }
-    fn postgres(&mut self) -> &mut sqlx::PgConnection {
-        unreachable!("{NOT_POSTGRES}")
-    }
-}
-
-impl AsConn for sqlx::PgConnection {
-    fn is_postgres(&self) -> bool {
-        true
-    }
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
-        unreachable!("{NOT_SQLITE}")
-    }
-    fn postgres(&mut self) -> &mut sqlx::PgConnection {
-        self
-    }
-}
-
-impl AsConn for sqlx::pool::PoolConnection<sqlx::Sqlite> {
-    fn is_postgres(&self) -> bool {
-        false
-    }
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
-        self
-    }
-    fn postgres(&mut self) -> &mut sqlx::PgConnection {
-        unreachable!("{NOT_POSTGRES}")
-    }
-}
-
-impl AsConn for sqlx::pool::PoolConnection<sqlx::Postgres> {
-    fn is_postgres(&self) -> bool {
-        true
-    }
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
-        unreachable!("{NOT_SQLITE}")
-    }
-    fn postgres(&mut self) -> &mut sqlx::PgConnection {
-        self
-    }
-}
-
-impl AsConn for sqlx::Transaction<'_, sqlx::Sqlite> {
-    fn is_postgres(&self) -> bool {
-        false
-    }
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
-        self
-    }
-    fn postgres(&mut self) -> &mut sqlx::PgConnection {
-        unreachable!("{NOT_POSTGRES}")
-    }
-}
-
-impl AsConn for sqlx::Transaction<'_, sqlx::Postgres> {
-    fn is_postgres(&self) -> bool {
-        true
-    }
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
-        unreachable!("{NOT_SQLITE}")
-    }
-    fn postgres(&mut self) -> &mut sqlx::PgConnection {
-        self
-    }
-}
-
-impl AsConn for WriteTx {
-    fn is_postgres(&self) -> bool {
-        false
-    }
-    fn sqlite(&mut self) -> &mut sqlx::SqliteConnection {
-        &mut self.tx
-    }
-    fn postgres(&mut self) -> &mut sqlx::PgConnection {
-        unreachable!("{NOT_POSTGRES}")
-    }
-}
-
-/// [`write_tx`]'s transaction: a `sqlx::Transaction` whose commit is
-/// counted, holding this process's write turn until it ends.
+/// [`write_tx`]'s transaction: a transaction whose commit is counted,
+/// holding this process's write turn until it ends. The database layer's
+/// writes take a `&mut WriteTx`, never a plain connection: a write outside
+/// the gate does not compile, so none can slip past the commit count the
+/// scheduler and the queue cache trust.
 pub struct WriteTx {
-    tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+    tx: WriteInner,
     _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
     only_adds_jobs: bool,
 }
 
-impl WriteTx {
-    /// The transaction's connection, for the queries of a write (and the
-    /// reads it makes on the way). The database layer's writes take a
-    /// `&mut WriteTx`, never a plain connection: a write outside the gate
-    /// does not compile, so none can slip past the commit count the
-    /// scheduler and the queue cache trust.
-    pub fn conn(&mut self) -> &mut sqlx::SqliteConnection {
-        &mut self.tx
-    }
+pub(crate) enum WriteInner {
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
 
+impl WriteTx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        let result = self.tx.commit().await;
+        let result = match self.tx {
+            WriteInner::Sqlite(tx) => tx.commit().await,
+            WriteInner::Postgres(tx) => tx.commit().await,
+        };
         // counted even when the commit failed: a refresh too many is
         // harmless; counted before the write turn is released, so whoever
         // takes the turn next sees it
@@ -343,17 +330,12 @@ impl WriteTx {
         }
         result
     }
-}
 
-impl std::ops::Deref for WriteTx {
-    type Target = sqlx::Transaction<'static, sqlx::Sqlite>;
-    fn deref(&self) -> &Self::Target {
-        &self.tx
-    }
-}
-
-impl std::ops::DerefMut for WriteTx {
-    fn deref_mut(&mut self) -> &mut Self::Target {
+    pub(crate) fn inner(&mut self) -> &mut WriteInner {
         &mut self.tx
+    }
+
+    pub(crate) fn inner_ref(&self) -> &WriteInner {
+        &self.tx
     }
 }

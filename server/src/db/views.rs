@@ -115,7 +115,7 @@ pub async fn queue(conn: &mut impl AsConn) -> Result<Vec<QueueRow>, sqlx::Error>
 pub async fn labs(conn: &mut impl AsConn, now_ms: i64) -> Result<Vec<LabView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"SELECT l.id AS "id!", l.name, l.usage_value, l.usage_as_of,
-                  (SELECT COALESCE(SUM(j.num_gpus), 0) FROM jobs j
+                  (SELECT CAST(COALESCE(SUM(j.num_gpus), 0) AS BIGINT) FROM jobs j
                      WHERE j.lab_id = l.id AND j.state IN ('DISPATCHING', 'RUNNING', 'CANCELLING')) AS "running!: i64",
                   (SELECT COUNT(*) FROM jobs j
                      WHERE j.lab_id = l.id AND j.state IN ('GLOBAL_QUEUE_WAIT', 'USER_QUEUE_WAIT')) AS "queued!: i64"

@@ -28,6 +28,8 @@ use nix::sys::stat::{fstat, FileStat, Mode, SFlag};
 const MAX_DEPTH: usize = 64;
 /// A walk looks at this many entries at most; the rest waits for the next.
 const MAX_ENTRIES: u64 = 10_000_000;
+/// Folders a walk remembers having listed (about 40 bytes each).
+const MAX_FOLDERS: usize = 1_000_000;
 
 /// What a regroup changed and left.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -36,7 +38,9 @@ pub struct Regrouped {
     /// Files with several names, left with the old group.
     pub linked: u64,
     pub too_deep: u64,
-    /// Every entry was seen (the walk was not cut short).
+    /// Entries that could not be changed or folders not listed.
+    pub failed: u64,
+    /// Every entry was seen and changed (the walk was not cut short).
     pub complete: bool,
 }
 
@@ -58,7 +62,14 @@ pub fn regroup(share: &File, from: u32, to: u32) -> std::io::Result<Regrouped> {
             stack.pop();
             continue;
         };
-        let Ok(entry) = entry else { continue };
+        // a listing that fails once fails again (readdir keeps its error):
+        // that folder is left, and the walk is not complete
+        let Ok(entry) = entry else {
+            stack.pop();
+            done.failed += 1;
+            done.complete = false;
+            continue;
+        };
         let name = entry.file_name().to_owned();
         if name.as_bytes() == b"." || name.as_bytes() == b".." {
             continue;
@@ -83,11 +94,19 @@ pub fn regroup(share: &File, from: u32, to: u32) -> std::io::Result<Regrouped> {
                 done.linked += 1;
             } else if chgrp(&node, to).is_ok() {
                 done.changed += 1;
+            } else {
+                done.failed += 1;
+                done.complete = false;
             }
         }
-        if !is_dir || !visited.insert((stat.st_dev, stat.st_ino)) {
+        if !is_dir || visited.contains(&(stat.st_dev, stat.st_ino)) {
             continue;
         }
+        if visited.len() >= MAX_FOLDERS {
+            done.complete = false;
+            break;
+        }
+        visited.insert((stat.st_dev, stat.st_ino));
         if stack.len() >= MAX_DEPTH {
             done.too_deep += 1;
             continue;
@@ -96,13 +115,26 @@ pub fn regroup(share: &File, from: u32, to: u32) -> std::io::Result<Regrouped> {
         // parent without following; if another folder took the name since,
         // it is not this one and is left to its own turn
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let Ok(sub) = openat(parent, name.as_c_str(), flags, Mode::empty()) else { continue };
+        let sub = match openat(parent, name.as_c_str(), flags, Mode::empty()) {
+            Ok(sub) => sub,
+            // renamed away or replaced by a link since: not this folder
+            Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR | nix::errno::Errno::ELOOP) => continue,
+            Err(_) => {
+                done.failed += 1;
+                done.complete = false;
+                continue;
+            }
+        };
         match fstat(&sub) {
             Ok(again) if (again.st_dev, again.st_ino) == (stat.st_dev, stat.st_ino) => {}
             _ => continue,
         }
-        if let Ok(list) = Dir::from_fd(sub) {
-            stack.push(list.into_iter());
+        match Dir::from_fd(sub) {
+            Ok(list) => stack.push(list.into_iter()),
+            Err(_) => {
+                done.failed += 1;
+                done.complete = false;
+            }
         }
     }
     Ok(done)
@@ -173,7 +205,7 @@ mod tests {
         std::os::unix::fs::lchown(share.join("a/link"), None, Some(old)).unwrap();
         let file = open_share(&share).unwrap().unwrap();
         let done = regroup(&file, old, 30_001).unwrap();
-        assert_eq!(done, Regrouped { changed: 4, linked: 1, too_deep: 0, complete: true });
+        assert_eq!(done, Regrouped { changed: 4, linked: 1, too_deep: 0, failed: 0, complete: true });
         for path in ["a", "a/b", "a/b/notes.txt"] {
             assert_eq!(std::fs::metadata(share.join(path)).unwrap().gid(), 30_001, "{path}");
         }

@@ -22,14 +22,15 @@ use tower_http::compression::Predicate as _;
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::{Key, SameSite};
 use tower_sessions::{Expiry, SessionManagerLayer};
-use tower_sessions_sqlx_store::SqliteStore;
 
 use crate::state::AppState;
 
 /// Largest request body accepted anywhere (api.md limits).
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
-pub fn router(state: AppState, session_store: SqliteStore, session_key: Key) -> Router {
+/// The whole site; browser sessions kept in `session_store` (the
+/// database's, made by `startup`).
+pub fn router<S: tower_sessions::SessionStore + Clone>(state: AppState, session_store: S, session_key: Key) -> Router {
     let settings = &state.settings.server;
     let sessions = SessionManagerLayer::new(session_store)
         // over https, `__Host-`: a browser takes it only Secure, for this

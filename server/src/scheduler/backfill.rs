@@ -31,7 +31,7 @@ impl Scheduler {
     /// The backfill decision for this cycle (inside the plan's transaction).
     pub(super) async fn plan_backfill(
         &self,
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut impl crate::db::AsConn,
         snapshot: &Snapshot,
         plan: &Plan,
     ) -> Result<(BackfillPlan, Vec<(i64, String)>), LoopError> {
@@ -95,7 +95,7 @@ impl Scheduler {
     /// After a restart: instances still running are watched again, the
     /// others are ended.
     pub(super) async fn recover_backfill(&self) -> Result<(), LoopError> {
-        let live = db::backfill::live(&mut *self.db.acquire().await?).await?;
+        let live = db::backfill::live(&mut self.db.acquire().await?).await?;
         for (instance, executor_ref) in live {
             let alive = match executor_ref.as_deref() {
                 Some(r) => self.executor.adopt_backfill(instance.id, r).await?,

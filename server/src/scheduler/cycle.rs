@@ -168,7 +168,7 @@ impl Scheduler {
     /// Step 6: ends never confirmed are given up on, the rest signalled.
     async fn forward_cancels(&self) -> Result<(), LoopError> {
         self.give_up_unconfirmed_cancels().await?;
-        let cancelling = db::jobs::cancelling_attempts(&mut *self.db.acquire().await?).await?;
+        let cancelling = db::jobs::cancelling_attempts(&mut self.db.acquire().await?).await?;
         for (job, attempt) in cancelling {
             if let Err(e) = self.executor.cancel(job, attempt, self.grace).await {
                 tracing::warn!(job, error = %e, "cancel not delivered; will retry");
@@ -185,7 +185,7 @@ impl Scheduler {
     async fn give_up_unconfirmed_cancels(&self) -> Result<(), LoopError> {
         let now = now_ms();
         let before = now - self.kill_unconfirmed_after.as_millis() as i64;
-        let stuck = db::jobs::unconfirmed_cancels(&mut *self.db.acquire().await?, before).await?;
+        let stuck = db::jobs::unconfirmed_cancels(&mut self.db.acquire().await?, before).await?;
         for (job, attempt, node) in stuck {
             let mut tx = self.write().await?;
             let end = Finished { job, attempt, end: EndSignal::Cancelled, log_tail: String::new(), ended_ms: None };

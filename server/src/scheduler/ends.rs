@@ -24,7 +24,7 @@ pub async fn record_end(
     patterns: &[&str],
     now_ms: i64,
 ) -> Result<Option<JobState>, sqlx::Error> {
-    let Some(a) = db::jobs::ended_attempt(conn.conn(), end.job, end.attempt).await? else {
+    let Some(a) = db::jobs::ended_attempt(conn, end.job, end.attempt).await? else {
         return Ok(None);
     };
     if a.phase == "ENDED" {

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::SqlitePool;
+use crate::db::Pool;
 use tokio::sync::Notify;
 
 use crate::executor::layout::Layout;
@@ -53,7 +53,7 @@ pub const MAX_WOKEN_CYCLE_GAP: Duration = Duration::from_millis(250);
 
 #[derive(Clone)]
 pub struct Scheduler {
-    pub db: SqlitePool,
+    pub db: Pool,
     pub executor: Arc<dyn Executor>,
     pub wake: Arc<Notify>,
     pub cycle: Duration,
@@ -88,7 +88,7 @@ impl Scheduler {
     pub(crate) async fn write(&self) -> Result<crate::db::WriteTx, LoopError> {
         let mut tx = crate::db::write_tx(&self.db).await?;
         if let Some(had) = self.epoch {
-            let (now, _) = crate::db::lease::current(tx.conn()).await?;
+            let (now, _) = crate::db::lease::current(&mut tx).await?;
             if now != had {
                 return Err(LoopError::Fenced { had, now });
             }

@@ -61,7 +61,7 @@ pub async fn check_password(
     // sign-in made, is the directory's, and so is its password; accounts
     // made here (local ones, an admin's) keep their own
     if let Some(directory) = state.directory.as_deref() {
-        let user = db::accounts::user_by_username(&mut *state.db.acquire().await?, username).await?;
+        let user = db::accounts::user_by_username(&mut state.db.acquire().await?, username).await?;
         if user.as_ref().is_none_or(|u| u.directory_made()) {
             if !auth.passwords {
                 return Err(AuthError::PasswordsOff(auth.oidc.display_name.clone()));
@@ -93,7 +93,7 @@ pub async fn sign_in_for_token(
 }
 
 pub async fn tokens(state: &Services, caller: &Caller) -> Result<Vec<TokenView>, ServiceError> {
-    Ok(db::accounts::live_tokens(&mut *state.db.acquire().await?, caller.user.id, now_ms()).await?)
+    Ok(db::accounts::live_tokens(&mut state.db.acquire().await?, caller.user.id, now_ms()).await?)
 }
 
 /// A personal token's life when its owner names none, and the longest

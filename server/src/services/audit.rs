@@ -37,7 +37,7 @@ pub async fn page(state: &Services, before: Option<i64>, limit: Option<i64>) -> 
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(ServiceError::field("limit", msg!("err-range", min = 1u32, max = MAX_PAGE, got = limit)));
     }
-    let rows = db::audit::list(&mut *state.db.acquire().await?, before.unwrap_or(i64::MAX), limit).await?;
+    let rows = db::audit::list(&mut state.db.acquire().await?, before.unwrap_or(i64::MAX), limit).await?;
     let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();
     let entries = rows
         .into_iter()

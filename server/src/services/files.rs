@@ -173,6 +173,19 @@ async fn ready_place(state: &Services, caller: &Caller, place: &Place) -> Servic
         .await
         .map_err(|e| ServiceError::Internal(e.to_string()))?
         .map_err(|e| ServiceError::Internal(format!("cannot make {}: {e}", made.display())))?;
+    // the lab's gid moved while the share was readied (a sign-in): the
+    // share is never left with the gid another lab may now hold
+    if *place == Place::Lab {
+        let now = db::lab_gids::lab_gid(&mut state.db.acquire().await?, caller.user.lab_id).await?;
+        if now != lab_gid {
+            let lab = caller.user.lab.clone();
+            let to = now.and_then(|g| u32::try_from(g).ok());
+            tokio::task::spawn_blocking(move || places.set_share_group(&lab, to))
+                .await
+                .map_err(|e| ServiceError::Internal(e.to_string()))?
+                .map_err(|e| ServiceError::Internal(format!("cannot regroup the lab share: {e}")))?;
+        }
+    }
     Ok((folder, who))
 }
 

@@ -57,7 +57,7 @@ pub async fn database_answers(state: &Services) -> Result<(), sqlx::Error> {
 /// The role of this instance and the lease's epoch, as the database has
 /// them (an error: the database cannot be reached).
 pub async fn readiness(state: &Services) -> ServiceResult<Readiness> {
-    let (epoch, holder) = db::lease::current(&mut *state.db.acquire().await?).await?;
+    let (epoch, holder) = db::lease::current(&mut state.db.acquire().await?).await?;
     let held = *state.lease.held.lock().unwrap_or_else(|p| p.into_inner());
     Ok(Readiness { scheduler: holder == state.lease.holder && held == Some(epoch), epoch })
 }

@@ -27,7 +27,7 @@ pub mod workspaces;
 
 use std::sync::Arc;
 
-use sqlx::SqlitePool;
+use crate::db::Pool;
 
 use crate::auth::LoginThrottle;
 use crate::config::Settings;
@@ -38,7 +38,7 @@ use crate::config::Settings;
 /// layer never sees axum or Leptos.
 #[derive(Clone)]
 pub struct Services {
-    pub db: SqlitePool,
+    pub db: Pool,
     pub settings: Arc<Settings>,
     pub throttle: Arc<LoginThrottle>,
     /// Wakes the scheduler loop at once (submit, cancel, admin change).

@@ -84,7 +84,7 @@ pub async fn usage(state: &Services, caller: &Caller, q: &ReportQuery) -> Result
     let end = to.next_day().ok_or_else(|| ServiceError::field("to", msg!("err-before-9999")))?;
     let (from_ms, to_ms) = (ms(from), ms(end));
     let lab = (caller.user.role != Role::Admin).then_some(caller.user.lab_id);
-    let rows = db::reports::usage(&mut *state.db.acquire().await?, from_ms, to_ms, lab, by).await?;
+    let rows = db::reports::usage(&mut state.db.acquire().await?, from_ms, to_ms, lab, by).await?;
     Ok(UsageReport {
         from: from.format(DATE).unwrap_or_default(),
         to: to.format(DATE).unwrap_or_default(),

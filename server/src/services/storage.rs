@@ -183,37 +183,46 @@ async fn regroup_pass(state: &Services) -> ServiceResult<()> {
     }
     let places = Places::new(&state.settings.storage.root);
     let gid = |g: Option<i64>| g.and_then(|g| u32::try_from(g).ok());
-    let done = tokio::task::spawn_blocking(move || {
-        for r in &pending {
-            if let Err(e) = places.set_share_group(&r.lab, gid(r.to_gid)) {
-                tracing::warn!(error = %e, lab = %r.lab, "a lab share did not take its lab's gid");
-            }
+    // every pending share's own folder first: quick, and no share keeps a
+    // gid its lab gave up while others are walked
+    let mut roots_set = Vec::new();
+    for r in &pending {
+        let (places, lab, to) = (places.clone(), r.lab.clone(), gid(r.to_gid));
+        match tokio::task::spawn_blocking(move || places.set_share_group(&lab, to)).await {
+            Ok(Ok(())) => roots_set.push(r.clone()),
+            outcome => tracing::warn!(lab = %r.lab, ?outcome, "a lab share did not take its lab's gid"),
         }
-        let mut done = Vec::new();
-        for r in pending {
-            let Ok(from) = u32::try_from(r.from_gid) else { continue };
-            match places.regroup_share(&r.lab, from, gid(r.to_gid)) {
-                Ok(Some(walk)) => {
-                    tracing::info!(lab = %r.lab, from, to = ?r.to_gid, changed = walk.changed,
-                        linked = walk.linked, too_deep = walk.too_deep, complete = walk.complete,
-                        "a lab share's files took its lab's new gid");
-                    if walk.complete {
-                        done.push(r);
-                    }
-                }
-                Ok(None) => done.push(r),
-                Err(e) => tracing::warn!(error = %e, lab = %r.lab, "a lab share's files were not regrouped"),
-            }
-        }
-        done
-    })
-    .await
-    .map_err(|e| ServiceError::Internal(format!("the regroup stopped: {e}")))?;
-    let mut tx = db::write_tx(&state.db).await?;
-    for r in done {
-        db::lab_gids::regroup_done(&mut tx, r.lab_id, r.from_gid).await?;
     }
-    tx.commit().await?;
+    for r in roots_set {
+        // the lab's gid as it is now (it may have moved since the list)
+        let now = db::lab_gids::of_lab(&mut state.db.acquire().await?, r.lab_id).await?.and_then(|l| l.gid);
+        let (Ok(from), to) = (u32::try_from(r.from_gid), gid(now)) else { continue };
+        let (places, lab) = (places.clone(), r.lab.clone());
+        let walk = tokio::task::spawn_blocking(move || {
+            places.set_share_group(&lab, to)?;
+            places.regroup_share(&lab, from, to)
+        })
+        .await
+        .map_err(|e| ServiceError::Internal(format!("the regroup stopped: {e}")))?;
+        let complete = match walk {
+            Ok(Some(walk)) => {
+                tracing::info!(lab = %r.lab, from, ?to, changed = walk.changed, linked = walk.linked,
+                    too_deep = walk.too_deep, failed = walk.failed, complete = walk.complete,
+                    "a lab share's files took its lab's new gid");
+                walk.complete
+            }
+            Ok(None) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, lab = %r.lab, "a lab share's files were not regrouped");
+                false
+            }
+        };
+        if complete {
+            let mut tx = db::write_tx(&state.db).await?;
+            db::lab_gids::regroup_done(&mut tx, r.lab_id, r.from_gid).await?;
+            tx.commit().await?;
+        }
+    }
     Ok(())
 }
 

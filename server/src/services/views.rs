@@ -26,7 +26,7 @@ pub struct QueueCache {
 }
 
 impl QueueCache {
-    async fn rows(&self, pool: &sqlx::SqlitePool) -> Result<Arc<Vec<db::views::QueueRow>>, sqlx::Error> {
+    async fn rows(&self, pool: &crate::db::Pool) -> Result<Arc<Vec<db::views::QueueRow>>, sqlx::Error> {
         let mut cached = self.rows.lock().await;
         let seen = db::commits();
         if let Some((at, rows)) = cached.as_ref() {
@@ -36,7 +36,7 @@ impl QueueCache {
         }
         // read under the count seen before the query: a commit during the
         // read moves the count, so the next request reads again
-        let rows = Arc::new(db::views::queue(&mut *pool.acquire().await?).await?);
+        let rows = Arc::new(db::views::queue(&mut pool.acquire().await?).await?);
         *cached = Some((seen, rows.clone()));
         Ok(rows)
     }
@@ -70,7 +70,7 @@ pub async fn queue(state: &Services, caller: &Caller, limit: Option<usize>) -> R
 }
 
 pub async fn labs(state: &Services) -> Result<Vec<LabView>, ServiceError> {
-    Ok(db::views::labs(&mut *state.db.acquire().await?, now_ms()).await?)
+    Ok(db::views::labs(&mut state.db.acquire().await?, now_ms()).await?)
 }
 
 pub const MAX_DAYS: u32 = 366;
@@ -99,17 +99,17 @@ pub async fn usage_page(state: &Services, caller: &Caller, lab: Option<String>) 
 
 /// The maintenance phase, its message and since when.
 pub async fn maintenance(state: &Services) -> Result<MaintenanceView, ServiceError> {
-    let row = db::maintenance::get(&mut *state.db.acquire().await?).await?;
+    let row = db::maintenance::get(&mut state.db.acquire().await?).await?;
     Ok(MaintenanceView { phase: row.phase, message: row.message, since: rfc3339(row.since_ms) })
 }
 
 pub async fn placements(state: &Services) -> Result<Vec<PlacementView>, ServiceError> {
-    Ok(db::views::placements(&mut *state.db.acquire().await?).await?)
+    Ok(db::views::placements(&mut state.db.acquire().await?).await?)
 }
 
 /// Running instances and served GPU-hours; `show_command` for admins.
 pub async fn backfill(state: &Services, show_command: bool) -> Result<BackfillView, ServiceError> {
-    let rows = db::views::backfill_instances(&mut *state.db.acquire().await?).await?;
+    let rows = db::views::backfill_instances(&mut state.db.acquire().await?).await?;
     let now = now_ms();
     let mut served_ms = 0i64;
     let mut instances = Vec::new();

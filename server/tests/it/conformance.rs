@@ -205,7 +205,7 @@ async fn reservation_cost_is_booked_on_the_tier_it_was_held_on_after_a_swap() {
         swapped_from: Some(("node-4090".into(), "rtx4090".into())),
     };
     let plan = Plan { dispatches: vec![dispatch], ..Default::default() };
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path().display())).await.unwrap();
+    let pool = app.pool().await;
     let now = jpu_share::clock::now_ms();
     let mut tx = db::write_tx(&pool).await.unwrap();
     assert_eq!(db::scheduling::apply_plan(&mut tx, &plan, &Default::default(), now).await.unwrap(), vec![id]);
@@ -213,12 +213,22 @@ async fn reservation_cost_is_booked_on_the_tier_it_was_held_on_after_a_swap() {
     let end = Finished { job: id, attempt: 1, end: EndSignal::Exited(0), log_tail: String::new(), ended_ms: None };
     jpu_share::scheduler::ends::record_end(&mut tx, &end, &[], now + 10_000).await.unwrap();
     tx.commit().await.unwrap();
-    let charges: Vec<(String, String, f64)> =
-        sqlx::query_as("SELECT kind, tier, amount FROM usage_charges WHERE job_id = ? ORDER BY kind")
-            .bind(id)
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+    let charges: Vec<(String, String, f64)> = match &pool {
+        db::Pool::Sqlite(p) => {
+            sqlx::query_as("SELECT kind, tier, amount FROM usage_charges WHERE job_id = ? ORDER BY kind")
+                .bind(id)
+                .fetch_all(p)
+                .await
+                .unwrap()
+        }
+        db::Pool::Postgres(p) => {
+            sqlx::query_as("SELECT kind, tier, amount FROM usage_charges WHERE job_id = $1 ORDER BY kind")
+                .bind(id)
+                .fetch_all(p)
+                .await
+                .unwrap()
+        }
+    };
     assert_eq!(charges.len(), 2, "{charges:?}");
     assert_eq!((charges[0].0.as_str(), charges[0].1.as_str()), ("reservation", "rtx4090"));
     assert!((charges[0].2 - held.cost).abs() < 1e-6);

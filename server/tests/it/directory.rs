@@ -235,11 +235,12 @@ async fn a_system_accounts_ids_from_the_directory_never_reach_a_job() {
     let (b, _) = signed_in_with_token(&app, "kim").await;
     let who: Value = me(&app, &b).await.json().await.unwrap();
     assert_eq!(who["unix_uid"], 1000, "{who}");
-    let groups = "SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'kim' AND instr(',' || unix_groups || ',', ',42,') > 0";
+    let groups =
+        "SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'kim' AND ',' || unix_groups || ',' LIKE '%,42,%'";
     assert_eq!(app.sql_number(groups).await, 0.0, "gid 42 (shadow) is not among kim's job groups");
     assert_eq!(
         app.sql_number(
-            "SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'kim' AND instr(unix_groups, '30001') > 0"
+            "SELECT CAST(COUNT(*) AS REAL) FROM users WHERE username = 'kim' AND unix_groups LIKE '%30001%'"
         )
         .await,
         1.0,

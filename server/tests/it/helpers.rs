@@ -27,6 +27,8 @@ pub struct TestApp {
     /// by design; a test's must not outlive the test, or they load the
     /// machine under every later test and benchmark).
     jobs_root: Option<PathBuf>,
+    /// The server's PostgreSQL database (dropped with the test), if any.
+    database: Option<String>,
 }
 
 impl Drop for TestApp {
@@ -40,6 +42,9 @@ impl Drop for TestApp {
             let storage = storage_root_for(self.dir.path());
             if storage.starts_with(SHARED_BASE) {
                 let _ = std::fs::remove_dir_all(storage);
+            }
+            if let Some(url) = &self.database {
+                drop_postgres_database(url);
             }
         }
     }
@@ -70,11 +75,57 @@ enum Exec {
     Configured,
 }
 
+/// The PostgreSQL cluster the suite runs against instead of SQLite files
+/// (`JPU_TEST_DATABASE=postgres`, with `JPU_TEST_POSTGRES` the cluster's
+/// URL: `.ci/with-postgres`), or None.
+pub fn postgres_cluster() -> Option<String> {
+    if std::env::var("JPU_TEST_DATABASE").as_deref() != Ok("postgres") {
+        return None;
+    }
+    Some(
+        std::env::var("JPU_TEST_POSTGRES")
+            .expect("JPU_TEST_DATABASE=postgres needs JPU_TEST_POSTGRES (.ci/with-postgres)"),
+    )
+}
+
+/// The database of the test server in `dir` on the PostgreSQL cluster:
+/// one per server's folder (a server started again on the same folder
+/// finds its data, as with a SQLite file), made when missing.
+fn postgres_database(cluster: &str, dir: &Path) -> String {
+    let name: String = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let name = format!("t_{name}");
+    // "already exists" is fine: a restart on the same folder
+    let _ = std::process::Command::new("psql")
+        .args(["-q", cluster, "-c", &format!("CREATE DATABASE {name}")])
+        .stderr(std::process::Stdio::null())
+        .status();
+    format!("{}/{name}", cluster.rsplit_once('/').map_or(cluster, |(base, _)| base))
+}
+
+/// Drops the test server's database (PostgreSQL runs only).
+fn drop_postgres_database(url: &str) {
+    let Some(cluster) = postgres_cluster() else { return };
+    let Some((_, name)) = url.rsplit_once('/') else { return };
+    let _ = std::process::Command::new("psql")
+        .args(["-q", &cluster, "-c", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")])
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
 /// Settings for a test server whose files live in `dir`.
 pub fn test_settings(dir: &Path) -> Settings {
     let mut s = Settings::default();
     s.server.bind = "127.0.0.1:0".into();
-    s.database.url = format!("sqlite://{}", dir.join("jpu.db").display());
+    s.database.url = match postgres_cluster() {
+        Some(cluster) => postgres_database(&cluster, dir),
+        None => format!("sqlite://{}", dir.join("jpu.db").display()),
+    };
     s.executor.output_root = dir.join("jobs");
     s.storage.root = storage_root_for(dir);
     // the tests' webhook receivers listen on loopback, which a default
@@ -210,6 +261,7 @@ impl TestApp {
     }
 
     async fn spawn_inner(dir: TempDir, settings: Settings, exec: Exec) -> TestApp {
+        let database = jpu_share::db::is_postgres_url(&settings.database.url).then(|| settings.database.url.clone());
         // server logs go to the test's captured output (shown on failure)
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
@@ -259,13 +311,15 @@ impl TestApp {
             server: Some(server),
             executor,
             jobs_root,
+            database,
         }
     }
 
     /// Talks to a server running elsewhere (e.g. a real `jpu-share`
     /// process) whose files are in `dir`.
     pub fn attach(base: String, dir: TempDir) -> TestApp {
-        TestApp { base, client: client(), dir, stop: None, server: None, executor: None, jobs_root: None }
+        let database = postgres_cluster().map(|cluster| postgres_database(&cluster, dir.path()));
+        TestApp { base, client: client(), dir, stop: None, server: None, executor: None, jobs_root: None, database }
     }
 
     /// Stops the server gracefully and returns its directory (database
@@ -415,18 +469,61 @@ impl TestApp {
 
     /// Runs SQL on the test database (for states no endpoint sets yet).
     pub async fn sql(&self, statement: &str) {
-        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
-        sqlx::query(statement).execute(&pool).await.unwrap();
-        pool.close().await;
+        match &self.database {
+            Some(url) => {
+                let pool = sqlx::PgPool::connect(url).await.unwrap();
+                sqlx::raw_sql(statement).execute(&pool).await.unwrap();
+                pool.close().await;
+            }
+            None => {
+                let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
+                sqlx::query(statement).execute(&pool).await.unwrap();
+                pool.close().await;
+            }
+        }
         jpu_share::db::note_commit();
     }
 
     /// One number read from the test database (e.g. a ledger sum).
     pub async fn sql_number(&self, query: &str) -> f64 {
-        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
-        let value: f64 = sqlx::query_scalar(query).fetch_one(&pool).await.unwrap();
-        pool.close().await;
-        value
+        match &self.database {
+            Some(url) => {
+                let pool = sqlx::PgPool::connect(url).await.unwrap();
+                let value: f64 = sqlx::query_scalar(&format!("SELECT CAST(({query}) AS DOUBLE PRECISION)"))
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                pool.close().await;
+                value
+            }
+            None => {
+                let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
+                let value: f64 = sqlx::query_scalar(query).fetch_one(&pool).await.unwrap();
+                pool.close().await;
+                value
+            }
+        }
+    }
+
+    /// The test server's database, as the server's own code takes it.
+    pub async fn pool(&self) -> jpu_share::db::Pool {
+        match &self.database {
+            Some(url) => jpu_share::db::Pool::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
+            None => jpu_share::db::Pool::Sqlite(
+                sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap(),
+            ),
+        }
+    }
+
+    /// Whether this run is on PostgreSQL (a test of SQLite's own file
+    /// skips then).
+    pub fn on_postgres(&self) -> bool {
+        self.database.is_some()
+    }
+
+    /// The server's PostgreSQL URL (None on SQLite).
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_deref()
     }
 
     /// `GET` any /v1 path as `token` (None = anonymous).

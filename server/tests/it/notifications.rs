@@ -422,7 +422,7 @@ async fn a_silent_webhook_delays_only_its_owners_deliveries() {
     app.sql(
         "INSERT INTO notification_outbox (user_id, job_id, event, channel, target, snapshot, created_at, next_attempt_at)
          SELECT o.user_id, o.job_id, o.event, o.channel, o.target, o.snapshot, o.created_at, o.next_attempt_at
-         FROM notification_outbox o, (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 31) SELECT i FROM n)",
+         FROM notification_outbox o, (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 31) SELECT i FROM n) AS copies",
     )
     .await;
     assert_eq!(app.sql_number("SELECT COUNT(*) * 1.0 FROM notification_outbox").await, 64.0);

@@ -358,7 +358,7 @@ async fn a_promotion_decided_before_a_submit_took_the_free_slot_is_not_made() {
     let waiting_id = waiting["id"].as_i64().unwrap();
     // the plan of a cycle whose snapshot had the user's slot free
     let plan = jpu_share::policy::Plan { promotions: vec![waiting_id], ..Default::default() };
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path().display())).await.unwrap();
+    let pool = app.pool().await;
     let apply = || async {
         let mut tx = db::write_tx(&pool).await.unwrap();
         db::scheduling::apply_plan(&mut tx, &plan, &Default::default(), jpu_share::clock::now_ms()).await.unwrap();

@@ -83,7 +83,7 @@ impl BackfillControl {
 }
 
 /// The file's settings with the stored admin changes applied.
-pub async fn load(file: &BackfillSettings, conn: &mut sqlx::SqliteConnection) -> Result<BackfillConfig, sqlx::Error> {
+pub async fn load(file: &BackfillSettings, conn: &mut impl crate::db::AsConn) -> Result<BackfillConfig, sqlx::Error> {
     Ok(BackfillConfig::from_file(file).with(&db::backfill::overrides(conn).await?))
 }
 

@@ -186,7 +186,7 @@ fn patched(mut tier: TierView, patch: &TierPatch) -> Result<TierView, ServiceErr
     Ok(tier)
 }
 
-async fn tier_by_name(conn: &mut sqlx::SqliteConnection, name: &str) -> Result<Option<TierView>, sqlx::Error> {
+async fn tier_by_name(conn: &mut impl crate::db::AsConn, name: &str) -> Result<Option<TierView>, sqlx::Error> {
     Ok(db::cluster::list_tiers(conn).await?.into_iter().find(|t| t.name == name))
 }
 
@@ -289,13 +289,13 @@ pub struct NewNodeBody {
 
 const MAX_GPUS_PER_NODE: i64 = 64;
 
-async fn node_view(conn: &mut sqlx::SqliteConnection, name: &str) -> Result<Option<NodeView>, sqlx::Error> {
+async fn node_view(conn: &mut impl crate::db::AsConn, name: &str) -> Result<Option<NodeView>, sqlx::Error> {
     Ok(nodes_in_use(conn).await?.into_iter().find(|n| n.name == name))
 }
 
 /// Every node with what each GPU is doing now; a draining node with no
 /// research or backfill left on it is `DRAINED` (safe to work on).
-pub async fn nodes_in_use(conn: &mut sqlx::SqliteConnection) -> Result<Vec<NodeView>, sqlx::Error> {
+pub async fn nodes_in_use(conn: &mut impl crate::db::AsConn) -> Result<Vec<NodeView>, sqlx::Error> {
     let mut nodes = db::cluster::list_nodes(conn).await?;
     let uses = db::views::gpu_uses(conn).await?;
     for node in &mut nodes {
@@ -414,10 +414,10 @@ pub async fn delete_node(state: &Services, admin: &Caller, name: &str) -> Result
 
 /// Every tier, in display order.
 pub async fn tiers(state: &Services) -> Result<Vec<TierView>, ServiceError> {
-    Ok(db::cluster::list_tiers(&mut *state.db.acquire().await?).await?)
+    Ok(db::cluster::list_tiers(&mut state.db.acquire().await?).await?)
 }
 
 /// Every node with its GPUs.
 pub async fn nodes(state: &Services) -> Result<Vec<NodeView>, ServiceError> {
-    Ok(nodes_in_use(&mut *state.db.acquire().await?).await?)
+    Ok(nodes_in_use(&mut state.db.acquire().await?).await?)
 }

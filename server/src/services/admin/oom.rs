@@ -25,7 +25,7 @@ pub struct OomPatterns {
 }
 
 pub async fn get(state: &Services) -> Result<OomPatterns, ServiceError> {
-    Ok(OomPatterns { patterns: db::oom_patterns::in_force(&mut *state.db.acquire().await?).await? })
+    Ok(OomPatterns { patterns: db::oom_patterns::in_force(&mut state.db.acquire().await?).await? })
 }
 
 pub async fn set(state: &Services, admin: &Caller, body: OomPatterns) -> Result<OomPatterns, ServiceError> {

@@ -3,8 +3,8 @@
 //! researcher, and the `admin` account. Runs only on
 //! a database without users, in one transaction, so it never reseeds.
 
+use crate::db::Pool;
 use app::model::Role;
-use sqlx::SqlitePool;
 
 use crate::db::accounts::{self, NewUser};
 use crate::db::cluster::{self, NewTier};
@@ -42,7 +42,7 @@ pub struct SeedInput {
 }
 
 /// Seeds an empty database; returns `None` if it already had users.
-pub async fn seed_if_empty(db: &SqlitePool, input: SeedInput, now_ms: i64) -> Result<Option<Seeded>, SeedError> {
+pub async fn seed_if_empty(db: &Pool, input: SeedInput, now_ms: i64) -> Result<Option<Seeded>, SeedError> {
     let mut tx = crate::db::write_tx(db).await?;
     if accounts::count_users(&mut tx).await? > 0 {
         return Ok(None);

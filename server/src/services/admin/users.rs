@@ -189,7 +189,7 @@ fn check_uid(uid: Option<i64>) -> Result<(), ServiceError> {
 
 /// Two users never share a uid (policy §8): one could read and kill the
 /// other's jobs.
-async fn check_uid_free(conn: &mut sqlx::SqliteConnection, uid: Option<i64>, user_id: i64) -> Result<(), ServiceError> {
+async fn check_uid_free(conn: &mut impl crate::db::AsConn, uid: Option<i64>, user_id: i64) -> Result<(), ServiceError> {
     let Some(uid) = uid else { return Ok(()) };
     match db::accounts::user_with_uid(conn, uid, user_id).await? {
         Some(other) => Err(ServiceError::Conflict(msg!("err-uid-taken", uid = uid, other = other))),
@@ -366,7 +366,7 @@ pub async fn update_user(
 
 /// Every user as the admin pages and `GET /v1/admin/users` list them.
 pub async fn users(state: &Services) -> Result<Vec<UserView>, ServiceError> {
-    let rows = db::accounts::list_users(&mut *state.db.acquire().await?).await?;
+    let rows = db::accounts::list_users(&mut state.db.acquire().await?).await?;
     Ok(rows
         .into_iter()
         .map(|u| UserView {
@@ -385,5 +385,5 @@ pub async fn users(state: &Services) -> Result<Vec<UserView>, ServiceError> {
 
 /// Every lab's name, in order.
 pub async fn lab_names(state: &Services) -> Result<Vec<String>, ServiceError> {
-    Ok(db::accounts::lab_names(&mut *state.db.acquire().await?).await?)
+    Ok(db::accounts::lab_names(&mut state.db.acquire().await?).await?)
 }

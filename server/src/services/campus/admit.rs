@@ -19,7 +19,7 @@ pub(super) async fn placed(
     facts: &Facts,
     username: &str,
     current_lab: Option<&str>,
-    people_range: Option<(u32, u32)>,
+    settings: &crate::config::Settings,
     actor: &str,
     now: i64,
 ) -> Result<Placed, CampusError> {
@@ -32,7 +32,7 @@ pub(super) async fn placed(
     }
     let lab_id = lab_id_of(tx, &lab, username, actor, now).await?;
     let moved = match facts.lab_gid(&lab) {
-        Some(gid) => lab_gid_in_step(tx, lab_id, gid, people_range, actor, now).await?,
+        Some(gid) => lab_gid_in_step(tx, lab_id, gid, settings, actor, now).await?,
         None => false,
     };
     Ok(Placed { lab_id, lab, role, moved })
@@ -63,10 +63,11 @@ async fn lab_gid_in_step(
     tx: &mut db::WriteTx,
     lab_id: i64,
     gid: i64,
-    people_range: Option<(u32, u32)>,
+    settings: &crate::config::Settings,
     actor: &str,
     now: i64,
 ) -> Result<bool, CampusError> {
+    let people_range = settings.executor.uid_range().ok();
     let Some(lab) = db::lab_gids::of_lab(tx, lab_id).await? else { return Ok(false) };
     if people_range.is_some_and(|(first, last)| (i64::from(first)..=i64::from(last)).contains(&gid)) {
         tracing::warn!(lab = %lab.name, gid, "a lab group's gidNumber lies in executor.uid_range (people's own groups): not taken");
@@ -86,6 +87,13 @@ async fn lab_gid_in_step(
         }
         _ => {}
     }
+    // a gid a lab gave up: its jobs still running carry it
+    if let Some(retired_by) = db::lab_gids::retired_by(tx, gid).await? {
+        if retired_by != lab_id && db::lab_gids::jobs_holding(tx, retired_by).await? > 0 {
+            tracing::info!(lab = %lab.name, gid, "the lab's directory gid waits until the jobs of the lab that gave it up end");
+            return Ok(false);
+        }
+    }
     if let Some(other) = db::lab_gids::holding(tx, gid, lab_id).await? {
         if other.from_directory {
             tracing::warn!(lab = %lab.name, other = %other.name, gid,
@@ -97,13 +105,24 @@ async fn lab_gid_in_step(
                 "the lab's directory gid waits until the jobs of the lab holding it end");
             return Ok(false);
         }
+        // its share leaves the gid before the move commits (root's group
+        // until its new gid is handed out): never a moment where this
+        // lab's jobs carry the group of another lab's share
+        let places = crate::executor::places::Places::new(&settings.storage.root);
+        let name = other.name.clone();
+        let moved = tokio::task::spawn_blocking(move || places.set_share_group(&name, None)).await;
+        if !matches!(moved, Ok(Ok(()))) {
+            tracing::warn!(lab = %lab.name, other = %other.name, ?moved,
+                "the lab holding the directory's gid could not leave it on its share: the move waits");
+            return Ok(false);
+        }
         db::lab_gids::set(tx, other.id, None, false).await?;
         db::lab_gids::add_regroup(tx, other.id, gid, now).await?;
         let detail = serde_json::json!({"unix_gid": {"from": gid, "to": null}, "because": lab.name});
         db::audit::record(tx, actor, "lab.update", Some(&other.name), &detail, now).await?;
     }
     if let Some(old) = lab.gid {
-        db::lab_gids::retire(tx, old, now).await?;
+        db::lab_gids::retire(tx, old, lab_id, now).await?;
         db::lab_gids::add_regroup(tx, lab_id, old, now).await?;
     }
     db::lab_gids::set(tx, lab_id, Some(gid), true).await?;

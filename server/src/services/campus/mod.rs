@@ -228,8 +228,7 @@ pub async fn sign_in(state: &Services, who: &Identity) -> Result<UserRecord, Cam
     }
     let current_lab = existing.as_ref().map(|u| u.lab.as_str());
     let admit::Placed { lab_id, lab, role, moved } =
-        placed(&mut tx, &facts, &who.username, current_lab, state.settings.executor.uid_range().ok(), ACTOR, now)
-            .await?;
+        placed(&mut tx, &facts, &who.username, current_lab, &state.settings, ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {

@@ -72,7 +72,7 @@ pub async fn sign_in(
     password: &str,
     client: std::net::IpAddr,
 ) -> Result<UserRecord, AuthError> {
-    let known = db::accounts::user_by_username(&mut *state.db.acquire().await?, username).await?.is_some();
+    let known = db::accounts::user_by_username(&mut state.db.acquire().await?, username).await?.is_some();
     // directories match names regardless of case: `KIM` is kim's guess too
     let key = username.to_ascii_lowercase();
     let now = std::time::Instant::now();
@@ -149,7 +149,7 @@ async fn admit(
     }
     let current_lab = existing.as_ref().map(|u| u.lab.as_str());
     let super::admit::Placed { lab_id, lab, role, moved } =
-        placed(&mut tx, &facts, username, current_lab, state.settings.executor.uid_range().ok(), ACTOR, now).await?;
+        placed(&mut tx, &facts, username, current_lab, &state.settings, ACTOR, now).await?;
     let mut user = match existing {
         Some(user) => user,
         None => {

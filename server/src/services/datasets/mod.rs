@@ -272,7 +272,7 @@ pub async fn request(state: &Services, caller: &Caller, body: NewDataRequest) ->
     }
     let now = now_ms();
     let mut tx = db::write_tx(&state.db).await?;
-    if db::datasets::open_requests_of(tx.conn(), caller.user.id).await? >= MAX_OPEN_REQUESTS {
+    if db::datasets::open_requests_of(&mut tx, caller.user.id).await? >= MAX_OPEN_REQUESTS {
         return Err(ServiceError::QueueLimit(msg!("err-too-many-requests", max = MAX_OPEN_REQUESTS)));
     }
     let id = db::datasets::insert_request(
@@ -468,7 +468,7 @@ async fn fetch_one(state: &Services, id: i64) {
                 Err(why) => ("FAILED", Some(why.as_str())),
             };
             db::datasets::set_request_state(&mut tx, request, state, message).await?;
-            if let Some(user) = db::datasets::request(tx.conn(), request).await?.map(|r| r.user_id) {
+            if let Some(user) = db::datasets::request(&mut tx, request).await?.map(|r| r.user_id) {
                 crate::db::notifications::data_request_event(&mut tx, user, request, now).await?;
             }
         }

@@ -138,7 +138,7 @@ pub fn parse_dependencies(deps: Vec<DependencyBody>) -> Result<Vec<(AfterKind, i
 /// Every dependency names a job of the caller's own lab (another lab's
 /// job does not exist for a researcher: 404) that can still satisfy it.
 pub async fn check_dependencies(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut impl crate::db::AsConn,
     caller: &Caller,
     after: &[(AfterKind, i64)],
 ) -> Result<Vec<app::model::DependencyView>, ServiceError> {

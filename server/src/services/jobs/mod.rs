@@ -52,7 +52,7 @@ fn can_run_jobs_of(settings: &crate::config::Settings, caller: &Caller) -> Resul
 }
 
 /// A job may run only in a READY workspace of its own lab.
-async fn check_workspace(conn: &mut sqlx::SqliteConnection, lab: &str, name: &str) -> Result<(), ServiceError> {
+async fn check_workspace(conn: &mut impl crate::db::AsConn, lab: &str, name: &str) -> Result<(), ServiceError> {
     let status = db::workspaces::get(conn, lab, name).await?.map(|w| w.status);
     let problem = match status.as_deref() {
         Some("READY") => return Ok(()),
@@ -77,7 +77,7 @@ fn estimate(state: &Services, job: &JobView) -> Option<String> {
 }
 
 pub async fn get(state: &Services, caller: &Caller, id: i64) -> Result<JobView, ServiceError> {
-    let mut view = db::job_view::view(&mut *state.db.acquire().await?, id)
+    let mut view = db::job_view::view(&mut state.db.acquire().await?, id)
         .await?
         .ok_or_else(|| ServiceError::NotFound(msg!("err-no-such-job")))?;
     if visible(caller, &view) {

@@ -72,7 +72,7 @@ pub async fn detail(state: &Services, caller: &Caller, id: i64) -> ServiceResult
     let mine = caller.user.role == Role::Admin || caller.user.username == job.user;
     // the first page only: the page refreshes while it is open
     let (files, files_total) = if mine { files_page(state, id, None, CONSOLE_FILES).await? } else { (Vec::new(), 0) };
-    let tiers = crate::db::scheduling::load_tiers(&mut *state.db.acquire().await?).await?;
+    let tiers = crate::db::scheduling::load_tiers(&mut state.db.acquire().await?).await?;
     let ends_by = match (job.state, &job.started_at) {
         (JobState::Running | JobState::Cancelling, Some(started)) => {
             let started = time::OffsetDateTime::parse(started, &time::format_description::well_known::Rfc3339).ok();

@@ -51,7 +51,7 @@ impl SubmitBatcher {
     /// hangs up cannot abort other clients' submits half-way.
     pub async fn submit(
         self: &Arc<Self>,
-        pool: &sqlx::SqlitePool,
+        pool: &crate::db::Pool,
         settings: &Arc<Settings>,
         caller: &Caller,
         job: ValidSubmit,
@@ -79,7 +79,7 @@ fn jobs_in(request: &Request) -> usize {
     request.job.array.as_ref().map_or(1, |a| a.indices.len())
 }
 
-async fn write_waiting(batcher: Arc<SubmitBatcher>, pool: sqlx::SqlitePool, settings: Arc<Settings>) {
+async fn write_waiting(batcher: Arc<SubmitBatcher>, pool: crate::db::Pool, settings: Arc<Settings>) {
     let _turn = batcher.turn.lock().await;
     let batch: Vec<Request> = {
         let mut waiting = batcher.waiting.lock().unwrap_or_else(|p| p.into_inner());
@@ -123,7 +123,7 @@ async fn write_waiting(batcher: Arc<SubmitBatcher>, pool: sqlx::SqlitePool, sett
 /// trips to SQLite are per batch, not per job: under load each one waits
 /// for a CPU, so they, not SQLite's work, set the pace.
 async fn admit_and_insert(
-    pool: &sqlx::SqlitePool,
+    pool: &crate::db::Pool,
     settings: &Settings,
     batch: &[Request],
 ) -> Result<Vec<Result<Submitted, ServiceError>>, ServiceError> {

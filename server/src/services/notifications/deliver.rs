@@ -20,8 +20,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::db::Pool;
 use lettre::{AsyncSmtpTransport, Tokio1Executor};
-use sqlx::SqlitePool;
 
 use super::send;
 use super::targets::AllowList;
@@ -40,14 +40,14 @@ const PER_TARGET: usize = 2;
 const MAX_BACKOFF_MS: u64 = 600_000;
 
 struct Context {
-    db: SqlitePool,
+    db: Pool,
     settings: NotifySettings,
     allow: AllowList,
     mailer: Option<AsyncSmtpTransport<Tokio1Executor>>,
 }
 
 /// Delivers until `stop` resolves.
-pub async fn run(db: SqlitePool, settings: NotifySettings, stop: impl Future<Output = ()> + Send) {
+pub async fn run(db: Pool, settings: NotifySettings, stop: impl Future<Output = ()> + Send) {
     let requeued = async {
         let mut tx = db::write_tx(&db).await?;
         let n = db::notifications::requeue_sending(&mut tx).await?;

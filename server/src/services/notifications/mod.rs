@@ -47,7 +47,7 @@ fn all_events() -> Vec<String> {
 }
 
 pub async fn get(state: &Services, caller: &Caller) -> Result<NotificationSettings, ServiceError> {
-    let row = db::notifications::settings(&mut *state.db.acquire().await?, caller.user.id).await?;
+    let row = db::notifications::settings(&mut state.db.acquire().await?, caller.user.id).await?;
     Ok(match row {
         Some(r) => {
             NotificationSettings { email: r.email, webhook_url: r.webhook_url, events: r.events, webhook_secret: None }
@@ -94,7 +94,7 @@ pub async fn put(state: &Services, caller: &Caller, body: SettingsBody) -> Resul
 }
 
 pub async fn deliveries(state: &Services, caller: &Caller) -> Result<Deliveries, ServiceError> {
-    let list = db::notifications::deliveries(&mut *state.db.acquire().await?, caller.user.id, DELIVERIES_SHOWN).await?;
+    let list = db::notifications::deliveries(&mut state.db.acquire().await?, caller.user.id, DELIVERIES_SHOWN).await?;
     Ok(Deliveries { deliveries: list })
 }
 

@@ -29,7 +29,7 @@ const KERNEL_EVERY: u64 = 15;
 
 /// Runs until `stop` resolves.
 pub async fn run(
-    pool: sqlx::SqlitePool,
+    pool: crate::db::Pool,
     settings: Arc<Settings>,
     activity: Arc<Activity>,
     wake: Arc<tokio::sync::Notify>,
@@ -54,7 +54,7 @@ pub async fn run(
 }
 
 async fn tick(
-    pool: &sqlx::SqlitePool,
+    pool: &crate::db::Pool,
     settings: &Settings,
     activity: &Activity,
     layout: &Layout,

@@ -123,7 +123,7 @@ pub async fn create(state: &Services, caller: &Caller, body: NewWorkspaceBody) -
 /// slip past together).
 async fn check_caps(
     caps: &crate::config::WorkspaceSettings,
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut impl crate::db::AsConn,
     caller: &Caller,
     name: &str,
 ) -> Result<(), ServiceError> {
@@ -149,14 +149,14 @@ async fn check_caps(
 /// The caller's lab's workspaces (admins: every lab's).
 pub async fn list(state: &Services, caller: &Caller) -> Result<Vec<WorkspaceView>, ServiceError> {
     let lab = (caller.user.role != Role::Admin).then_some(caller.user.lab.as_str());
-    let rows = db::workspaces::list(&mut *state.db.acquire().await?, lab).await?;
+    let rows = db::workspaces::list(&mut state.db.acquire().await?, lab).await?;
     Ok(rows.into_iter().map(|r| view(r, None)).collect())
 }
 
 /// The caller's own lab's workspaces, also for admins: a job runs in
 /// its own lab's workspace (what the submit form offers).
 pub async fn own_lab(state: &Services, caller: &Caller) -> Result<Vec<WorkspaceView>, ServiceError> {
-    let rows = db::workspaces::list(&mut *state.db.acquire().await?, Some(&caller.user.lab)).await?;
+    let rows = db::workspaces::list(&mut state.db.acquire().await?, Some(&caller.user.lab)).await?;
     Ok(rows.into_iter().map(|r| view(r, None)).collect())
 }
 
