@@ -126,6 +126,12 @@ pub async fn raise_id_floor(conn: &mut WriteTx, seen: i64) -> Result<(), sqlx::E
     Ok(())
 }
 
+/// How many jobs the database holds.
+#[dual]
+pub async fn count_all(conn: &mut impl AsConn) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!" FROM jobs"#).fetch_one(&mut *conn).await
+}
+
 /// A user's sessions that have not ended (policy §12's per-user limit).
 #[dual]
 pub async fn unfinished_sessions(conn: &mut impl AsConn, user_id: i64) -> Result<u32, sqlx::Error> {

@@ -65,7 +65,8 @@ pub async fn set(conn: &mut WriteTx, lab_id: i64, gid: Option<i64>, from_directo
 #[dual]
 pub async fn retire(conn: &mut WriteTx, gid: i64, lab_id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO lab_gids_retired (gid, lab_id, retired_at) VALUES (?, ?, ?) ON CONFLICT (gid) DO NOTHING",
+        "INSERT INTO lab_gids_retired (gid, lab_id, retired_at) VALUES (?, ?, ?)
+         ON CONFLICT (gid) DO UPDATE SET lab_id = excluded.lab_id, retired_at = excluded.retired_at",
         gid,
         lab_id,
         now_ms

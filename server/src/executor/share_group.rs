@@ -28,7 +28,8 @@ use nix::sys::stat::{fstat, FileStat, Mode, SFlag};
 const MAX_DEPTH: usize = 64;
 /// A walk looks at this many entries at most; the rest waits for the next.
 const MAX_ENTRIES: u64 = 10_000_000;
-/// Folders a walk remembers having listed (about 40 bytes each).
+/// Folders a walk remembers having listed (about 40 bytes each), so a
+/// folder renamed ahead of the walk is not listed again.
 const MAX_FOLDERS: usize = 1_000_000;
 
 /// What a regroup changed and left.
@@ -82,9 +83,21 @@ pub fn regroup(share: &File, from: u32, to: u32) -> std::io::Result<Regrouped> {
         // SAFETY: the listing's descriptor stays open while `level` lives
         let parent = unsafe { BorrowedFd::borrow_raw(level.as_raw_fd()) };
         let flags = OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        // gone or renamed since it was listed: nothing to do for it here
-        let Ok(node) = openat(parent, name.as_c_str(), flags, Mode::empty()) else { continue };
-        let Ok(stat) = fstat(&node) else { continue };
+        let node = match openat(parent, name.as_c_str(), flags, Mode::empty()) {
+            Ok(node) => node,
+            // gone or renamed since it was listed: nothing to do for it here
+            Err(nix::errno::Errno::ENOENT) => continue,
+            Err(_) => {
+                done.failed += 1;
+                done.complete = false;
+                continue;
+            }
+        };
+        let Ok(stat) = fstat(&node) else {
+            done.failed += 1;
+            done.complete = false;
+            continue;
+        };
         if stat.st_dev != top.st_dev {
             continue;
         }
@@ -102,11 +115,12 @@ pub fn regroup(share: &File, from: u32, to: u32) -> std::io::Result<Regrouped> {
         if !is_dir || visited.contains(&(stat.st_dev, stat.st_ino)) {
             continue;
         }
-        if visited.len() >= MAX_FOLDERS {
-            done.complete = false;
-            break;
+        // past the cap a folder is no longer remembered: the walk goes on,
+        // bounded by MAX_ENTRIES (a member who made a million folders does
+        // not keep the regroup pending for ever)
+        if visited.len() < MAX_FOLDERS {
+            visited.insert((stat.st_dev, stat.st_ino));
         }
-        visited.insert((stat.st_dev, stat.st_ino));
         if stack.len() >= MAX_DEPTH {
             done.too_deep += 1;
             continue;

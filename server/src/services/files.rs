@@ -173,9 +173,10 @@ async fn ready_place(state: &Services, caller: &Caller, place: &Place) -> Servic
         .await
         .map_err(|e| ServiceError::Internal(e.to_string()))?
         .map_err(|e| ServiceError::Internal(format!("cannot make {}: {e}", made.display())))?;
-    // the lab's gid moved while the share was readied (a sign-in): the
-    // share is never left with the gid another lab may now hold
-    if *place == Place::Lab {
+    // the lab's gid moved while the places were readied (a sign-in): the
+    // share (readied with the home too) is never left with the gid
+    // another lab may now hold
+    {
         let now = db::lab_gids::lab_gid(&mut state.db.acquire().await?, caller.user.lab_id).await?;
         if now != lab_gid {
             let lab = caller.user.lab.clone();

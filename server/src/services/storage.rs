@@ -187,15 +187,24 @@ async fn regroup_pass(state: &Services) -> ServiceResult<()> {
     // gid its lab gave up while others are walked
     let mut roots_set = Vec::new();
     for r in &pending {
-        let (places, lab, to) = (places.clone(), r.lab.clone(), gid(r.to_gid));
+        // the lab's gid as it is now (it may have moved since the list)
+        let now = match state.db.acquire().await {
+            Ok(mut conn) => db::lab_gids::of_lab(&mut conn, r.lab_id).await.ok().flatten().and_then(|l| l.gid),
+            Err(_) => continue,
+        };
+        let (places, lab, to) = (places.clone(), r.lab.clone(), gid(now));
         match tokio::task::spawn_blocking(move || places.set_share_group(&lab, to)).await {
             Ok(Ok(())) => roots_set.push(r.clone()),
             outcome => tracing::warn!(lab = %r.lab, ?outcome, "a lab share did not take its lab's gid"),
         }
     }
     for r in roots_set {
-        // the lab's gid as it is now (it may have moved since the list)
-        let now = db::lab_gids::of_lab(&mut state.db.acquire().await?, r.lab_id).await?.and_then(|l| l.gid);
+        // the lab's gid as it is now (it may have moved since the list); a
+        // database that does not answer leaves this lab to the next pass
+        let Ok(mut conn) = state.db.acquire().await else { continue };
+        let Ok(lab) = db::lab_gids::of_lab(&mut conn, r.lab_id).await else { continue };
+        drop(conn);
+        let now = lab.and_then(|l| l.gid);
         let (Ok(from), to) = (u32::try_from(r.from_gid), gid(now)) else { continue };
         let (places, lab) = (places.clone(), r.lab.clone());
         let walk = tokio::task::spawn_blocking(move || {
@@ -218,11 +227,18 @@ async fn regroup_pass(state: &Services) -> ServiceResult<()> {
             }
         };
         if complete {
-            let mut tx = db::write_tx(&state.db).await?;
-            db::lab_gids::regroup_done(&mut tx, r.lab_id, r.from_gid).await?;
-            tx.commit().await?;
+            if let Err(e) = regroup_done(state, r.lab_id, r.from_gid).await {
+                tracing::warn!(error = %e, lab = %r.lab, "a done regroup was not written down; it is walked again later");
+            }
         }
     }
+    Ok(())
+}
+
+async fn regroup_done(state: &Services, lab_id: i64, from_gid: i64) -> ServiceResult<()> {
+    let mut tx = db::write_tx(&state.db).await?;
+    db::lab_gids::regroup_done(&mut tx, lab_id, from_gid).await?;
+    tx.commit().await?;
     Ok(())
 }
 

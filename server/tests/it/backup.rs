@@ -139,3 +139,57 @@ async fn a_restore_never_gives_a_new_job_another_jobs_past() {
     assert!(read(&app.log_path(lost)).contains("from-the-lost-job"), "the lost job's log is kept");
     server.kill9().await;
 }
+
+/// #45 (4): on PostgreSQL, `jpu-share backup FILE` is one `pg_dump` in
+/// the custom format, 0600, that `pg_restore` puts back into an empty
+/// database with every job; the password never reaches pg_dump's command
+/// line. (The SQLite run has its own tests above.)
+#[tokio::test]
+async fn on_postgres_a_backup_is_a_pg_dump_that_pg_restore_puts_back() {
+    let app = TestApp::spawn().await;
+    let Some(url) = app.database_url().map(str::to_string) else {
+        eprintln!("on SQLite: the tests above cover backups; skipping");
+        return;
+    };
+    let token = app.demo_token().await;
+    for _ in 0..3 {
+        app.submit_ok(&token, job("kept", 1, "true")).await;
+    }
+    let file = app.dir.path().join("copy.dump");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu-share"))
+        .arg("backup")
+        .arg(&file)
+        .env("JPU__DATABASE__URL", &url)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("jpu-test-password"), "{out:?}");
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    // into an empty database of the same cluster
+    let restored = format!("{}_restored", url.rsplit_once('/').unwrap().1);
+    let cluster = std::env::var("JPU_TEST_POSTGRES").unwrap();
+    let psql = |sql: String| {
+        let cluster = cluster.clone();
+        async move {
+            tokio::process::Command::new("psql").args(["-q", "-t", "-A", &cluster, "-c", &sql]).output().await.unwrap()
+        }
+    };
+    psql(format!("DROP DATABASE IF EXISTS {restored} WITH (FORCE)")).await;
+    assert!(psql(format!("CREATE DATABASE {restored}")).await.status.success());
+    let target = format!("{}/{restored}", cluster.rsplit_once('/').unwrap().0);
+    let put_back = tokio::process::Command::new("pg_restore")
+        .args(["--no-owner", "--dbname", &target])
+        .arg(&file)
+        .output()
+        .await
+        .unwrap();
+    assert!(put_back.status.success(), "{put_back:?}");
+    let count = tokio::process::Command::new("psql")
+        .args(["-q", "-t", "-A", &target, "-c", "SELECT COUNT(*) FROM jobs WHERE name = 'kept'"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&count.stdout).trim(), "3", "{count:?}");
+    psql(format!("DROP DATABASE IF EXISTS {restored} WITH (FORCE)")).await;
+}
