@@ -27,6 +27,37 @@ pub struct Settings {
     pub directory: DirectorySettings,
     pub sessions: sessions::SessionSettings,
     pub storage: storage::StorageSettings,
+    pub ha: HaSettings,
+}
+
+/// The scheduler's lease among several instances on one PostgreSQL
+/// database (api.md "High availability"; SQLite has one instance).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HaSettings {
+    /// How long a lease holds without a renewal.
+    pub lease_seconds: u64,
+    /// How often the holder renews it (less than `lease_seconds`).
+    pub renew_seconds: u64,
+}
+
+impl Default for HaSettings {
+    fn default() -> Self {
+        Self { lease_seconds: 15, renew_seconds: 5 }
+    }
+}
+
+impl HaSettings {
+    /// The lease and renewal periods, or why they are not usable.
+    pub fn periods(&self) -> Result<(std::time::Duration, std::time::Duration), String> {
+        if self.renew_seconds == 0 || self.renew_seconds >= self.lease_seconds {
+            return Err(format!(
+                "ha.renew_seconds ({}) must be at least 1 and less than ha.lease_seconds ({})",
+                self.renew_seconds, self.lease_seconds
+            ));
+        }
+        Ok((std::time::Duration::from_secs(self.lease_seconds), std::time::Duration::from_secs(self.renew_seconds)))
+    }
 }
 
 /// The university's directory: the one truth for uids, gids, labs and

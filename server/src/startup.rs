@@ -255,15 +255,23 @@ impl Application {
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let (stop_loop, loop_stopped) = tokio::sync::oneshot::channel::<()>();
         let mut scheduler = self.scheduler();
-        if let Some(s) = scheduler.as_mut() {
+        let several = self.state.db.is_postgres();
+        if let (Some(s), false) = (scheduler.as_mut(), several) {
             // one instance on SQLite: it schedules, under a new epoch; an
             // older loop on the same database is fenced from here on
             s.epoch = Some(crate::services::ha::take(&self.state.services).await.map_err(std::io::Error::other)?);
         }
+        let services = self.state.services.clone();
         let scheduler = scheduler.map(|s| {
-            tokio::spawn(s.run(async move {
+            let stopped = async move {
                 let _ = loop_stopped.await;
-            }))
+            };
+            // on PostgreSQL: a standby until it holds the lease
+            if several {
+                tokio::spawn(s.lead(services, stopped))
+            } else {
+                tokio::spawn(s.run(stopped))
+            }
         });
         // notifications are delivered beside the loop, never in its cycle
         let (stop_notify, notify_stopped) = tokio::sync::oneshot::channel::<()>();

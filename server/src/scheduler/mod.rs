@@ -23,6 +23,7 @@ mod backfill;
 mod cycle;
 pub mod ends;
 pub mod forecast;
+mod lead;
 mod run;
 
 #[derive(Debug, thiserror::Error)]

@@ -1,13 +1,13 @@
 //! Which instance schedules (api.md "High availability and PostgreSQL"):
 //! the lease row names the holder, and its epoch moves on each time an
-//! instance takes it. On SQLite one instance serves and it is always the
-//! scheduler: it takes the lease when its loop starts, and every write of
-//! the loop checks the epoch inside its transaction (`Scheduler::write`),
-//! so a second server started on the same file by mistake fences the
-//! first rather than both dispatching. `/readyz` and `/metrics` say the
-//! role and the epoch, the same on every instance. (Several instances on
-//! PostgreSQL, renewals and standbys taking a lapsed lease are #45's, not
-//! built yet.)
+//! instance takes it; every write of the scheduler's loop checks the
+//! epoch inside its transaction (`Scheduler::write`), so a loop that lost
+//! the lease can never start or end a job. On SQLite one instance serves
+//! and it is always the scheduler: it takes the lease when its loop
+//! starts. On PostgreSQL every instance starts as a standby and takes the
+//! lease once it lapsed (`ha.lease_seconds` without a renewal); the
+//! holder renews it every `ha.renew_seconds` (`scheduler::lead`).
+//! `/readyz` and `/metrics` say the role and the epoch.
 
 use std::sync::{Arc, Mutex};
 
@@ -30,6 +30,46 @@ impl Default for Lease {
         let tag = Alphanumeric.sample_string(&mut rand::thread_rng(), 8);
         Self { holder: format!("{host}:{}:{tag}", std::process::id()), held: Default::default() }
     }
+}
+
+/// Takes the lease for this instance if it lapsed (or nobody holds it):
+/// the new epoch, or None.
+pub async fn try_take(state: &Services) -> ServiceResult<Option<i64>> {
+    let (lease, _) = state.settings.ha.periods().map_err(crate::services::ServiceError::Internal)?;
+    let now = now_ms();
+    let mut tx = db::write_tx(&state.db).await?;
+    let epoch = db::lease::take_if_lapsed(&mut tx, &state.lease.holder, now, now - lease.as_millis() as i64).await?;
+    tx.commit().await?;
+    if let Some(epoch) = epoch {
+        *state.lease.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(epoch);
+        tracing::info!(epoch, holder = %state.lease.holder, "this instance took the lapsed lease: it is the scheduler");
+    }
+    Ok(epoch)
+}
+
+/// Renews the lease taken at `epoch`: false once another instance holds it.
+pub async fn renew(state: &Services, epoch: i64) -> ServiceResult<bool> {
+    let mut tx = db::write_tx(&state.db).await?;
+    let kept = db::lease::renew(&mut tx, &state.lease.holder, epoch, now_ms()).await?;
+    tx.commit().await?;
+    Ok(kept)
+}
+
+/// This instance no longer schedules; `release` also hands the lease on
+/// at once (a graceful stop), rather than after it lapses.
+pub async fn step_down(state: &Services, epoch: i64, release: bool) {
+    *state.lease.held.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    if release {
+        let released = async {
+            let mut tx = db::write_tx(&state.db).await?;
+            db::lease::release(&mut tx, &state.lease.holder, epoch).await?;
+            tx.commit().await
+        };
+        if let Err(e) = released.await {
+            tracing::warn!(error = %e, "could not hand the lease on: a standby takes it once it lapses");
+        }
+    }
+    tracing::info!(epoch, "this instance stopped scheduling");
 }
 
 /// What `/readyz` says.

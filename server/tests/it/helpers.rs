@@ -91,7 +91,7 @@ pub fn postgres_cluster() -> Option<String> {
 /// The database of the test server in `dir` on the PostgreSQL cluster:
 /// one per server's folder (a server started again on the same folder
 /// finds its data, as with a SQLite file), made when missing.
-fn postgres_database(cluster: &str, dir: &Path) -> String {
+pub fn postgres_database_for(cluster: &str, dir: &Path) -> String {
     let name: String = dir
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
@@ -109,7 +109,7 @@ fn postgres_database(cluster: &str, dir: &Path) -> String {
 }
 
 /// Drops the test server's database (PostgreSQL runs only).
-fn drop_postgres_database(url: &str) {
+pub fn drop_postgres_database(url: &str) {
     let Some(cluster) = postgres_cluster() else { return };
     let Some((_, name)) = url.rsplit_once('/') else { return };
     let _ = std::process::Command::new("psql")
@@ -123,7 +123,7 @@ pub fn test_settings(dir: &Path) -> Settings {
     let mut s = Settings::default();
     s.server.bind = "127.0.0.1:0".into();
     s.database.url = match postgres_cluster() {
-        Some(cluster) => postgres_database(&cluster, dir),
+        Some(cluster) => postgres_database_for(&cluster, dir),
         None => format!("sqlite://{}", dir.join("jpu.db").display()),
     };
     s.executor.output_root = dir.join("jobs");
@@ -318,7 +318,7 @@ impl TestApp {
     /// Talks to a server running elsewhere (e.g. a real `jpu-share`
     /// process) whose files are in `dir`.
     pub fn attach(base: String, dir: TempDir) -> TestApp {
-        let database = postgres_cluster().map(|cluster| postgres_database(&cluster, dir.path()));
+        let database = postgres_cluster().map(|cluster| postgres_database_for(&cluster, dir.path()));
         TestApp { base, client: client(), dir, stop: None, server: None, executor: None, jobs_root: None, database }
     }
 
@@ -498,7 +498,8 @@ impl TestApp {
             }
             None => {
                 let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", self.db_path().display())).await.unwrap();
-                let value: f64 = sqlx::query_scalar(query).fetch_one(&pool).await.unwrap();
+                let value: f64 =
+                    sqlx::query_scalar(&format!("SELECT CAST(({query}) AS REAL)")).fetch_one(&pool).await.unwrap();
                 pool.close().await;
                 value
             }

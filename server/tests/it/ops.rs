@@ -3,7 +3,7 @@
 use crate::helpers::*;
 use jpu_share::config::Settings;
 use reqwest::StatusCode;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn maintenance_status_is_anonymous_and_normal_on_a_new_install() {
@@ -78,17 +78,20 @@ async fn an_instance_that_lost_the_lease_never_schedules_again() {
         let req = app.client.get(app.url("/readyz"));
         async move { req.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }
     };
-    // the lease is taken as the second's loop starts, just after it listens
-    let two = scheduling(&second).await;
-    let one = ready(&first).await;
+    // SQLite: the lease is taken as the second's loop starts, just after
+    // it listens. PostgreSQL: the second stands by while the first renews
+    // (the takeover is `on_postgres_a_standby_takes_over_…`)
+    let (now_scheduling, standing_by) = if first.on_postgres() { (&first, &second) } else { (&second, &first) };
+    let two = scheduling(now_scheduling).await;
+    let one = ready(standing_by).await;
     assert_eq!((one["role"].as_str(), two["role"].as_str()), (Some("standby"), Some("scheduler")), "{one} {two}");
     assert_eq!(one["epoch"], two["epoch"], "one epoch, the same on both");
-    // sent to the first, started by the second alone
+    // sent to the first, started by the scheduler alone
     let after = first.submit_ok(&token, serde_json::json!({"name": "b", "command": "x", "num_gpus": 1})).await;
     let id = after["id"].as_i64().unwrap();
     first.wait_state(&token, id, "RUNNING").await;
     let started_by = |app: &TestApp| app.executor.as_ref().unwrap().started().iter().filter(|r| r.job == id).count();
-    assert_eq!((started_by(&first), started_by(&second)), (0, 1));
+    assert_eq!((started_by(standing_by), started_by(now_scheduling)), (0, 1));
 }
 
 /// #44 (7): an OpenID provider that does not answer shows on `/healthz`
@@ -387,4 +390,80 @@ async fn the_defaults_print_as_a_config_file_the_server_starts_with() {
     settings.storage.root = dir.path().join("storage");
     let app = TestApp::spawn_with(dir, settings).await;
     assert_eq!(app.healthz().await.status(), StatusCode::OK);
+}
+
+/// #45 (3, 5): two instances on one PostgreSQL database and one output
+/// folder: the first schedules, the second stands by (and serves: a
+/// browser signed in on one is signed in on the other); `kill -9` of the
+/// scheduler with jobs waiting → the standby takes the lapsed lease and
+/// every job runs exactly once.
+#[tokio::test]
+async fn on_postgres_a_standby_takes_over_when_the_scheduler_is_killed() {
+    let Some(cluster) = crate::helpers::postgres_cluster() else {
+        eprintln!("on SQLite there is one instance; skipping");
+        return;
+    };
+    let dir = crate::helpers::shared_tempdir();
+    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
+    let env = [
+        ("JPU__DATABASE__URL", url.as_str()),
+        ("JPU__HA__LEASE_SECONDS", "4"),
+        ("JPU__HA__RENEW_SECONDS", "1"),
+        ("JPU__EXECUTOR__ALLOW_UNISOLATED", "true"),
+    ];
+    let first = crate::process::ServerProcess::start(dir.path(), &env).await;
+    let readyz = |base: String| async move {
+        let resp = client().get(format!("{base}/readyz")).send().await.unwrap();
+        resp.json::<Value>().await.unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while readyz(first.base.clone()).await["role"] != "scheduler" {
+        assert!(std::time::Instant::now() < deadline, "the first instance never took the lease");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let second = crate::process::ServerProcess::start(dir.path(), &env).await;
+    let (one, two) = (readyz(first.base.clone()).await, readyz(second.base.clone()).await);
+    assert_eq!((one["role"].as_str(), two["role"].as_str()), (Some("scheduler"), Some("standby")));
+    assert_eq!(one["epoch"], two["epoch"], "the same epoch on every instance");
+
+    // a browser signed in on the first is signed in on the second
+    let browser = client();
+    let on_first = TestApp::attach(first.base.clone(), tempfile::tempdir().unwrap());
+    assert_eq!(on_first.console_login_as(&browser, "demo", DEMO_PASSWORD).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(browser.get(format!("{}/v1/me", second.base)).send().await.unwrap().status(), StatusCode::OK);
+
+    // jobs sent to the standby run on the scheduler
+    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
+    let token = app.demo_token().await;
+    let job = |name: &str| json!({"name": name, "command": "echo ran-once", "num_gpus": 1});
+    let before: Vec<i64> = {
+        let mut ids = Vec::new();
+        for i in 0..4 {
+            ids.push(app.submit_ok(&token, job(&format!("before-{i}"))).await["id"].as_i64().unwrap());
+        }
+        ids
+    };
+    for id in &before {
+        app.wait_state(&token, *id, "COMPLETED").await;
+    }
+    // the scheduler dies; what is sent now waits for the standby to lead
+    first.kill9().await;
+    let killed = std::time::Instant::now();
+    let mut after = Vec::new();
+    for i in 0..6 {
+        after.push(app.submit_ok(&token, job(&format!("after-{i}"))).await["id"].as_i64().unwrap());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while readyz(second.base.clone()).await["role"] != "scheduler" {
+        assert!(std::time::Instant::now() < deadline, "the standby never took over");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    eprintln!("took over {:.1} s after the kill", killed.elapsed().as_secs_f64());
+    assert!(readyz(second.base.clone()).await["epoch"].as_i64() > one["epoch"].as_i64());
+    for id in before.iter().chain(&after) {
+        let done = app.wait_state(&token, *id, "COMPLETED").await;
+        assert_eq!(done["attempts"].as_array().map(Vec::len), Some(1), "ran exactly once: {done}");
+    }
+    drop(second);
+    crate::helpers::drop_postgres_database(&url);
 }
