@@ -146,15 +146,6 @@ pub async fn jobs_holding(conn: &mut impl AsConn, lab_id: i64) -> Result<i64, sq
     .await
 }
 
-/// Every lab's name and gid (those with one).
-#[dual]
-pub async fn all(conn: &mut impl AsConn) -> Result<Vec<(String, i64)>, sqlx::Error> {
-    let rows = sqlx::query!(r#"SELECT name, unix_gid AS "gid!" FROM labs WHERE unix_gid IS NOT NULL ORDER BY id"#)
-        .fetch_all(&mut *conn)
-        .await?;
-    Ok(rows.into_iter().map(|r| (r.name, r.gid)).collect())
-}
-
 /// Gives each lab without a gid the first free one of `first..=last`;
 /// returns what it gave.
 #[dual]
