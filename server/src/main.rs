@@ -49,6 +49,18 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Copy the configured SQLite site's whole history (jobs with their
+    /// ids, usage, accounts, tokens, audit) into an empty PostgreSQL
+    /// database, checked by counts; refused into one that holds our
+    /// tables. Stop the server first; job folders stay where they are.
+    MigrateDb {
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// The PostgreSQL database, e.g. postgres://jpu@db.campus/jpu
+        /// (the password is better left to PGPASSWORD or ~/.pgpass).
+        #[arg(long)]
+        to: String,
+    },
     /// `--print-defaults`: every setting with its default and meaning, as
     /// TOML `serve --config` reads as it is.
     Config {
@@ -153,6 +165,7 @@ fn main() -> ExitCode {
         Command::Serve { config } => runtime.block_on(serve(config)),
         Command::Backup { config, file } => runtime.block_on(backup(config, file)),
         Command::Migrate { config, check: _ } => runtime.block_on(migrate_check(config)),
+        Command::MigrateDb { config, to } => runtime.block_on(migrate_db(config, to)),
         Command::Config { print_defaults: true } => {
             print!("{}", jpu_share::config::defaults::print());
             ExitCode::SUCCESS
@@ -310,6 +323,43 @@ async fn migrate_check(config: Option<PathBuf>) -> ExitCode {
         println!("  {version} {description}");
     }
     ExitCode::FAILURE
+}
+
+async fn migrate_db(config: Option<PathBuf>, to: String) -> ExitCode {
+    let settings = match load_settings(config) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if jpu_share::db::is_postgres_url(&settings.database.url) {
+        eprintln!(
+            "error: {}",
+            jpu_share::db::copy::CopyError::SourceNotSqlite(jpu_share::db::redacted(&settings.database.url))
+        );
+        return ExitCode::from(2);
+    }
+    let source = match jpu_share::db::open_existing(&settings.database).await {
+        Ok(pool) => pool,
+        Err(e) => {
+            eprintln!("error: cannot read the database {}: {e}", jpu_share::db::redacted(&settings.database.url));
+            return ExitCode::from(2);
+        }
+    };
+    println!("copying {} into {}", jpu_share::db::redacted(&settings.database.url), jpu_share::db::redacted(&to));
+    let progress = |table: &str, rows: i64| println!("  {table}: {rows} rows");
+    match jpu_share::db::copy::to_postgres(&source, &to, progress).await {
+        Ok(copied) => {
+            let rows: i64 = copied.tables.iter().map(|(_, n)| n).sum();
+            println!(
+                "copied {} tables, {rows} rows; every count matches. Set database.url to the new database and start the servers.",
+                copied.tables.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 async fn backup(config: Option<PathBuf>, file: PathBuf) -> ExitCode {

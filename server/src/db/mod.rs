@@ -10,6 +10,7 @@ pub mod campus_identities;
 pub mod cluster;
 mod conn;
 pub mod console_sessions;
+pub mod copy;
 pub mod datasets;
 pub mod gates;
 pub mod health;

@@ -193,3 +193,101 @@ async fn on_postgres_a_backup_is_a_pg_dump_that_pg_restore_puts_back() {
     assert_eq!(String::from_utf8_lossy(&count.stdout).trim(), "3", "{count:?}");
     psql(format!("DROP DATABASE IF EXISTS {restored} WITH (FORCE)")).await;
 }
+
+async fn get_json(app: &TestApp, token: &str, path: &str) -> Value {
+    let resp = app.client.get(app.url(path)).bearer_auth(token).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "{path}");
+    resp.json().await.unwrap()
+}
+
+/// `jpu-share migrate-db` with the configured (SQLite) database: its output.
+async fn migrate_db(dir: &std::path::Path, to: &str) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_jpu-share"))
+        .args(["migrate-db", "--to", to])
+        .env("JPU__DATABASE__URL", format!("sqlite://{}", dir.join("jpu.db").display()))
+        .output()
+        .await
+        .unwrap()
+}
+
+/// #45 (2): a SQLite site's history moves into an empty PostgreSQL
+/// database (ids, tokens, finished jobs and their charges, the audit),
+/// checked by counts; a server on it goes on where the old one stopped
+/// (new ids after the old, the same job folders); a second copy into it
+/// is refused and changes nothing, as is a URL that is not PostgreSQL's.
+#[tokio::test]
+async fn migrate_db_moves_a_sqlite_site_into_an_empty_postgres_database() {
+    let Some(cluster) = crate::helpers::postgres_cluster() else {
+        eprintln!("needs the PostgreSQL cluster (the suite's PostgreSQL run); skipping");
+        return;
+    };
+    let dir = crate::helpers::shared_tempdir();
+    let unisolated = [("JPU__EXECUTOR__ALLOW_UNISOLATED", "true")];
+    let old = ServerProcess::start(dir.path(), &unisolated).await;
+    let app = TestApp::attach(old.base.clone(), tempfile::tempdir().unwrap());
+    let token = app.demo_token().await;
+    let mut done = Vec::new();
+    for i in 0..3 {
+        let id = app.submit_ok(&token, job(&format!("old-{i}"), 1, "echo from-sqlite")).await["id"].as_i64().unwrap();
+        done.push(app.wait_state(&token, id, "COMPLETED").await);
+    }
+    // an admin's act, for the audit log
+    let admin = app.admin_token().await;
+    let lab =
+        app.client.post(app.url("/v1/admin/labs")).bearer_auth(&admin).json(&serde_json::json!({"name": "moved"}));
+    assert_eq!(lab.send().await.unwrap().status(), StatusCode::CREATED);
+    let usage_before: Value = get_json(&app, &token, "/v1/labs").await;
+    old.kill9().await;
+
+    let target_dir = tempfile::tempdir().unwrap();
+    let url = crate::helpers::postgres_database_for(&cluster, target_dir.path());
+    let refused = migrate_db(dir.path(), "mysql://somewhere/jpu").await;
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("postgres://"), "{refused:?}");
+
+    let out = migrate_db(dir.path(), &url).await;
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(said.contains("jobs: 3 rows") && said.contains("every count matches"), "{said}");
+    assert!(said.contains("api_tokens: 2 rows") && !said.contains("audit_log: 0 rows"), "{said}");
+
+    let new = ServerProcess::start(dir.path(), &[unisolated[0], ("JPU__DATABASE__URL", url.as_str())]).await;
+    let app = TestApp::attach(new.base.clone(), tempfile::tempdir().unwrap());
+    // the old token, the old jobs with their ids, outputs and charges
+    for before in &done {
+        let id = before["id"].as_i64().unwrap();
+        let now = get_json(&app, &token, &format!("/v1/jobs/{id}")).await;
+        assert_eq!(
+            (&now["state"], &now["name"], &now["attempts"]),
+            (&before["state"], &before["name"], &before["attempts"])
+        );
+        let log = get_json(&app, &token, &format!("/v1/jobs/{id}/logs")).await;
+        assert!(
+            log["data"].as_str().unwrap_or_default().contains("from-sqlite"),
+            "the job's folder is found again: {log}"
+        );
+    }
+    let usage_after: Value = get_json(&app, &token, "/v1/labs").await;
+    let usage = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["name"].clone(), l["usage_tflop_s"].as_f64().map(|u| u > 0.0)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(usage(&usage_after), usage(&usage_before), "the usage ledger came along");
+    let audit = get_json(&app, &admin, "/v1/admin/audit").await;
+    assert!(audit.to_string().contains("lab.create"), "the audit log came along: {audit}");
+    let next = app.submit_ok(&token, job("new", 1, "echo on-postgres")).await;
+    let last = done.last().unwrap()["id"].as_i64().unwrap();
+    assert!(next["id"].as_i64().unwrap() > last, "new ids follow the old: {next}");
+    app.wait_state(&token, next["id"].as_i64().unwrap(), "COMPLETED").await;
+
+    let again = migrate_db(dir.path(), &url).await;
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds"), "{again:?}");
+    let jobs = get_json(&app, &token, "/v1/jobs").await;
+    assert_eq!(jobs["jobs"].as_array().map(Vec::len), Some(4), "nothing copied twice: {jobs}");
+    drop(new);
+    crate::helpers::drop_postgres_database(&url);
+}
