@@ -168,6 +168,7 @@ impl Application {
             dataset_readers: Default::default(),
             lab_regroups: Default::default(),
             lease: Default::default(),
+            remote_wake: Default::default(),
         };
         let state = AppState { services, leptos, metrics: crate::telemetry::metrics_handle() };
         let router = crate::http::router(state.clone(), session_store, session_key);
@@ -247,6 +248,7 @@ impl Application {
             mode: settings.scheduler.mode(),
             forecasting: Default::default(),
             epoch: None,
+            act_until: None,
         })
     }
 
@@ -278,6 +280,7 @@ impl Application {
         let notifier = tokio::spawn(crate::services::notifications::deliver::run(
             self.state.db.clone(),
             self.state.settings.notify.clone(),
+            self.state.services.duty(),
             async move {
                 let _ = notify_stopped.await;
             },
@@ -288,10 +291,19 @@ impl Application {
             self.state.settings.clone(),
             self.state.sessions.clone(),
             self.state.wake.clone(),
+            self.state.services.duty(),
             async move {
                 let _ = sessions_stopped.await;
             },
         ));
+        // several instances: a wake-up here reaches the scheduler there
+        let wakes = self.state.db.is_postgres().then(|| {
+            let (out, heard) = (self.state.services.clone(), self.state.services.clone());
+            (
+                tokio::spawn(crate::services::ha::announce_wakes(out)),
+                tokio::spawn(crate::services::ha::hear_wakes(heard)),
+            )
+        });
         // with a directory, people it drops are off-boarded on a schedule
         let offboarding = tokio::spawn(crate::services::campus::offboarding_sweep(self.state.services.clone()));
         // without one, the provider is asked again with its refresh tokens
@@ -324,6 +336,10 @@ impl Application {
         usage.abort();
         regroups.abort();
         dataset_readers.abort();
+        if let Some((out, heard)) = wakes {
+            out.abort();
+            heard.abort();
+        }
         let _ = sessions.await;
         if let Some(handle) = scheduler {
             let _ = handle.await;

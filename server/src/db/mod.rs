@@ -28,6 +28,7 @@ pub mod secrets;
 pub mod sessions;
 pub mod storage;
 pub mod views;
+pub mod wakes;
 pub mod workspaces;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -277,11 +278,9 @@ fn write_gate(pool: &Pool) -> std::sync::Arc<tokio::sync::Mutex<()>> {
 /// after the commit, so a reader that saw count `n` before it queried and
 /// still sees `n` knows nothing committed since (see `views::QueueCache`).
 /// Process-wide: servers sharing a process only cause extra refreshes.
+/// On PostgreSQL, where other instances write too, the count is the
+/// database's (`write_counts`, see [`write_counts`]).
 static COMMITS: AtomicU64 = AtomicU64::new(0);
-
-pub fn commits() -> u64 {
-    COMMITS.load(Ordering::Acquire)
-}
 
 /// Of those, the commits that may change what the scheduler decides:
 /// every one but a submit's insert of new jobs. Counted the same way, so
@@ -290,8 +289,18 @@ pub fn commits() -> u64 {
 /// placements, limits, phases and queue (new jobs aside).
 static PLAN_INPUT_COMMITS: AtomicU64 = AtomicU64::new(0);
 
-pub fn plan_inputs() -> u64 {
-    PLAN_INPUT_COMMITS.load(Ordering::Acquire)
+/// Writes committed so far, as every instance on this database counts
+/// them: (all, those that may change a plan). SQLite: this process's
+/// count (it is the only one writing); PostgreSQL: the `write_counts`
+/// row each write moves in its own transaction, so a commit by another
+/// instance is seen as soon as it is visible.
+pub async fn write_counts(conn: &mut impl AsConn) -> Result<(u64, u64), sqlx::Error> {
+    if !conn.is_postgres() {
+        return Ok((COMMITS.load(Ordering::Acquire), PLAN_INPUT_COMMITS.load(Ordering::Acquire)));
+    }
+    let (all, plan): (i64, i64) =
+        sqlx::query_as("SELECT commits, plan_inputs FROM write_counts WHERE id = 1").fetch_one(conn.postgres()).await?;
+    Ok((all as u64, plan as u64))
 }
 
 /// Counts a commit made without [`write_tx`] (tests that set rows by SQL).
@@ -320,7 +329,20 @@ impl WriteTx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         let result = match self.tx {
             WriteInner::Sqlite(tx) => tx.commit().await,
-            WriteInner::Postgres(tx) => tx.commit().await,
+            WriteInner::Postgres(mut tx) => {
+                // counted in the write itself: visible to every instance
+                // exactly when the write is
+                let plan = i64::from(!self.only_adds_jobs);
+                let counted =
+                    sqlx::query("UPDATE write_counts SET commits = commits + 1, plan_inputs = plan_inputs + $1")
+                        .bind(plan)
+                        .execute(&mut *tx)
+                        .await;
+                match counted {
+                    Ok(_) => tx.commit().await,
+                    Err(e) => Err(e),
+                }
+            }
         };
         // counted even when the commit failed: a refresh too many is
         // harmless; counted before the write turn is released, so whoever

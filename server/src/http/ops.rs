@@ -11,9 +11,10 @@ use crate::state::AppState;
 /// The longest `/healthz` waits on the OpenID provider.
 const OIDC_CHECK: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// 200 when the database answers (503 otherwise), anonymous. An
-/// executor that cannot be reached (Slurm down) makes it `degraded` but
-/// still 200: the console and API work and queued jobs stay queued.
+/// Anonymous, 200 as long as the process runs (api.md: a liveness check;
+/// `/readyz` is the one that says 503 without the database). What does
+/// not answer — the database, the executor (Slurm down), the university's
+/// provider — makes it `degraded`, named in the body.
 pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     let kind = match state.settings.executor.kind {
         crate::config::ExecutorKind::Local => "local",
@@ -45,7 +46,7 @@ pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
         }
         Err(e) => {
             tracing::error!(error = %e, "health check: database unreachable");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "unavailable", "database": "unreachable"})))
+            (StatusCode::OK, Json(json!({"status": "degraded", "database": "unreachable", "executor": executor})))
         }
     }
 }

@@ -50,6 +50,7 @@ impl Scheduler {
         if ids.is_empty() {
             return Ok(());
         }
+        self.may_act()?;
         let grace = self.grace;
         let stops = ids.iter().map(|id| {
             let executor_ref = refs.iter().find(|(i, _)| i == id).map(|(_, r)| r.clone()).unwrap_or_default();
@@ -76,6 +77,8 @@ impl Scheduler {
             let id = db::backfill::insert(&mut tx, &node, &tier, &gpus, now_ms()).await?;
             tx.commit().await?;
             let request = BackfillRequest { id, node, tier, gpus, command: self.backfill.get().command };
+            // an instance recorded but never started is ended at recovery
+            self.may_act()?;
             let result = self.executor.deploy_backfill(request).await;
             let mut tx = self.write().await?;
             match result {

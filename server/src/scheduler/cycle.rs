@@ -105,14 +105,14 @@ impl Scheduler {
     /// and then it is read and decided again under the write turn.
     async fn decide_and_apply(&self) -> Result<Decided, LoopError> {
         let now = now_ms();
-        let inputs_seen = db::plan_inputs();
         let mut read = self.db.begin().await?;
+        let (_, inputs_seen) = db::write_counts(&mut read).await?;
         let mut snapshot = db::scheduling::load_snapshot(&mut read, now, self.mode).await?;
         let mut marks = db::scheduling::waiting_marks(&mut read).await?;
         read.rollback().await?;
         let mut plan = crate::policy::decide(&snapshot);
         let mut tx = self.write().await?;
-        if db::plan_inputs() != inputs_seen {
+        if db::write_counts(&mut tx).await?.1 != inputs_seen {
             metrics::counter!("scheduler_snapshots_reread_total").increment(1);
             snapshot = db::scheduling::load_snapshot(&mut tx, now, self.mode).await?;
             marks = db::scheduling::waiting_marks(&mut tx).await?;
@@ -137,6 +137,9 @@ impl Scheduler {
         let mut results = Vec::with_capacity(starts.len());
         for req in starts {
             let job = req.job;
+            // not started here: the next scheduler's recovery finds the
+            // dispatch never reached the executor and puts it back
+            self.may_act()?;
             failpoint("before-start");
             let start_began = Instant::now();
             let result = self.executor.start(req).await;
@@ -170,6 +173,7 @@ impl Scheduler {
         self.give_up_unconfirmed_cancels().await?;
         let cancelling = db::jobs::cancelling_attempts(&mut self.db.acquire().await?).await?;
         for (job, attempt) in cancelling {
+            self.may_act()?;
             if let Err(e) = self.executor.cancel(job, attempt, self.grace).await {
                 tracing::warn!(job, error = %e, "cancel not delivered; will retry");
             }

@@ -10,11 +10,28 @@
 //! after another took over is refused at its first write.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::Scheduler;
 use crate::services::{ha, Services};
+
+/// Until when the loop under a lease may act on the executor: the start
+/// of its last successful renewal (or of the take) plus `lease − renew`,
+/// on the monotonic clock, which goes on while the process is stopped.
+#[derive(Clone)]
+pub struct ActUntil(Arc<Mutex<Instant>>);
+
+impl ActUntil {
+    pub fn still(&self) -> bool {
+        Instant::now() < *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn extend(&self, to: Instant) {
+        let mut until = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        *until = (*until).max(to);
+    }
+}
 
 /// How often a standby tries to take a lapsed lease (api.md: 2 s).
 pub const TRY_EVERY: Duration = Duration::from_secs(2);
@@ -27,10 +44,12 @@ impl Scheduler {
             Err(e) => return tracing::error!(error = %e, "this instance never schedules"),
         };
         tokio::pin!(shutdown);
+        let margin = lease.saturating_sub(renew_every);
         loop {
-            let epoch = loop {
+            let (epoch, asked) = loop {
+                let asked = Instant::now();
                 match ha::try_take(&services).await {
-                    Ok(Some(epoch)) => break epoch,
+                    Ok(Some(epoch)) => break (epoch, asked),
                     Ok(None) => {}
                     Err(e) => tracing::warn!(error = %e, "cannot ask for the scheduler's lease; trying again"),
                 }
@@ -41,8 +60,10 @@ impl Scheduler {
             };
             let mut term = self.clone();
             term.epoch = Some(epoch);
+            let until = ActUntil(Arc::new(Mutex::new(asked + margin)));
+            term.act_until = Some(until.clone());
             let (lost, lost_said) = tokio::sync::oneshot::channel::<()>();
-            let renewer = tokio::spawn(keep(services.clone(), epoch, lease, renew_every, lost));
+            let renewer = tokio::spawn(keep(services.clone(), epoch, lease, renew_every, until, lost));
             let stopping = Arc::new(AtomicBool::new(false));
             let stop = {
                 let stopping = stopping.clone();
@@ -72,13 +93,19 @@ async fn keep(
     epoch: i64,
     lease: Duration,
     renew_every: Duration,
+    until: ActUntil,
     lost: tokio::sync::oneshot::Sender<()>,
 ) {
     let mut renewed = Instant::now();
     loop {
         tokio::time::sleep(renew_every).await;
+        let asked = Instant::now();
         match ha::renew(&services, epoch).await {
-            Ok(true) => renewed = Instant::now(),
+            Ok(true) => {
+                // the row says it was renewed no earlier than `asked`
+                renewed = asked;
+                until.extend(asked + lease.saturating_sub(renew_every));
+            }
             Ok(false) => {
                 tracing::warn!(epoch, "another instance holds the scheduler's lease now");
                 break;

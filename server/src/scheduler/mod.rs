@@ -36,6 +36,10 @@ pub enum LoopError {
     /// refused from here on (api.md "High availability": fencing).
     #[error("another instance holds the scheduler's lease now (epoch {now}, this one had {had})")]
     Fenced { had: i64, now: i64 },
+    /// The lease was not renewed in time: this loop no longer asks the
+    /// executor to start or stop anything (another may hold it by now).
+    #[error("the lease was not renewed in time: nothing more is started or stopped here")]
+    Lapsed,
 }
 
 /// What one cycle did (for tests and logs).
@@ -79,6 +83,10 @@ pub struct Scheduler {
     /// The lease's epoch this loop schedules under (None: unfenced, a
     /// loop no lease was taken for).
     pub epoch: Option<i64>,
+    /// Until when (on this process's monotonic clock) the loop may still
+    /// act on the executor, moved on by each renewal (None: always, the
+    /// one instance on SQLite).
+    pub act_until: Option<lead::ActUntil>,
 }
 
 impl Scheduler {
@@ -95,5 +103,18 @@ impl Scheduler {
             }
         }
         Ok(tx)
+    }
+
+    /// Checked before each start, cancel and backfill change the loop
+    /// asks of the executor: those are not database writes the epoch
+    /// fences, so a process that was paused past its lease (`SIGSTOP`)
+    /// must notice by its own clock, which runs on meanwhile, before it
+    /// acts. (What is left: a pause between this check and the call
+    /// itself, a few instructions long.)
+    pub(crate) fn may_act(&self) -> Result<(), LoopError> {
+        match &self.act_until {
+            Some(until) if !until.still() => Err(LoopError::Lapsed),
+            _ => Ok(()),
+        }
     }
 }

@@ -17,7 +17,7 @@ impl Scheduler {
             match self.recover().await {
                 Ok(n) if n > 0 => tracing::info!(attempts = n, "recovered attempts from the executor"),
                 Ok(_) => {}
-                Err(e @ LoopError::Fenced { .. }) => {
+                Err(e @ (LoopError::Fenced { .. } | LoopError::Lapsed)) => {
                     tracing::error!(error = %e, "this instance stops scheduling");
                     return;
                 }
@@ -84,7 +84,7 @@ impl Scheduler {
                     tracing::error!(error = %e, "scheduler cycle failed");
                     self.health.set(Some(e.to_string()));
                 }
-                Err(e @ LoopError::Fenced { .. }) => {
+                Err(e @ (LoopError::Fenced { .. } | LoopError::Lapsed)) => {
                     // fenced: nothing more of this loop's may be written;
                     // the instance keeps serving the console and the API
                     tracing::error!(error = %e, "this instance stops scheduling");

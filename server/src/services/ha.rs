@@ -32,6 +32,75 @@ impl Default for Lease {
     }
 }
 
+impl Lease {
+    /// The epoch this instance holds the lease at, if it does.
+    pub fn held(&self) -> Option<i64> {
+        *self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// This instance's name in the lease row.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+}
+
+/// Whether this instance does the scheduler's work beside its loop now
+/// (deliveries, the session watchers' checks): always on SQLite, where
+/// one instance serves; on PostgreSQL only while it holds the lease.
+#[derive(Clone)]
+pub struct Duty {
+    several: bool,
+    lease: Lease,
+}
+
+impl Duty {
+    pub fn now(&self) -> bool {
+        !self.several || self.lease.held().is_some()
+    }
+}
+
+impl Services {
+    pub fn duty(&self) -> Duty {
+        Duty { several: self.db.is_postgres(), lease: self.lease.clone() }
+    }
+}
+
+/// Passes this instance's wake-ups of the scheduler on to the others
+/// (PostgreSQL): a submit or a cancel on a standby reaches the scheduler
+/// in milliseconds, not at its next timed cycle. Wakes in a burst are
+/// sent as one.
+pub async fn announce_wakes(state: Services) {
+    loop {
+        state.remote_wake.notified().await;
+        if let Err(e) = db::wakes::announce(&state.db, &state.lease.holder).await {
+            tracing::warn!(error = %e, "cannot tell the scheduler about new work; it finds it at its next cycle");
+        }
+    }
+}
+
+/// Wakes this instance's loop when another instance announces work.
+pub async fn hear_wakes(state: Services) {
+    loop {
+        match db::wakes::Wakes::listen(&state.db).await {
+            Ok(None) => return,
+            Ok(Some(mut wakes)) => loop {
+                match wakes.next().await {
+                    Ok(from) if from != state.lease.holder => state.wake.notify_one(),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "lost the wake-ups of other instances; listening again");
+                        break;
+                    }
+                }
+            },
+            Err(e) => tracing::warn!(error = %e, "cannot hear other instances' wake-ups; trying again"),
+        }
+        tokio::time::sleep(TRY_AGAIN).await;
+    }
+}
+
+const TRY_AGAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Takes the lease for this instance if it lapsed (or nobody holds it):
 /// the new epoch, or None.
 pub async fn try_take(state: &Services) -> ServiceResult<Option<i64>> {
@@ -89,15 +158,23 @@ pub async fn take(state: &Services) -> ServiceResult<i64> {
     Ok(epoch)
 }
 
+/// How long `/healthz` and `/readyz` wait for the database: a pool
+/// retries connecting to a stopped database for its whole acquire
+/// timeout, and a load balancer's check must not wait that long.
+const ASK_DATABASE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Whether the database answers a query now (`/healthz`).
 pub async fn database_answers(state: &Services) -> Result<(), sqlx::Error> {
-    db::health::ping(&mut state.db.acquire().await?).await
+    let ping = async { db::health::ping(&mut state.db.acquire().await?).await };
+    tokio::time::timeout(ASK_DATABASE, ping).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))
 }
 
 /// The role of this instance and the lease's epoch, as the database has
 /// them (an error: the database cannot be reached).
 pub async fn readiness(state: &Services) -> ServiceResult<Readiness> {
-    let (epoch, holder) = db::lease::current(&mut state.db.acquire().await?).await?;
+    let current = async { db::lease::current(&mut state.db.acquire().await?).await };
+    let (epoch, holder) =
+        tokio::time::timeout(ASK_DATABASE, current).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))?;
     let held = *state.lease.held.lock().unwrap_or_else(|p| p.into_inner());
     Ok(Readiness { scheduler: holder == state.lease.holder && held == Some(epoch), epoch })
 }

@@ -74,11 +74,18 @@ pub struct Services {
     pub lab_regroups: Arc<tokio::sync::Notify>,
     /// This instance in the scheduler's lease.
     pub lease: ha::Lease,
+    /// Wake-ups for the other instances' scheduler (PostgreSQL).
+    pub remote_wake: Arc<tokio::sync::Notify>,
 }
 
 impl Services {
+    /// Wakes the scheduler loop, here or (PostgreSQL) on the instance
+    /// that holds the lease.
     pub fn wake_scheduler(&self) {
         self.wake.notify_one();
+        if self.lease.held().is_none() {
+            self.remote_wake.notify_one();
+        }
     }
 }
 

@@ -18,6 +18,7 @@ mod devices;
 mod directory;
 mod directory_passwords;
 mod edge;
+mod failover;
 mod files;
 mod forecast;
 mod helpers;

@@ -63,8 +63,17 @@ impl ServerProcess {
                 break url.trim().to_string();
             }
         };
-        // keep draining stdout so the server never blocks on it
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let base_for_echo = base.clone();
+        // keep draining stdout so the server never blocks on it (shown
+        // with JPU_TEST_ECHO=1, to read what a server logged)
+        let echo = std::env::var_os("JPU_TEST_ECHO").is_some();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if echo {
+                    eprintln!("[{base_for_echo}] {line}");
+                }
+            }
+        });
         ServerProcess { child, base }
     }
 

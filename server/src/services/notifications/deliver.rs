@@ -29,6 +29,7 @@ use crate::clock::{now_ms, rfc3339};
 use crate::config::NotifySettings;
 use crate::db;
 use crate::db::notifications::Due;
+use crate::services::ha::Duty;
 
 /// How often the outbox is looked at: the longest an event waits before
 /// its first try.
@@ -46,19 +47,9 @@ struct Context {
     mailer: Option<AsyncSmtpTransport<Tokio1Executor>>,
 }
 
-/// Delivers until `stop` resolves.
-pub async fn run(db: Pool, settings: NotifySettings, stop: impl Future<Output = ()> + Send) {
-    let requeued = async {
-        let mut tx = db::write_tx(&db).await?;
-        let n = db::notifications::requeue_sending(&mut tx).await?;
-        tx.commit().await?;
-        Ok::<_, sqlx::Error>(n)
-    };
-    match requeued.await {
-        Ok(n) if n > 0 => tracing::warn!(n, "deliveries interrupted by the last stop are sent again"),
-        Ok(_) => {}
-        Err(e) => tracing::error!(error = %e, "cannot requeue interrupted deliveries"),
-    }
+/// Delivers until `stop` resolves, while `duty` says this instance does
+/// the scheduler's work (api.md: deliveries are the scheduler's).
+pub async fn run(db: Pool, settings: NotifySettings, duty: Duty, stop: impl Future<Output = ()> + Send) {
     let ctx = Arc::new(Context {
         allow: AllowList::new(&settings.webhook_allow),
         mailer: send::mailer(&settings.smtp_url),
@@ -66,6 +57,7 @@ pub async fn run(db: Pool, settings: NotifySettings, stop: impl Future<Output = 
         settings,
     });
     let mut sending = Sending::default();
+    let mut on_duty = false;
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -73,12 +65,42 @@ pub async fn run(db: Pool, settings: NotifySettings, stop: impl Future<Output = 
             _ = tokio::time::sleep(POLL) => {}
             Some(done) = sending.tasks.join_next() => sending.finished(done),
         }
-        if let Err(e) = sending.claim_more(&ctx).await {
-            tracing::error!(error = %e, "cannot claim due notifications");
+        match (on_duty, duty.now()) {
+            (_, false) => on_duty = false,
+            // on taking the duty: what the last holder was sending when it
+            // stopped (or this instance, before a restart) goes again
+            (false, true) => on_duty = requeue_interrupted(&ctx.db).await,
+            (true, true) => {}
+        }
+        if on_duty {
+            if let Err(e) = sending.claim_more(&ctx).await {
+                tracing::error!(error = %e, "cannot claim due notifications");
+            }
         }
     }
     // a send cut short stays SENDING and goes again at the next start
     sending.tasks.abort_all();
+}
+
+/// Whether the interrupted deliveries were put back (else: tried again).
+async fn requeue_interrupted(db: &Pool) -> bool {
+    let requeued = async {
+        let mut tx = db::write_tx(db).await?;
+        let n = db::notifications::requeue_sending(&mut tx).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(n)
+    };
+    match requeued.await {
+        Ok(n) if n > 0 => {
+            tracing::warn!(n, "deliveries interrupted by the last stop are sent again");
+            true
+        }
+        Ok(_) => true,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot requeue interrupted deliveries");
+            false
+        }
+    }
 }
 
 /// The deliveries in flight, by target.

@@ -7,6 +7,9 @@
 //! 4. ends the ones nobody used for `sessions.idle_minutes`: `CANCELLED`
 //!    with `end_reason` `IDLE`, through the same cancel as any job.
 //!
+//! With several instances (PostgreSQL), each writes its own proxy's
+//! traffic (1) and only the scheduler does 2–4.
+//!
 //! What it knows is in the database, so a restarted server goes on where
 //! this one stopped (a READY session stays reachable).
 
@@ -33,6 +36,7 @@ pub async fn run(
     settings: Arc<Settings>,
     activity: Arc<Activity>,
     wake: Arc<tokio::sync::Notify>,
+    duty: crate::services::ha::Duty,
     stop: impl Future<Output = ()>,
 ) {
     let layout = Layout::new(&settings.executor.output_root);
@@ -44,7 +48,8 @@ pub async fn run(
             _ = tokio::time::sleep(TICK) => {}
         }
         ticks += 1;
-        match tick(&pool, &settings, &activity, &layout, ticks.is_multiple_of(KERNEL_EVERY)).await {
+        let checks = duty.now().then_some(ticks.is_multiple_of(KERNEL_EVERY));
+        match tick(&pool, &settings, &activity, &layout, checks).await {
             // the loop stops the ones that ended now
             Ok(true) => wake.notify_one(),
             Ok(false) => {}
@@ -58,7 +63,7 @@ async fn tick(
     settings: &Settings,
     activity: &Activity,
     layout: &Layout,
-    ask_kernels: bool,
+    checks: Option<bool>,
 ) -> Result<bool, sqlx::Error> {
     let mut ended = false;
     // 1. traffic through the proxy
@@ -70,6 +75,11 @@ async fn tick(
         }
         tx.commit().await?;
     }
+    // 2–4 are the scheduler's (api.md); traffic is written by every
+    // instance, each for the browsers its own proxy served
+    let Some(ask_kernels) = checks else {
+        return Ok(false);
+    };
     let running = {
         let mut conn = pool.acquire().await?;
         db::sessions::running(&mut conn).await?

@@ -1,0 +1,276 @@
+//! #45 (5): several real `jpu-share serve` processes on one PostgreSQL
+//! database and one output root, and what happens to the scheduler role
+//! when one dies mid-cycle, is paused past its lease, or loses the
+//! database for a while. Run in the suite's PostgreSQL pass only.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{client, TestApp};
+use crate::process::ServerProcess;
+
+/// A short lease, so the tests take seconds (the default is 15 s).
+const HA: [(&str, &str); 3] =
+    [("JPU__HA__LEASE_SECONDS", "4"), ("JPU__HA__RENEW_SECONDS", "1"), ("JPU__EXECUTOR__ALLOW_UNISOLATED", "true")];
+
+async fn readyz(base: &str) -> (StatusCode, Value) {
+    match client().get(format!("{base}/readyz")).timeout(Duration::from_secs(5)).send().await {
+        Ok(resp) => {
+            let status = resp.status();
+            (status, resp.json().await.unwrap_or(Value::Null))
+        }
+        Err(e) => panic!("{base}/readyz did not answer: {e}"),
+    }
+}
+
+/// Waits until `base` says `role`; how long that took.
+async fn wait_role(base: &str, role: &str, within: Duration) -> Duration {
+    let began = Instant::now();
+    loop {
+        let (status, body) = readyz(base).await;
+        if status == StatusCode::OK && body["role"] == role {
+            return began.elapsed();
+        }
+        assert!(began.elapsed() < within, "{base} never became {role}: {status} {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Each job ran exactly once: one attempt, and its output says so once.
+async fn ran_once(app: &TestApp, token: &str, ids: &[i64]) {
+    for id in ids {
+        let done = app.wait_state(token, *id, "COMPLETED").await;
+        assert_eq!(done["attempts"].as_array().map(Vec::len), Some(1), "one attempt: {done}");
+        let log = app.client.get(app.url(&format!("/v1/jobs/{id}/logs"))).bearer_auth(token).send().await.unwrap();
+        let log: Value = log.json().await.unwrap();
+        let runs = log["data"].as_str().unwrap_or_default().matches("ran-once").count();
+        assert_eq!(runs, 1, "job {id} ran once: {log}");
+    }
+}
+
+fn job(name: &str, seconds: f64) -> Value {
+    json!({"name": name, "command": format!("sleep {seconds}; echo ran-once"), "num_gpus": 1})
+}
+
+async fn submit_all(app: &TestApp, token: &str, prefix: &str, n: usize, seconds: f64) -> Vec<i64> {
+    let mut ids = Vec::with_capacity(n);
+    for i in 0..n {
+        ids.push(app.submit_ok(token, job(&format!("{prefix}-{i}"), seconds)).await["id"].as_i64().unwrap());
+    }
+    ids
+}
+
+/// 60 jobs waiting on the demo's 4 GPUs; the scheduler dies in the
+/// middle of a dispatch (after the executor started the job, before the
+/// start was confirmed: the `before-confirm` failpoint aborts the
+/// process), the standby takes over; then that one is `kill -9`ed while
+/// jobs run and a third takes over. Every job runs exactly once.
+#[tokio::test]
+async fn on_postgres_sixty_jobs_run_exactly_once_across_two_scheduler_deaths() {
+    let Some(cluster) = crate::helpers::postgres_cluster() else {
+        eprintln!("several instances need PostgreSQL; skipping");
+        return;
+    };
+    let dir = crate::helpers::shared_tempdir();
+    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
+    let mut env = HA.to_vec();
+    env.push(("JPU__DATABASE__URL", url.as_str()));
+    let mut dying = env.clone();
+    dying.push(("JPU_FAILPOINT", "before-confirm"));
+    let first = ServerProcess::start(dir.path(), &dying).await;
+    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
+    let second = ServerProcess::start(dir.path(), &env).await;
+    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
+    let token = app.demo_token().await;
+    let ids = submit_all(&app, &token, "wave", 60, 0.3).await;
+    // the first aborts at its first dispatch
+    first.wait_exit().await;
+    let took = wait_role(&second.base, "scheduler", Duration::from_secs(30)).await;
+    eprintln!("the standby led {:.1} s after the abort", took.as_secs_f64());
+    let third = ServerProcess::start(dir.path(), &env).await;
+    // some jobs done, some running, most waiting: the second dies too
+    app.wait_state(&token, ids[8], "COMPLETED").await;
+    second.kill9().await;
+    let app = TestApp::attach(third.base.clone(), tempfile::tempdir().unwrap());
+    wait_role(&third.base, "scheduler", Duration::from_secs(30)).await;
+    ran_once(&app, &token, &ids).await;
+    drop(third);
+    crate::helpers::drop_postgres_database(&url);
+}
+
+/// A scheduler stopped (`SIGSTOP`) past its lease is fenced when it
+/// wakes (`SIGCONT`): the standby took over meanwhile, the woken one
+/// steps down to standby by itself, and no job is started or ended twice
+/// — neither those that ran across the pause nor those sent after it.
+#[tokio::test]
+async fn on_postgres_a_scheduler_paused_past_its_lease_steps_down_when_it_wakes() {
+    let Some(cluster) = crate::helpers::postgres_cluster() else {
+        eprintln!("several instances need PostgreSQL; skipping");
+        return;
+    };
+    let dir = crate::helpers::shared_tempdir();
+    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
+    let mut env = HA.to_vec();
+    env.push(("JPU__DATABASE__URL", url.as_str()));
+    let first = ServerProcess::start(dir.path(), &env).await;
+    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
+    let second = ServerProcess::start(dir.path(), &env).await;
+    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
+    let token = app.demo_token().await;
+    let before = submit_all(&app, &token, "before", 16, 1.0).await;
+    app.wait_state(&token, before[0], "RUNNING").await;
+    let pid = nix::unistd::Pid::from_raw(first.pid() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let took = wait_role(&second.base, "scheduler", Duration::from_secs(30)).await;
+    eprintln!("the standby led {:.1} s after the pause", took.as_secs_f64());
+    // jobs go on under the new scheduler while the old one sleeps
+    let during = submit_all(&app, &token, "during", 4, 0.2).await;
+    app.wait_state(&token, during[3], "COMPLETED").await;
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    wait_role(&first.base, "standby", Duration::from_secs(10)).await;
+    let (_, one) = readyz(&first.base).await;
+    let (_, two) = readyz(&second.base).await;
+    assert_eq!((one["epoch"].as_i64(), two["role"].as_str()), (two["epoch"].as_i64(), Some("scheduler")));
+    let after = submit_all(&app, &token, "after", 8, 0.2).await;
+    let on_first = TestApp::attach(first.base.clone(), tempfile::tempdir().unwrap());
+    ran_once(&on_first, &token, &[before, during, after].concat()).await;
+    // it stood by, as a standby does: it leads once the other is gone
+    second.kill9().await;
+    wait_role(&first.base, "scheduler", Duration::from_secs(30)).await;
+    let last = submit_all(&on_first, &token, "last", 2, 0.1).await;
+    ran_once(&on_first, &token, &last).await;
+    drop(first);
+    crate::helpers::drop_postgres_database(&url);
+}
+
+/// A PostgreSQL cluster of this test's own (the suite's is shared), run
+/// by `.ci/postgres-cluster` on a free port: it can be stopped and
+/// started again under two servers.
+struct OwnCluster {
+    base: String,
+    port: u16,
+    url: String,
+}
+
+impl OwnCluster {
+    fn script() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/postgres-cluster")
+    }
+
+    fn run(&self, what: &str) -> String {
+        let out = std::process::Command::new(Self::script())
+            .arg(what)
+            .env("JPU_PG_BASE", &self.base)
+            .env("JPU_PG_PORT", self.port.to_string())
+            .output()
+            .expect("the cluster script runs");
+        assert!(out.status.success(), "postgres-cluster {what}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        // under /tmp: the postgres user must reach it
+        let base = format!("/tmp/jpu-pg-own-{}-{port}", std::process::id());
+        let mut cluster = Self { base, port, url: String::new() };
+        let said = cluster.run("start");
+        cluster.url = said.trim().trim_start_matches("export JPU_TEST_POSTGRES=").to_string();
+        cluster
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(Self::script())
+            .arg("stop")
+            .env("JPU_PG_BASE", &self.base)
+            .env("JPU_PG_PORT", self.port.to_string())
+            .output();
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+/// The database stops under two servers: both keep answering `/healthz`
+/// (degraded, naming the database) while `/readyz` says 503; when it is
+/// back, both are ready again by themselves, one schedules, and a job
+/// sent before the stop and one sent after both run.
+#[tokio::test]
+async fn on_postgres_both_instances_ride_out_a_database_restart() {
+    if crate::helpers::postgres_cluster().is_none() {
+        eprintln!("needs PostgreSQL installed (the suite's PostgreSQL pass); skipping");
+        return;
+    }
+    let cluster = OwnCluster::start();
+    let dir = crate::helpers::shared_tempdir();
+    let mut env = HA.to_vec();
+    env.push(("JPU__DATABASE__URL", cluster.url.as_str()));
+    let first = ServerProcess::start(dir.path(), &env).await;
+    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
+    let second = ServerProcess::start(dir.path(), &env).await;
+    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
+    let token = app.demo_token().await;
+    let first_job = submit_all(&app, &token, "before", 1, 0.1).await;
+    ran_once(&app, &token, &first_job).await;
+    // a job waits behind a stopped database
+    let held = app.submit_ok(&token, json!({"name": "held", "command": "sleep 60", "num_gpus": 1})).await;
+    let held = held["id"].as_i64().unwrap();
+    app.wait_state(&token, held, "RUNNING").await;
+    let queued = submit_all(&app, &token, "queued", 1, 0.1).await;
+
+    cluster.run("stop");
+    for base in [&first.base, &second.base] {
+        let began = Instant::now();
+        loop {
+            let (status, _) = readyz(base).await;
+            if status == StatusCode::SERVICE_UNAVAILABLE {
+                break;
+            }
+            assert!(began.elapsed() < Duration::from_secs(15), "{base}/readyz still {status}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let health = client().get(format!("{base}/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), StatusCode::OK, "liveness stays");
+        let body: Value = health.json().await.unwrap();
+        assert_eq!((body["status"].as_str(), body["database"].as_str()), (Some("degraded"), Some("unreachable")));
+    }
+    // longer than the lease: whoever held it stopped dispatching
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    cluster.run("resume");
+    let mut roles = Vec::new();
+    for base in [&first.base, &second.base] {
+        let began = Instant::now();
+        loop {
+            let (status, body) = readyz(base).await;
+            if status == StatusCode::OK {
+                roles.push(body["role"].as_str().unwrap_or_default().to_string());
+                break;
+            }
+            assert!(began.elapsed() < Duration::from_secs(30), "{base} never ready again: {status}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    // one of them schedules again, by itself
+    let began = Instant::now();
+    loop {
+        let a = readyz(&first.base).await.1;
+        let b = readyz(&second.base).await.1;
+        let leaders = [&a, &b].iter().filter(|r| r["role"] == "scheduler").count();
+        if leaders == 1 {
+            break;
+        }
+        assert!(
+            leaders == 0 && began.elapsed() < Duration::from_secs(30),
+            "one scheduler: {a} {b} (first seen {roles:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(app.cancel(&token, held).await.status().is_success());
+    let after = submit_all(&app, &token, "after", 2, 0.1).await;
+    ran_once(&app, &token, &[queued, after].concat()).await;
+    let held = app.wait_state(&token, held, "CANCELLED").await;
+    assert_eq!(held["attempts"].as_array().map(Vec::len), Some(1), "{held}");
+    drop(first);
+    drop(second);
+}
