@@ -50,9 +50,12 @@ impl Default for HaSettings {
 impl HaSettings {
     /// The lease and renewal periods, or why they are not usable.
     pub fn periods(&self) -> Result<(std::time::Duration, std::time::Duration), String> {
-        if self.renew_seconds == 0 || self.renew_seconds >= self.lease_seconds {
+        // the holder acts until `lease − renew` after a renewal began; the
+        // next one begins `renew` later: with lease ≤ 2 × renew it would
+        // stop between two good renewals and step down for nothing
+        if self.renew_seconds == 0 || self.lease_seconds <= 2 * self.renew_seconds {
             return Err(format!(
-                "ha.renew_seconds ({}) must be at least 1 and less than ha.lease_seconds ({})",
+                "ha.renew_seconds ({}) must be at least 1 and less than half of ha.lease_seconds ({})",
                 self.renew_seconds, self.lease_seconds
             ));
         }

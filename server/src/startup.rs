@@ -66,6 +66,9 @@ impl Application {
                 settings.executor.gpu_devices
             )));
         }
+        if db::is_postgres_url(&settings.database.url) {
+            settings.ha.periods().map_err(StartupError::Settings)?;
+        }
         let pool = db::connect(&settings.database).await?;
         let seeded = seed::seed_if_empty(
             &pool,

@@ -66,6 +66,12 @@ impl Server {
         (field("VmRSS:"), field("VmHWM:"))
     }
 
+    /// `kill -9`.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     pub fn stop(mut self) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(self.child.id() as i32),

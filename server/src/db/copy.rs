@@ -80,19 +80,17 @@ pub async fn to_postgres(source: &Pool, to: &str, mut progress: impl FnMut(&str,
     let mut pg = sqlx::postgres::PgConnection::connect_with(&options).await.map_err(target_error)?;
     let mut read = sqlite.begin().await.map_err(|e| CopyError::Source(e.to_string()))?;
     let ours = sqlite_tables(&mut read).await.map_err(|e| CopyError::Source(e.to_string()))?;
-    let held: Vec<String> = present_tables(&mut pg)
-        .await
-        .map_err(target_error)?
-        .into_iter()
-        .filter(|t| t == "_sqlx_migrations" || ours.contains(t))
-        .collect();
+    // tables of someone else's may stay: they are neither checked nor copied
+    let before = present_tables(&mut pg).await.map_err(target_error)?;
+    let held: Vec<String> = before.iter().filter(|t| *t == "_sqlx_migrations" || ours.contains(*t)).cloned().collect();
     if !held.is_empty() {
         return Err(CopyError::NotEmpty { url: redacted(to), tables: held.join(", ") });
     }
 
     let mut tx = pg.begin().await.map_err(target_error)?;
     MIGRATOR_PG.run(&mut *tx).await.map_err(|e| CopyError::Copy { table: "(schema)".into(), source: e.into() })?;
-    let columns = target_columns(&mut tx).await?;
+    let mut columns = target_columns(&mut tx).await?;
+    columns.retain(|table, _| !before.contains(table));
     let order = parents_first(&mut tx, columns.keys().cloned().collect()).await.map_err(target_error)?;
     // rows the schema itself put in (the one-row tables): the copy's win
     for table in order.iter().rev() {

@@ -78,7 +78,14 @@ pub fn redacted(url: &str) -> String {
             let _ = parsed.set_password(Some("***"));
             parsed.to_string()
         }
-        _ => url.to_string(),
+        Ok(_) => url.to_string(),
+        // a URL that does not parse (a `/` or `#` in its password) may
+        // still hold one: only what stands before `://` is shown
+        Err(_) => match url.split_once("://") {
+            Some((scheme, _)) => format!("{scheme}://… (a URL that does not parse)"),
+            None if url.contains('@') => "(a URL that does not parse)".into(),
+            None => url.to_string(),
+        },
     }
 }
 
@@ -232,6 +239,13 @@ pub async fn write_tx(pool: &Pool) -> Result<WriteTx, sqlx::Error> {
 /// decided on an earlier read may still apply its plan (see
 /// `scheduler::cycle`).
 pub async fn write_tx_adding_jobs(pool: &Pool) -> Result<WriteTx, sqlx::Error> {
+    begin_write(pool, true).await
+}
+
+/// [`write_tx`] for a write that changes nothing a plan rests on (the
+/// scheduler's lease): its commit leaves [`write_counts`]' plan inputs
+/// alone, so renewals every few seconds make no cycle read again.
+pub async fn write_tx_outside_plans(pool: &Pool) -> Result<WriteTx, sqlx::Error> {
     begin_write(pool, true).await
 }
 

@@ -151,7 +151,7 @@ pub async fn next_due(conn: &mut impl AsConn) -> Result<Option<i64>, sqlx::Error
 pub async fn delivered(conn: &mut WriteTx, id: i64, now_ms: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE notification_outbox SET state = 'DELIVERED', attempts = attempts + 1, delivered_at = ?, last_error = NULL
-         WHERE id = ?",
+         WHERE id = ? AND state = 'SENDING'",
         now_ms,
         id
     )
@@ -168,7 +168,7 @@ pub async fn failed(conn: &mut WriteTx, id: i64, error: &str, retry_at: Option<i
     sqlx::query!(
         "UPDATE notification_outbox SET state = ?, attempts = attempts + 1, last_error = ?,
                 next_attempt_at = CASE WHEN ? = 'PENDING' THEN ? ELSE next_attempt_at END
-         WHERE id = ?",
+         WHERE id = ? AND state = 'SENDING'",
         state,
         error,
         state,

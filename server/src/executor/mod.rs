@@ -142,6 +142,14 @@ pub trait Executor: Send + Sync + 'static {
     fn isolation(&self) -> app::model::policy::IsolationFacts {
         app::model::policy::IsolationFacts::default()
     }
+    /// The longest one `start` or `deploy_backfill` call may take: a
+    /// scheduler taking over waits out what is left of it beyond the
+    /// lease's margin before it reconciles, so a start its predecessor
+    /// had under way when it died or was paused lands first and is
+    /// adopted, rather than put back and started a second time.
+    fn longest_start(&self) -> Duration {
+        Duration::from_secs(2)
+    }
     /// The nodes and GPUs the executor knows of, when it is the source of
     /// truth for them (Slurm); `None` = the configured nodes are.
     async fn inventory(&self) -> Result<Option<Vec<NodeInventory>>, ExecutorError> {

@@ -312,6 +312,12 @@ impl SlurmExecutor {
 
 #[async_trait::async_trait]
 impl Executor for SlurmExecutor {
+    /// `scontrol` for the node's address, then `sbatch`: each may take
+    /// the command timeout.
+    fn longest_start(&self) -> Duration {
+        self.shared.cli.timeout * 2 + Duration::from_secs(1)
+    }
+
     /// What Slurm holds (`--uid`, `task/cgroup`); the nodes' own network
     /// and scratch are the cluster's to configure.
     fn isolation(&self) -> app::model::policy::IsolationFacts {

@@ -10,28 +10,11 @@
 //! after another took over is refused at its first write.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Scheduler;
 use crate::services::{ha, Services};
-
-/// Until when the loop under a lease may act on the executor: the start
-/// of its last successful renewal (or of the take) plus `lease − renew`,
-/// on the monotonic clock, which goes on while the process is stopped.
-#[derive(Clone)]
-pub struct ActUntil(Arc<Mutex<Instant>>);
-
-impl ActUntil {
-    pub fn still(&self) -> bool {
-        Instant::now() < *self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn extend(&self, to: Instant) {
-        let mut until = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        *until = (*until).max(to);
-    }
-}
 
 /// How often a standby tries to take a lapsed lease (api.md: 2 s).
 pub const TRY_EVERY: Duration = Duration::from_secs(2);
@@ -44,12 +27,10 @@ impl Scheduler {
             Err(e) => return tracing::error!(error = %e, "this instance never schedules"),
         };
         tokio::pin!(shutdown);
-        let margin = lease.saturating_sub(renew_every);
         loop {
-            let (epoch, asked) = loop {
-                let asked = Instant::now();
+            let epoch = loop {
                 match ha::try_take(&services).await {
-                    Ok(Some(epoch)) => break (epoch, asked),
+                    Ok(Some(epoch)) => break epoch,
                     Ok(None) => {}
                     Err(e) => tracing::warn!(error = %e, "cannot ask for the scheduler's lease; trying again"),
                 }
@@ -60,10 +41,9 @@ impl Scheduler {
             };
             let mut term = self.clone();
             term.epoch = Some(epoch);
-            let until = ActUntil(Arc::new(Mutex::new(asked + margin)));
-            term.act_until = Some(until.clone());
+            term.act_until = Some(services.lease.act_until().clone());
             let (lost, lost_said) = tokio::sync::oneshot::channel::<()>();
-            let renewer = tokio::spawn(keep(services.clone(), epoch, lease, renew_every, until, lost));
+            let renewer = tokio::spawn(keep(services.clone(), epoch, lease, renew_every, lost));
             let stopping = Arc::new(AtomicBool::new(false));
             let stop = {
                 let stopping = stopping.clone();
@@ -75,6 +55,8 @@ impl Scheduler {
                     }
                 }
             };
+            // renewed meanwhile: the wait may be longer than the lease
+            term.settle(renew_every).await;
             term.run(stop).await;
             renewer.abort();
             let stopping = stopping.load(Ordering::SeqCst);
@@ -86,6 +68,28 @@ impl Scheduler {
     }
 }
 
+impl Scheduler {
+    /// Before adopting what the last holder left: if it left dispatches
+    /// unconfirmed, one of its starts may still be under way (it stops
+    /// beginning starts `renew` before its lease lapses, but one begun
+    /// just before may take the executor's longest start). Waiting that
+    /// out keeps recovery from putting back a job that is about to run.
+    async fn settle(&self, renew_every: Duration) {
+        let wait = self.executor.longest_start().saturating_sub(renew_every);
+        if wait.is_zero() {
+            return;
+        }
+        let unconfirmed = async {
+            let live = crate::db::jobs::live_attempts(&mut self.db.acquire().await?).await?;
+            Ok::<_, sqlx::Error>(live.iter().any(|(_, _, dispatching)| *dispatching))
+        };
+        if unconfirmed.await.unwrap_or(true) {
+            tracing::info!(?wait, "the last scheduler left starts unconfirmed: waiting for any still under way");
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
 /// Renews the lease taken at `epoch` until it is lost or cannot be
 /// renewed in time; then says so on `lost`.
 async fn keep(
@@ -93,7 +97,6 @@ async fn keep(
     epoch: i64,
     lease: Duration,
     renew_every: Duration,
-    until: ActUntil,
     lost: tokio::sync::oneshot::Sender<()>,
 ) {
     let mut renewed = Instant::now();
@@ -101,11 +104,8 @@ async fn keep(
         tokio::time::sleep(renew_every).await;
         let asked = Instant::now();
         match ha::renew(&services, epoch).await {
-            Ok(true) => {
-                // the row says it was renewed no earlier than `asked`
-                renewed = asked;
-                until.extend(asked + lease.saturating_sub(renew_every));
-            }
+            // (the renewal also moved the loop's deadline on)
+            Ok(true) => renewed = asked,
             Ok(false) => {
                 tracing::warn!(epoch, "another instance holds the scheduler's lease now");
                 break;

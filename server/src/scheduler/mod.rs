@@ -86,7 +86,7 @@ pub struct Scheduler {
     /// Until when (on this process's monotonic clock) the loop may still
     /// act on the executor, moved on by each renewal (None: always, the
     /// one instance on SQLite).
-    pub act_until: Option<lead::ActUntil>,
+    pub act_until: Option<crate::services::ha::ActUntil>,
 }
 
 impl Scheduler {

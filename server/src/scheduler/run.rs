@@ -36,9 +36,17 @@ impl Scheduler {
         if let Err(e) = self.recover_backfill().await {
             tracing::error!(error = %e, "cannot reconcile backfill instances");
         }
+        // a first cycle at once: a scheduler taking over finds jobs that
+        // waited for it, which would otherwise wait for a wake or the next
+        // timed cycle (`scheduler.cycle_ms`, 5 s)
+        self.wake.notify_one();
         let mut last_end = tokio::time::Instant::now();
         let mut last_took = Duration::ZERO;
         let mut cycles: u64 = 0;
+        // after a cycle the database cut short, what it took from the
+        // executor (ends, start results) may not have been written: the
+        // executor is asked again, as after a restart, before going on
+        let mut reconcile = false;
         loop {
             // with backfill on, idle time must be noticed without a wake-up
             let tick = if self.backfill.get().policy().enabled {
@@ -59,6 +67,19 @@ impl Scheduler {
                     tokio::select! {
                         _ = &mut shutdown => break,
                         _ = tokio::time::sleep_until(last_end + (last_took * 2).min(MAX_WOKEN_CYCLE_GAP)) => {}
+                    }
+                }
+            }
+            if reconcile {
+                match self.recover().await {
+                    Ok(_) => reconcile = false,
+                    Err(e @ (LoopError::Fenced { .. } | LoopError::Lapsed)) => {
+                        tracing::error!(error = %e, "this instance stops scheduling");
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot reconcile with the executor yet; no cycle until then");
+                        continue;
                     }
                 }
             }
@@ -90,7 +111,10 @@ impl Scheduler {
                     tracing::error!(error = %e, "this instance stops scheduling");
                     return;
                 }
-                Err(e) => tracing::error!(error = %e, "scheduler cycle failed"),
+                Err(e) => {
+                    tracing::error!(error = %e, "scheduler cycle failed");
+                    reconcile = true;
+                }
             }
         }
     }

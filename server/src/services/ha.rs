@@ -10,25 +10,36 @@
 //! `/readyz` and `/metrics` say the role and the epoch.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use crate::clock::now_ms;
 use crate::db;
 use crate::services::{ServiceResult, Services};
 
-/// This instance's name in the lease, and the epoch it took (None: it
-/// does not schedule).
+/// This instance's name in the lease, the epoch it took (None: it does
+/// not schedule) and until when it may act under it.
 #[derive(Clone)]
 pub struct Lease {
     holder: String,
     held: Arc<Mutex<Option<i64>>>,
+    until: ActUntil,
+    probe: Arc<tokio::sync::Mutex<Option<(Instant, Seen)>>>,
 }
+
+/// The lease row as a probe saw it: (epoch, holder), None if the database
+/// did not answer.
+type Seen = Option<(i64, String)>;
 
 impl Default for Lease {
     fn default() -> Self {
         use rand::distributions::{Alphanumeric, DistString};
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
         let tag = Alphanumeric.sample_string(&mut rand::thread_rng(), 8);
-        Self { holder: format!("{host}:{}:{tag}", std::process::id()), held: Default::default() }
+        Self {
+            holder: format!("{host}:{}:{tag}", std::process::id()),
+            held: Default::default(),
+            until: Default::default(),
+            probe: Default::default(),
+        }
     }
 }
 
@@ -41,6 +52,40 @@ impl Lease {
     /// This instance's name in the lease row.
     pub fn holder(&self) -> &str {
         &self.holder
+    }
+
+    /// Until when the scheduler under this lease may act (PostgreSQL).
+    pub fn act_until(&self) -> &ActUntil {
+        &self.until
+    }
+
+    fn set_held(&self, epoch: Option<i64>) {
+        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = epoch;
+    }
+}
+
+/// Until when the holder may act on the executor: the start of its last
+/// successful renewal (or of the take) plus `lease − renew`, on the
+/// monotonic clock, which goes on while the process is stopped. The
+/// lease's row lapses no earlier than `lease` after that start (its time
+/// is the database's, written after the request left), so the holder
+/// stops `renew` seconds before any standby can take over.
+#[derive(Clone, Default)]
+pub struct ActUntil(Arc<Mutex<Option<Instant>>>);
+
+impl ActUntil {
+    pub fn still(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some_and(|until| Instant::now() < until)
+    }
+
+    /// Moves the deadline on to `to` (never back).
+    pub fn extend(&self, to: Instant) {
+        let mut until = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        *until = Some(until.map_or(to, |u| u.max(to)));
+    }
+
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 
@@ -55,7 +100,7 @@ pub struct Duty {
 
 impl Duty {
     pub fn now(&self) -> bool {
-        !self.several || self.lease.held().is_some()
+        !self.several || (self.lease.held().is_some() && self.lease.until.still())
     }
 }
 
@@ -104,13 +149,14 @@ const TRY_AGAIN: std::time::Duration = std::time::Duration::from_secs(2);
 /// Takes the lease for this instance if it lapsed (or nobody holds it):
 /// the new epoch, or None.
 pub async fn try_take(state: &Services) -> ServiceResult<Option<i64>> {
-    let (lease, _) = state.settings.ha.periods().map_err(crate::services::ServiceError::Internal)?;
-    let now = now_ms();
-    let mut tx = db::write_tx(&state.db).await?;
-    let epoch = db::lease::take_if_lapsed(&mut tx, &state.lease.holder, now, now - lease.as_millis() as i64).await?;
+    let (lease, renew) = state.settings.ha.periods().map_err(crate::services::ServiceError::Internal)?;
+    let asked = Instant::now();
+    let mut tx = db::write_tx_outside_plans(&state.db).await?;
+    let epoch = db::lease::take_if_lapsed(&mut tx, &state.lease.holder, lease.as_millis() as i64).await?;
     tx.commit().await?;
     if let Some(epoch) = epoch {
-        *state.lease.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(epoch);
+        state.lease.until.extend(asked + lease.saturating_sub(renew));
+        state.lease.set_held(Some(epoch));
         tracing::info!(epoch, holder = %state.lease.holder, "this instance took the lapsed lease: it is the scheduler");
     }
     Ok(epoch)
@@ -118,19 +164,25 @@ pub async fn try_take(state: &Services) -> ServiceResult<Option<i64>> {
 
 /// Renews the lease taken at `epoch`: false once another instance holds it.
 pub async fn renew(state: &Services, epoch: i64) -> ServiceResult<bool> {
-    let mut tx = db::write_tx(&state.db).await?;
-    let kept = db::lease::renew(&mut tx, &state.lease.holder, epoch, now_ms()).await?;
+    let (lease, renew) = state.settings.ha.periods().map_err(crate::services::ServiceError::Internal)?;
+    let asked = Instant::now();
+    let mut tx = db::write_tx_outside_plans(&state.db).await?;
+    let kept = db::lease::renew(&mut tx, &state.lease.holder, epoch).await?;
     tx.commit().await?;
+    if kept {
+        state.lease.until.extend(asked + lease.saturating_sub(renew));
+    }
     Ok(kept)
 }
 
 /// This instance no longer schedules; `release` also hands the lease on
 /// at once (a graceful stop), rather than after it lapses.
 pub async fn step_down(state: &Services, epoch: i64, release: bool) {
-    *state.lease.held.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    state.lease.set_held(None);
+    state.lease.until.clear();
     if release {
         let released = async {
-            let mut tx = db::write_tx(&state.db).await?;
+            let mut tx = db::write_tx_outside_plans(&state.db).await?;
             db::lease::release(&mut tx, &state.lease.holder, epoch).await?;
             tx.commit().await
         };
@@ -150,10 +202,10 @@ pub struct Readiness {
 
 /// Takes the lease for this instance's scheduler loop.
 pub async fn take(state: &Services) -> ServiceResult<i64> {
-    let mut tx = db::write_tx(&state.db).await?;
-    let epoch = db::lease::take(&mut tx, &state.lease.holder, now_ms()).await?;
+    let mut tx = db::write_tx_outside_plans(&state.db).await?;
+    let epoch = db::lease::take(&mut tx, &state.lease.holder).await?;
     tx.commit().await?;
-    *state.lease.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(epoch);
+    state.lease.set_held(Some(epoch));
     tracing::info!(epoch, holder = %state.lease.holder, "this instance is the scheduler");
     Ok(epoch)
 }
@@ -161,20 +213,45 @@ pub async fn take(state: &Services) -> ServiceResult<i64> {
 /// How long `/healthz` and `/readyz` wait for the database: a pool
 /// retries connecting to a stopped database for its whole acquire
 /// timeout, and a load balancer's check must not wait that long.
-const ASK_DATABASE: std::time::Duration = std::time::Duration::from_secs(2);
+const ASK_DATABASE: Duration = Duration::from_secs(2);
+/// How long one answer serves every probe: anonymous checks arriving in a
+/// flood share one query a second, and never crowd out the connections
+/// the lease's renewals and the requests need.
+const PROBE_FOR: Duration = Duration::from_secs(1);
 
-/// Whether the database answers a query now (`/healthz`).
-pub async fn database_answers(state: &Services) -> Result<(), sqlx::Error> {
-    let ping = async { db::health::ping(&mut state.db.acquire().await?).await };
-    tokio::time::timeout(ASK_DATABASE, ping).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))
+/// The lease row as the database had it at most [`PROBE_FOR`] ago (None:
+/// the database did not answer within [`ASK_DATABASE`]).
+async fn probe(state: &Services) -> Seen {
+    let mut last = state.lease.probe.lock().await;
+    if let Some((at, seen)) = last.as_ref() {
+        if at.elapsed() < PROBE_FOR {
+            return seen.clone();
+        }
+    }
+    let current = async { db::lease::current(&mut state.db.acquire().await?).await };
+    let seen = match tokio::time::timeout(ASK_DATABASE, current).await {
+        Ok(Ok(row)) => Some(row),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "the database cannot be reached");
+            None
+        }
+        Err(_) => {
+            tracing::error!("the database did not answer within {ASK_DATABASE:?}");
+            None
+        }
+    };
+    *last = Some((Instant::now(), seen.clone()));
+    seen
+}
+
+/// Whether the database answered lately (`/healthz`).
+pub async fn database_answers(state: &Services) -> bool {
+    probe(state).await.is_some()
 }
 
 /// The role of this instance and the lease's epoch, as the database has
-/// them (an error: the database cannot be reached).
-pub async fn readiness(state: &Services) -> ServiceResult<Readiness> {
-    let current = async { db::lease::current(&mut state.db.acquire().await?).await };
-    let (epoch, holder) =
-        tokio::time::timeout(ASK_DATABASE, current).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))?;
-    let held = *state.lease.held.lock().unwrap_or_else(|p| p.into_inner());
-    Ok(Readiness { scheduler: holder == state.lease.holder && held == Some(epoch), epoch })
+/// them; None while the database cannot be reached (`/readyz`).
+pub async fn readiness(state: &Services) -> Option<Readiness> {
+    let (epoch, holder) = probe(state).await?;
+    Some(Readiness { scheduler: holder == state.lease.holder && state.lease.held() == Some(epoch), epoch })
 }

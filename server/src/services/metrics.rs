@@ -86,7 +86,7 @@ pub async fn refresh(state: &Services) -> ServiceResult<()> {
     metrics::counter!("jpu_notification_failures_total")
         .absolute(db::metrics::failed_deliveries(&mut conn).await?.max(0) as u64);
     metrics::gauge!("jpu_sessions_open").set(db::metrics::open_sessions(&mut conn).await? as f64);
-    if let Ok(r) = crate::services::ha::readiness(state).await {
+    if let Some(r) = crate::services::ha::readiness(state).await {
         metrics::gauge!("jpu_scheduler_leader").set(if r.scheduler { 1.0 } else { 0.0 });
         metrics::gauge!("jpu_scheduler_epoch").set(r.epoch as f64);
     }

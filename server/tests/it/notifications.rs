@@ -122,7 +122,14 @@ async fn a_webhook_gets_each_event_signed_and_retried_until_it_answers() {
             }
         }
     }
-    let list: Value = app.get(Some(&demo), "/v1/me/notifications/deliveries").await.json().await.unwrap();
+    // the receiver answers before the outcome is written down
+    let listed =
+        || async { app.get(Some(&demo), "/v1/me/notifications/deliveries").await.json::<Value>().await.unwrap() };
+    app.wait_until("both recorded as delivered", || async {
+        listed().await["deliveries"].as_array().is_some_and(|d| d.iter().all(|d| d["state"] == "DELIVERED"))
+    })
+    .await;
+    let list = listed().await;
     let deliveries = list["deliveries"].as_array().unwrap();
     assert_eq!(deliveries.len(), 2);
     assert!(deliveries.iter().all(|d| d["state"] == "DELIVERED" && d["channel"] == "webhook"), "{list}");
