@@ -121,7 +121,7 @@ async fn side(client: &reqwest::Client, dir: &std::path::Path, url: &str) -> Vec
         mean("scheduler_phase_seconds", "{phase=\"decide\"}"),
         mean("scheduler_cycle_seconds", ""),
     ];
-    println!("{url}: {row:?}");
+    println!("{}: {row:?}", if url.starts_with("sqlite") { "SQLite" } else { "PostgreSQL" });
     server.stop();
     row
 }
