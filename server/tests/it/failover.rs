@@ -274,3 +274,36 @@ async fn on_postgres_both_instances_ride_out_a_database_restart() {
     drop(first);
     drop(second);
 }
+
+/// A submit to a standby wakes the scheduler on the other instance at
+/// once (LISTEN/NOTIFY): with a 5 s cycle, each job sent to the standby
+/// runs well within a second, not at the scheduler's next timed cycle.
+#[tokio::test]
+async fn on_postgres_a_submit_to_a_standby_runs_at_once() {
+    let Some(cluster) = crate::helpers::postgres_cluster() else {
+        eprintln!("several instances need PostgreSQL; skipping");
+        return;
+    };
+    let dir = crate::helpers::shared_tempdir();
+    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
+    let mut env = HA.to_vec();
+    env.push(("JPU__DATABASE__URL", url.as_str()));
+    env.push(("JPU__SCHEDULER__CYCLE_MS", "5000"));
+    let first = ServerProcess::start(dir.path(), &env).await;
+    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
+    let second = ServerProcess::start(dir.path(), &env).await;
+    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
+    let token = app.demo_token().await;
+    let mut slowest = Duration::ZERO;
+    for i in 0..5 {
+        let sent = Instant::now();
+        let id = app.submit_ok(&token, job(&format!("woken-{i}"), 0.0)).await["id"].as_i64().unwrap();
+        app.wait_job(&token, id, "a start", |j| j["started_at"].is_string()).await;
+        slowest = slowest.max(sent.elapsed());
+        app.wait_state(&token, id, "COMPLETED").await;
+    }
+    assert!(slowest < Duration::from_secs(2), "submit → RUNNING through a standby took {slowest:?} (the cycle: 5 s)");
+    drop(first);
+    drop(second);
+    crate::helpers::drop_postgres_database(&url);
+}
