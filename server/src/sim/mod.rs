@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod engine;
 pub mod forecast;
 pub mod html;
+pub mod judge;
 pub mod metrics;
 pub mod outcome;
 pub mod sweep;

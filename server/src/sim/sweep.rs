@@ -5,11 +5,13 @@
 //! this exists to catch), so every point's full report is written to its
 //! own folder and the trade-off — median wait, 8-GPU p95 and p99, max
 //! wait, utilisation, fair-share distance per policy and load — to one
-//! `sweep.json` and one `report.html`.
+//! `sweep.json` and one `report.html`, with every policy judged at every
+//! point on policy §11's four targets (`judge`).
 
 use std::fmt::Write as _;
 
 use super::engine::TimeLimitModel;
+use super::judge;
 use super::metrics::PolicyReport;
 use super::sweep_page::{self, Point, Row};
 use super::{SimArgs, SimError};
@@ -25,6 +27,7 @@ impl Row {
             gpu8_p99_s: eight.map_or(0.0, |g| g.wait_s.p99),
             max_wait_s: r.overall.wait_s.max,
             fair_share_distance: r.fair_share_distance,
+            lab_p95_wait_s: r.by_lab.iter().map(|(lab, g)| (lab.clone(), g.wait_s.p95)).collect(),
         }
     }
 }
@@ -91,12 +94,18 @@ pub fn run(base: &SimArgs, clusters: &[String], limits: &[String]) -> Result<Vec
                     lift_percent: base.lift_percent,
                     forecast: base.forecast,
                 };
-                let point = super::run_with(&args, false).map(|reports| Point {
-                    cluster: cluster.clone(),
-                    time_limit: limit.clone(),
-                    gpus: *gpus,
-                    offered_load: demand_gpu_ms / (f64::from((*gpus).max(1)) * window_ms),
-                    rows: reports.iter().map(Row::of).collect(),
+                let point = super::run_with(&args, false).map(|reports| {
+                    let rows: Vec<Row> = reports.iter().map(Row::of).collect();
+                    let labs = judge::lab_demands(&jobs, *gpus, window_ms);
+                    Point {
+                        cluster: cluster.clone(),
+                        time_limit: limit.clone(),
+                        gpus: *gpus,
+                        offered_load: demand_gpu_ms / (f64::from((*gpus).max(1)) * window_ms),
+                        judged: judge::judge(&rows, &labs),
+                        rows,
+                        labs,
+                    }
                 });
                 let mut done = done.lock().unwrap_or_else(|p| p.into_inner());
                 done[k] = Some(point);
@@ -149,6 +158,34 @@ pub fn table(points: &[Point]) -> String {
                 r.gpu8_p99_s / 86_400.0,
                 r.max_wait_s / 86_400.0,
                 r.fair_share_distance
+            );
+        }
+    }
+    out.push_str(&verdicts(points));
+    out
+}
+
+/// Policy §11's four targets per point and policy, as text.
+fn verdicts(points: &[Point]) -> String {
+    let mark = |met: bool| if met { "met" } else { "MISSED" };
+    let mut out = String::from("\npolicy §11 (light labs, fairness, utilisation, 8-GPU p95):\n");
+    for p in points {
+        for j in &p.judged {
+            let _ = writeln!(
+                out,
+                "{:<16} {:<6} {:>5.2} {:<18} light {} ({} of {} over, worst {:.2}×) · fairness {} · utilisation {} · 8-GPU {}{}",
+                p.cluster,
+                p.time_limit,
+                p.offered_load,
+                j.policy,
+                mark(j.light_labs.met),
+                j.light_labs.over.len(),
+                j.light_labs.labs,
+                j.light_labs.worst_ratio,
+                mark(j.fairness.met),
+                mark(j.utilisation.met),
+                mark(j.large_jobs.met),
+                if j.met { " — all met" } else { "" }
             );
         }
     }
@@ -212,8 +249,15 @@ mod tests {
         assert_eq!(json.as_array().unwrap().len(), 4);
         let html = std::fs::read_to_string(base.out.join("report.html")).unwrap();
         assert!(html.contains("Time limits x2") && html.contains("Time limits user"), "one table per limit model");
-        assert_eq!(html.matches("<polyline").count(), 2 * 3 * 2, "limits × figures × policies");
-        assert_eq!(table(&points).lines().count(), 1 + 4 * 2);
+        assert_eq!(html.matches("<polyline").count(), 2 * (3 + 4) * 2, "limits × figures × policies");
+        assert!(html.contains("light labs") && html.contains("8-GPU p95 ÷ half the seed"), "§11's targets");
+        for p in &points {
+            let judged: Vec<&str> = p.judged.iter().map(|j| j.policy.as_str()).collect();
+            assert_eq!(judged, ["jpu", "easy"], "every policy judged at every point");
+            assert_eq!(p.labs.len(), 4);
+        }
+        assert!(json[0]["judged"][0]["light_labs"]["met"].is_boolean() && json[0]["labs"][0]["light"].is_boolean());
+        assert_eq!(table(&points).lines().count(), 1 + 4 * 2 + 2 + 4 * 2);
         let bad = run(&base, &clusters, &["x0.5".into()]);
         assert!(matches!(bad, Err(SimError::TimeLimit(_))));
     }
