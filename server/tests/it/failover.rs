@@ -307,3 +307,35 @@ async fn on_postgres_a_submit_to_a_standby_runs_at_once() {
     drop(second);
     crate::helpers::drop_postgres_database(&url);
 }
+
+/// Two instances started at the same moment on an empty database: one
+/// migrates and seeds it, the other finds it done (api.md), and both
+/// serve the same accounts.
+#[tokio::test]
+async fn on_postgres_two_instances_started_at_once_seed_the_database_once() {
+    let Some(cluster) = crate::helpers::postgres_cluster() else {
+        eprintln!("several instances need PostgreSQL; skipping");
+        return;
+    };
+    let dir = crate::helpers::shared_tempdir();
+    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
+    let mut env = HA.to_vec();
+    env.push(("JPU__DATABASE__URL", url.as_str()));
+    let (one, two) = tokio::join!(ServerProcess::start(dir.path(), &env), ServerProcess::start(dir.path(), &env));
+    let count = |sql: &str| {
+        let out = std::process::Command::new("psql").args(["-q", "-t", "-A", &url, "-c", sql]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        (count("SELECT COUNT(*) FROM users").as_str(), count("SELECT COUNT(*) FROM nodes").as_str()),
+        ("2", "2")
+    );
+    for base in [&one.base, &two.base] {
+        let app = TestApp::attach(base.clone(), tempfile::tempdir().unwrap());
+        let token = app.demo_token().await;
+        assert_eq!(app.me(Some(&token)).await.status(), StatusCode::OK);
+    }
+    drop(one);
+    drop(two);
+    crate::helpers::drop_postgres_database(&url);
+}
