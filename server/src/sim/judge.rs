@@ -17,8 +17,21 @@
 use serde::Serialize;
 
 use super::engine::max_min_shares;
-use super::sweep_page::Row;
 use super::trace::TraceJob;
+
+/// One policy at one point of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub policy: String,
+    pub utilisation: f64,
+    pub median_wait_s: f64,
+    pub gpu8_p95_s: f64,
+    pub gpu8_p99_s: f64,
+    pub max_wait_s: f64,
+    pub fair_share_distance: f64,
+    /// Each lab's p95 wait (s), for policy §11's light labs.
+    pub lab_p95_wait_s: std::collections::BTreeMap<String, f64>,
+}
 
 /// The seed policy's and EASY's names in the sweep (the references).
 pub const SEED: &str = "jpu";

@@ -10,19 +10,7 @@ use serde::Serialize;
 
 use super::html::{esc, page, COLOURS};
 
-/// One policy at one point of the sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
-    pub policy: String,
-    pub utilisation: f64,
-    pub median_wait_s: f64,
-    pub gpu8_p95_s: f64,
-    pub gpu8_p99_s: f64,
-    pub max_wait_s: f64,
-    pub fair_share_distance: f64,
-    /// Each lab's p95 wait (s), for policy §11's light labs.
-    pub lab_p95_wait_s: std::collections::BTreeMap<String, f64>,
-}
+pub use super::judge::Row;
 
 /// One cluster size under one time-limit model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
