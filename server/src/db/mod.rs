@@ -317,6 +317,16 @@ pub async fn write_counts(conn: &mut impl AsConn) -> Result<(u64, u64), sqlx::Er
     Ok((all as u64, plan as u64))
 }
 
+/// [`write_counts`]' first figure, asking the database only where other
+/// instances write (PostgreSQL): a cache check on SQLite takes no
+/// connection.
+pub async fn commits_seen(pool: &Pool) -> Result<u64, sqlx::Error> {
+    if !pool.is_postgres() {
+        return Ok(COMMITS.load(Ordering::Acquire));
+    }
+    Ok(write_counts(&mut pool.acquire().await?).await?.0)
+}
+
 /// Counts a commit made without [`write_tx`] (tests that set rows by SQL).
 pub fn note_commit() {
     COMMITS.fetch_add(1, Ordering::AcqRel);

@@ -28,8 +28,7 @@ pub struct QueueCache {
 impl QueueCache {
     async fn rows(&self, pool: &crate::db::Pool) -> Result<Arc<Vec<db::views::QueueRow>>, sqlx::Error> {
         let mut cached = self.rows.lock().await;
-        let mut conn = pool.acquire().await?;
-        let (seen, _) = db::write_counts(&mut conn).await?;
+        let seen = db::commits_seen(pool).await?;
         if let Some((at, rows)) = cached.as_ref() {
             if *at == seen {
                 return Ok(rows.clone());
@@ -37,7 +36,7 @@ impl QueueCache {
         }
         // read under the count seen before the query: a commit during the
         // read moves the count, so the next request reads again
-        let rows = Arc::new(db::views::queue(&mut conn).await?);
+        let rows = Arc::new(db::views::queue(&mut pool.acquire().await?).await?);
         *cached = Some((seen, rows.clone()));
         Ok(rows)
     }
