@@ -28,6 +28,8 @@ const SAMPLES: usize = 40;
 const CLIENTS: usize = 32;
 const LOAD_FOR: Duration = Duration::from_secs(10);
 const KILLS: usize = 10;
+/// The longest a job may take to reach a state.
+const WAIT: Duration = Duration::from_secs(60);
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
@@ -75,10 +77,11 @@ async fn side(client: &reqwest::Client, dir: &std::path::Path, url: &str) -> Vec
     let mut latencies = Vec::with_capacity(SAMPLES);
     for i in 0..SAMPLES {
         let began = Instant::now();
-        let id = submit(client, &base, &token, &format!("latency-{i}")).await;
-        wait_state(client, &base, &token, id, &["RUNNING", "COMPLETED"]).await;
+        let id = support::submit(client, &base, &token, &format!("latency-{i}"), "true").await;
+        let url = format!("{base}/v1/jobs/{id}");
+        support::wait_state(client, &url, &token, &["RUNNING", "COMPLETED"], WAIT).await;
         latencies.push(began.elapsed());
-        wait_state(client, &base, &token, id, &["COMPLETED"]).await;
+        support::wait_state(client, &url, &token, &["COMPLETED"], WAIT).await;
     }
     let start_latency = support::spread(&mut latencies);
     let before = metrics(client, &base, &admin).await;
@@ -138,16 +141,18 @@ async fn failover(client: &reqwest::Client, cluster: &str) {
     let mut took = Vec::with_capacity(KILLS);
     for kill in 0..KILLS {
         // the standby is ready and the scheduler has nothing waiting
-        let id = submit(client, &standby.base, &token, &format!("warm-{kill}")).await;
-        wait_state(client, &standby.base, &token, id, &["COMPLETED"]).await;
+        let id = support::submit(client, &standby.base, &token, &format!("warm-{kill}"), "true").await;
+        let url = format!("{}/v1/jobs/{id}", standby.base);
+        support::wait_state(client, &url, &token, &["COMPLETED"], WAIT).await;
         // at a different moment of the renewal period each time: each
         // round takes about as long, and kills would otherwise all fall
         // just after a renewal (measured: 15.9–16.0 s every time)
         tokio::time::sleep(Duration::from_millis((kill as u64 * 1_700) % 5_000)).await;
         let killed = Instant::now();
         leader.kill9();
-        let id = submit(client, &standby.base, &token, &format!("after-kill-{kill}")).await;
-        wait_state(client, &standby.base, &token, id, &["RUNNING", "COMPLETED"]).await;
+        let id = support::submit(client, &standby.base, &token, &format!("after-kill-{kill}"), "true").await;
+        let url = format!("{}/v1/jobs/{id}", standby.base);
+        support::wait_state(client, &url, &token, &["RUNNING", "COMPLETED"], WAIT).await;
         took.push(killed.elapsed());
         println!("kill {}: the new scheduler's first start {:.1} s after it", kill + 1, killed.elapsed().as_secs_f64());
         leader = standby;
@@ -162,34 +167,6 @@ async fn failover(client: &reqwest::Client, cluster: &str) {
     );
     leader.stop();
     standby.stop();
-}
-
-async fn submit(client: &reqwest::Client, base: &str, token: &str, name: &str) -> i64 {
-    let job: Value = client
-        .post(format!("{base}/v1/jobs"))
-        .bearer_auth(token)
-        .json(&json!({"name": name, "command": "true", "num_gpus": 1}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    job["id"].as_i64().unwrap_or_else(|| panic!("submit refused: {job}"))
-}
-
-/// Polls the job every 2 ms until its state is one of `states` (60 s at most).
-async fn wait_state(client: &reqwest::Client, base: &str, token: &str, id: i64, states: &[&str]) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let job: Value =
-            client.get(format!("{base}/v1/jobs/{id}")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
-        if states.contains(&job["state"].as_str().unwrap_or_default()) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "job {id} never reached {states:?}: {job}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
 }
 
 async fn wait_role(client: &reqwest::Client, base: &str, role: &str, within: Duration) {

@@ -19,6 +19,8 @@ mod support;
 
 const SAMPLES: usize = 40;
 const SLURM_SAMPLES: usize = 20;
+/// The longest a job may take to reach a state.
+const WAIT: Duration = Duration::from_secs(30);
 
 #[tokio::main]
 async fn main() {
@@ -39,12 +41,12 @@ async fn local() {
     let mut latencies = Vec::with_capacity(SAMPLES);
     for i in 0..SAMPLES {
         let started = Instant::now();
-        let id = submit(&client, &base, &token, &format!("latency-{i}"), "true").await;
+        let id = support::submit(&client, &base, &token, &format!("latency-{i}"), "true").await;
         let url = format!("{base}/v1/jobs/{id}");
-        wait_state(&client, &url, &token, &["RUNNING", "COMPLETED"]).await;
+        support::wait_state(&client, &url, &token, &["RUNNING", "COMPLETED"], WAIT).await;
         latencies.push(started.elapsed());
         // let it finish so the next one finds an idle GPU
-        wait_state(&client, &url, &token, &["COMPLETED"]).await;
+        support::wait_state(&client, &url, &token, &["COMPLETED"], WAIT).await;
     }
     println!("submit -> RUNNING on the local executor, {SAMPLES} jobs, 5 s cycle: {}", spread(&mut latencies));
 }
@@ -89,14 +91,20 @@ async fn slurm() {
     let (mut running, mut ran) = (Vec::new(), Vec::new());
     for i in 0..SLURM_SAMPLES {
         let started = Instant::now();
-        let id =
-            submit(&client, &base, &token, &format!("slurm-latency-{i}"), r#"touch "$JOB_OUTPUT_DIR/started""#).await;
+        let id = support::submit(
+            &client,
+            &base,
+            &token,
+            &format!("slurm-latency-{i}"),
+            r#"touch "$JOB_OUTPUT_DIR/started""#,
+        )
+        .await;
         let url = format!("{base}/v1/jobs/{id}");
-        wait_state(&client, &url, &token, &["RUNNING", "COMPLETED"]).await;
+        support::wait_state(&client, &url, &token, &["RUNNING", "COMPLETED"], WAIT).await;
         running.push(started.elapsed());
         wait_file(&dir.path().join("jobs").join(id.to_string()).join("started")).await;
         ran.push(started.elapsed());
-        wait_state(&client, &url, &token, &["COMPLETED"]).await;
+        support::wait_state(&client, &url, &token, &["COMPLETED"], WAIT).await;
         wait_slurm_idle().await;
     }
     println!("Slurm alone, sbatch -> job runs, {SLURM_SAMPLES} jobs: {}", spread(&mut raw));
@@ -109,33 +117,6 @@ fn spread(samples: &mut [Duration]) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let n = samples.len();
     format!("p50 {:.1} ms, p90 {:.1} ms, max {:.1} ms", ms(samples[n / 2]), ms(samples[n * 9 / 10]), ms(samples[n - 1]))
-}
-
-async fn submit(client: &reqwest::Client, base: &str, token: &str, name: &str, command: &str) -> i64 {
-    let job: Value = client
-        .post(format!("{base}/v1/jobs"))
-        .bearer_auth(token)
-        .json(&json!({"name": name, "command": command, "num_gpus": 1}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    job["id"].as_i64().unwrap_or_else(|| panic!("submit refused: {job}"))
-}
-
-/// Polls the job every 2 ms until its state is one of `states` (30 s at most).
-async fn wait_state(client: &reqwest::Client, url: &str, token: &str, states: &[&str]) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let job: Value = client.get(url).bearer_auth(token).send().await.unwrap().json().await.unwrap();
-        if states.contains(&job["state"].as_str().unwrap_or_default()) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{url} never reached {states:?}: {job}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
 }
 
 async fn wait_file(path: &Path) {

@@ -57,6 +57,43 @@ pub async fn token(client: &reqwest::Client, base: &str, username: &str, passwor
     token["token"].as_str().unwrap_or_else(|| panic!("sign-in of {username}: {token}")).to_string()
 }
 
+/// Submits a one-GPU job running `command`: its id.
+#[allow(dead_code)] // the benches that time jobs
+pub async fn submit(client: &reqwest::Client, base: &str, token: &str, name: &str, command: &str) -> i64 {
+    let job: Value = client
+        .post(format!("{base}/v1/jobs"))
+        .bearer_auth(token)
+        .json(&json!({"name": name, "command": command, "num_gpus": 1}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    job["id"].as_i64().unwrap_or_else(|| panic!("submit refused: {job}"))
+}
+
+/// Polls the job at `url` every 2 ms until its state is one of `states`
+/// (`within` at most).
+#[allow(dead_code)] // the benches that time jobs
+pub async fn wait_state(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    states: &[&str],
+    within: std::time::Duration,
+) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let job: Value = client.get(url).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+        if states.contains(&job["state"].as_str().unwrap_or_default()) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{url} never reached {states:?}: {job}");
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+}
+
 /// p50, p99 and max of samples, in ms (sorts them).
 #[allow(dead_code)] // the benches that time requests
 pub fn spread(samples: &mut [std::time::Duration]) -> String {

@@ -109,8 +109,10 @@ impl Scheduler {
     /// asks of the executor: those are not database writes the epoch
     /// fences, so a process that was paused past its lease (`SIGSTOP`)
     /// must notice by its own clock, which runs on meanwhile, before it
-    /// acts. (What is left: a pause between this check and the call
-    /// itself, a few instructions long.)
+    /// acts. A call begun just before the deadline may outlast it (a
+    /// Slurm start takes up to twice the command timeout): the next
+    /// holder waits that out before it reconciles (`lead::settle`); a
+    /// pause inside the call longer than that is what is left.
     pub(crate) fn may_act(&self) -> Result<(), LoopError> {
         match &self.act_until {
             Some(until) if !until.still() => Err(LoopError::Lapsed),

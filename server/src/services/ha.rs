@@ -49,11 +49,6 @@ impl Lease {
         *self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// This instance's name in the lease row.
-    pub fn holder(&self) -> &str {
-        &self.holder
-    }
-
     /// Until when the scheduler under this lease may act (PostgreSQL).
     pub fn act_until(&self) -> &ActUntil {
         &self.until

@@ -62,6 +62,60 @@ async fn submit_all(app: &TestApp, token: &str, prefix: &str, n: usize, seconds:
     ids
 }
 
+/// The instances of one test: one output root and one database, each
+/// started with the short lease ([`HA`]) and `both` besides.
+struct Site<'a> {
+    dir: tempfile::TempDir,
+    url: String,
+    both: &'a [(&'a str, &'a str)],
+    /// The database is the test's own on the suite's cluster: dropped at the end.
+    drop_database: bool,
+}
+
+impl<'a> Site<'a> {
+    /// A database of its own on the suite's PostgreSQL cluster (None on
+    /// the SQLite pass: one instance there).
+    fn on_suite_cluster(both: &'a [(&'a str, &'a str)]) -> Option<Self> {
+        let Some(cluster) = crate::helpers::postgres_cluster() else {
+            eprintln!("several instances need PostgreSQL; skipping");
+            return None;
+        };
+        let dir = crate::helpers::shared_tempdir();
+        let url = crate::helpers::postgres_database_for(&cluster, dir.path());
+        Some(Self { dir, url, both, drop_database: true })
+    }
+
+    async fn start(&self, more: &[(&str, &str)]) -> ServerProcess {
+        let mut env = HA.to_vec();
+        env.push(("JPU__DATABASE__URL", self.url.as_str()));
+        env.extend_from_slice(self.both);
+        env.extend_from_slice(more);
+        ServerProcess::start(self.dir.path(), &env).await
+    }
+
+    /// A first instance (with `first_only` besides) once it schedules, a
+    /// second standing by, and a client of the second with the demo's token.
+    async fn scheduler_and_standby(
+        &self,
+        first_only: &[(&str, &str)],
+    ) -> (ServerProcess, ServerProcess, TestApp, String) {
+        let first = self.start(first_only).await;
+        wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
+        let second = self.start(&[]).await;
+        let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
+        let token = app.demo_token().await;
+        (first, second, app, token)
+    }
+}
+
+impl Drop for Site<'_> {
+    fn drop(&mut self) {
+        if self.drop_database {
+            crate::helpers::drop_postgres_database(&self.url);
+        }
+    }
+}
+
 /// 60 jobs waiting on the demo's 4 GPUs; the scheduler dies in the
 /// middle of a dispatch (after the executor started the job, before the
 /// start was confirmed: the `before-confirm` failpoint aborts the
@@ -69,27 +123,14 @@ async fn submit_all(app: &TestApp, token: &str, prefix: &str, n: usize, seconds:
 /// jobs run and a third takes over. Every job runs exactly once.
 #[tokio::test]
 async fn on_postgres_sixty_jobs_run_exactly_once_across_two_scheduler_deaths() {
-    let Some(cluster) = crate::helpers::postgres_cluster() else {
-        eprintln!("several instances need PostgreSQL; skipping");
-        return;
-    };
-    let dir = crate::helpers::shared_tempdir();
-    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
-    let mut env = HA.to_vec();
-    env.push(("JPU__DATABASE__URL", url.as_str()));
-    let mut dying = env.clone();
-    dying.push(("JPU_FAILPOINT", "before-confirm"));
-    let first = ServerProcess::start(dir.path(), &dying).await;
-    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
-    let second = ServerProcess::start(dir.path(), &env).await;
-    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
-    let token = app.demo_token().await;
+    let Some(site) = Site::on_suite_cluster(&[]) else { return };
+    let (first, second, app, token) = site.scheduler_and_standby(&[("JPU_FAILPOINT", "before-confirm")]).await;
     let ids = submit_all(&app, &token, "wave", 60, 0.3).await;
     // the first aborts at its first dispatch
     first.wait_exit().await;
     let took = wait_role(&second.base, "scheduler", Duration::from_secs(30)).await;
     eprintln!("the standby led {:.1} s after the abort", took.as_secs_f64());
-    let third = ServerProcess::start(dir.path(), &env).await;
+    let third = site.start(&[]).await;
     // some jobs done, some running, most waiting: the second dies too
     app.wait_state(&token, ids[8], "COMPLETED").await;
     second.kill9().await;
@@ -97,7 +138,6 @@ async fn on_postgres_sixty_jobs_run_exactly_once_across_two_scheduler_deaths() {
     wait_role(&third.base, "scheduler", Duration::from_secs(30)).await;
     ran_once(&app, &token, &ids).await;
     drop(third);
-    crate::helpers::drop_postgres_database(&url);
 }
 
 /// A scheduler stopped (`SIGSTOP`) past its lease is fenced when it
@@ -106,19 +146,8 @@ async fn on_postgres_sixty_jobs_run_exactly_once_across_two_scheduler_deaths() {
 /// — neither those that ran across the pause nor those sent after it.
 #[tokio::test]
 async fn on_postgres_a_scheduler_paused_past_its_lease_steps_down_when_it_wakes() {
-    let Some(cluster) = crate::helpers::postgres_cluster() else {
-        eprintln!("several instances need PostgreSQL; skipping");
-        return;
-    };
-    let dir = crate::helpers::shared_tempdir();
-    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
-    let mut env = HA.to_vec();
-    env.push(("JPU__DATABASE__URL", url.as_str()));
-    let first = ServerProcess::start(dir.path(), &env).await;
-    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
-    let second = ServerProcess::start(dir.path(), &env).await;
-    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
-    let token = app.demo_token().await;
+    let Some(site) = Site::on_suite_cluster(&[]) else { return };
+    let (first, second, app, token) = site.scheduler_and_standby(&[]).await;
     let before = submit_all(&app, &token, "before", 16, 1.0).await;
     app.wait_state(&token, before[0], "RUNNING").await;
     let pid = nix::unistd::Pid::from_raw(first.pid() as i32);
@@ -142,7 +171,6 @@ async fn on_postgres_a_scheduler_paused_past_its_lease_steps_down_when_it_wakes(
     let last = submit_all(&on_first, &token, "last", 2, 0.1).await;
     ran_once(&on_first, &token, &last).await;
     drop(first);
-    crate::helpers::drop_postgres_database(&url);
 }
 
 /// A PostgreSQL cluster of this test's own (the suite's is shared), run
@@ -203,14 +231,10 @@ async fn on_postgres_both_instances_ride_out_a_database_restart() {
         return;
     }
     let cluster = OwnCluster::start();
-    let dir = crate::helpers::shared_tempdir();
-    let mut env = HA.to_vec();
-    env.push(("JPU__DATABASE__URL", cluster.url.as_str()));
-    let first = ServerProcess::start(dir.path(), &env).await;
-    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
-    let second = ServerProcess::start(dir.path(), &env).await;
-    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
-    let token = app.demo_token().await;
+    // the cluster's own database: the cluster goes with the test
+    let site =
+        Site { dir: crate::helpers::shared_tempdir(), url: cluster.url.clone(), both: &[], drop_database: false };
+    let (first, second, app, token) = site.scheduler_and_standby(&[]).await;
     let first_job = submit_all(&app, &token, "before", 1, 0.1).await;
     ran_once(&app, &token, &first_job).await;
     // a job waits behind a stopped database
@@ -280,20 +304,8 @@ async fn on_postgres_both_instances_ride_out_a_database_restart() {
 /// runs well within a second, not at the scheduler's next timed cycle.
 #[tokio::test]
 async fn on_postgres_a_submit_to_a_standby_runs_at_once() {
-    let Some(cluster) = crate::helpers::postgres_cluster() else {
-        eprintln!("several instances need PostgreSQL; skipping");
-        return;
-    };
-    let dir = crate::helpers::shared_tempdir();
-    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
-    let mut env = HA.to_vec();
-    env.push(("JPU__DATABASE__URL", url.as_str()));
-    env.push(("JPU__SCHEDULER__CYCLE_MS", "5000"));
-    let first = ServerProcess::start(dir.path(), &env).await;
-    wait_role(&first.base, "scheduler", Duration::from_secs(20)).await;
-    let second = ServerProcess::start(dir.path(), &env).await;
-    let app = TestApp::attach(second.base.clone(), tempfile::tempdir().unwrap());
-    let token = app.demo_token().await;
+    let Some(site) = Site::on_suite_cluster(&[("JPU__SCHEDULER__CYCLE_MS", "5000")]) else { return };
+    let (first, second, app, token) = site.scheduler_and_standby(&[]).await;
     let mut slowest = Duration::ZERO;
     for i in 0..5 {
         let sent = Instant::now();
@@ -305,7 +317,6 @@ async fn on_postgres_a_submit_to_a_standby_runs_at_once() {
     assert!(slowest < Duration::from_secs(2), "submit → RUNNING through a standby took {slowest:?} (the cycle: 5 s)");
     drop(first);
     drop(second);
-    crate::helpers::drop_postgres_database(&url);
 }
 
 /// Two instances started at the same moment on an empty database: one
@@ -313,17 +324,10 @@ async fn on_postgres_a_submit_to_a_standby_runs_at_once() {
 /// serve the same accounts.
 #[tokio::test]
 async fn on_postgres_two_instances_started_at_once_seed_the_database_once() {
-    let Some(cluster) = crate::helpers::postgres_cluster() else {
-        eprintln!("several instances need PostgreSQL; skipping");
-        return;
-    };
-    let dir = crate::helpers::shared_tempdir();
-    let url = crate::helpers::postgres_database_for(&cluster, dir.path());
-    let mut env = HA.to_vec();
-    env.push(("JPU__DATABASE__URL", url.as_str()));
-    let (one, two) = tokio::join!(ServerProcess::start(dir.path(), &env), ServerProcess::start(dir.path(), &env));
+    let Some(site) = Site::on_suite_cluster(&[]) else { return };
+    let (one, two) = tokio::join!(site.start(&[]), site.start(&[]));
     let count = |sql: &str| {
-        let out = std::process::Command::new("psql").args(["-q", "-t", "-A", &url, "-c", sql]).output().unwrap();
+        let out = std::process::Command::new("psql").args(["-q", "-t", "-A", &site.url, "-c", sql]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     assert_eq!(
@@ -337,5 +341,4 @@ async fn on_postgres_two_instances_started_at_once_seed_the_database_once() {
     }
     drop(one);
     drop(two);
-    crate::helpers::drop_postgres_database(&url);
 }
