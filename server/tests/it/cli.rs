@@ -189,12 +189,12 @@ async fn reports_and_notifications_from_the_command_line() {
 
     let id = app.run_job(&app.demo_token().await, "counted", "true").await;
     app.wait_until("the webhook", || async { !receiver.accepted().is_empty() }).await;
-    let deliveries = jpu(cfg, &["notify", "deliveries"], None).await;
-    assert!(
-        deliveries.stdout.contains("DELIVERED") && deliveries.stdout.contains(&format!(" {id} ")),
-        "{}",
-        deliveries.stdout
-    );
+    // the receiver has the request before the server has its answer written down
+    let listed = |stdout: &str| stdout.contains("DELIVERED") && stdout.contains(&format!(" {id} "));
+    app.wait_until("the delivery listed as delivered", || async {
+        listed(&jpu(cfg, &["notify", "deliveries"], None).await.stdout)
+    })
+    .await;
 
     let report = jpu(cfg, &["report", "--by", "user"], None).await;
     assert_eq!(report.code, 0, "{}", report.stderr);
