@@ -54,8 +54,13 @@ fn snapshot(jobs: usize) -> Snapshot {
     let first_lab = labs.iter().min_by(|a, b| a.value.total_cmp(&b.value)).unwrap().lab;
     let holder = queue.iter_mut().find(|j| j.lab == first_lab).unwrap();
     holder.num_gpus = 2;
-    holder.reservation =
-        Some(Reservation { node: "node-0001".into(), tier: "tier1".into(), gpus: vec![], accrued_at_ms: 0 });
+    holder.reservation = Some(Reservation {
+        node: "node-0001".into(),
+        tier: "tier1".into(),
+        gpus: vec![],
+        drained: 0,
+        accrued_at_ms: 0,
+    });
     Snapshot {
         now_ms: 60_000,
         phase: MaintenancePhase::Normal,
@@ -88,11 +93,7 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|r| BusyGpu { node: r.node.clone(), tier: r.tier.clone(), gpu: r.gpus[0], until_ms: r.ends_ms })
         .collect();
-    planned.mode = PolicyMode::Planned {
-        depth: 100,
-        max_wait_ms: i64::from(jpu_share::config::DEFAULT_MAX_WAIT_HOURS) * 3_600_000,
-        lift_percent: jpu_share::config::DEFAULT_LIFT_PERCENT,
-    };
+    planned.mode = PolicyMode::Planned(jpu_share::config::SchedulerSettings::default().planned_params());
     let plan = decide(&planned);
     assert!(plan.waiting.iter().any(|w| matches!(w.reason, PendingReason::Planned { .. })));
     group.bench_with_input(BenchmarkId::new("planned", 10_000), &planned, |b, s| b.iter(|| decide(s)));

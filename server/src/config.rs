@@ -187,6 +187,54 @@ pub struct SchedulerSettings {
     /// …as long as the overdue jobs ahead of it use at most this share
     /// (%) of the cluster's GPUs.
     pub max_wait_lift_percent: u32,
+    /// `planned`: of the overdue jobs lifted, only the oldest this many go
+    /// ahead of light labs' jobs (labs using at most the mean of the labs
+    /// waiting); the others right behind them.
+    pub plan_lift_ahead_of_light: u32,
+    /// `planned`: how many planned jobs may drain GPUs for a later start
+    /// at once: a number, a share of the placements (`"5%"`) or `"all"`.
+    pub plan_drains: PlanDrains,
+    /// `planned`: a job drains GPUs only once it has waited this share (%)
+    /// of its time limit.
+    pub plan_drain_after_percent: u32,
+    /// `planned`: GPUs that stand idle for a job's booked start are
+    /// charged to its lab.
+    pub plan_charge_drains: bool,
+}
+
+/// `scheduler.plan_drains`: `"all"`, `"N"` or `"N%"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct PlanDrains(pub Option<crate::policy::DrainBudget>);
+
+impl TryFrom<String> for PlanDrains {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        use crate::policy::DrainBudget;
+        let bad =
+            || format!("scheduler.plan_drains must be \"all\", a number of jobs or a share like \"5%\", not {text:?}");
+        let t = text.trim();
+        if t == "all" {
+            return Ok(PlanDrains(None));
+        }
+        let budget = match t.strip_suffix('%') {
+            Some(p) => DrainBudget::PercentOfPlacements(
+                p.trim().parse().ok().filter(|p| (1..=100).contains(p)).ok_or_else(bad)?,
+            ),
+            None => DrainBudget::Jobs(t.parse().ok().filter(|&k| k >= 1).ok_or_else(bad)?),
+        };
+        Ok(PlanDrains(Some(budget)))
+    }
+}
+
+impl From<PlanDrains> for String {
+    fn from(d: PlanDrains) -> String {
+        match d.0 {
+            None => "all".into(),
+            Some(crate::policy::DrainBudget::Jobs(k)) => k.to_string(),
+            Some(crate::policy::DrainBudget::PercentOfPlacements(p)) => format!("{p}%"),
+        }
+    }
 }
 
 /// `scheduler.max_wait_hours`'s default: with the lift bounded (below),
@@ -218,6 +266,10 @@ impl Default for SchedulerSettings {
             plan_depth: 100,
             max_wait_hours: DEFAULT_MAX_WAIT_HOURS,
             max_wait_lift_percent: DEFAULT_LIFT_PERCENT,
+            plan_lift_ahead_of_light: 0,
+            plan_drains: PlanDrains(None),
+            plan_drain_after_percent: 0,
+            plan_charge_drains: true,
         }
     }
 }
@@ -227,11 +279,20 @@ impl SchedulerSettings {
     pub fn mode(&self) -> crate::policy::PolicyMode {
         match self.policy {
             PolicyName::Seed => crate::policy::PolicyMode::Seed,
-            PolicyName::Planned => crate::policy::PolicyMode::Planned {
-                depth: self.plan_depth,
-                max_wait_ms: i64::from(self.max_wait_hours) * 3_600_000,
-                lift_percent: self.max_wait_lift_percent,
-            },
+            PolicyName::Planned => crate::policy::PolicyMode::Planned(self.planned_params()),
+        }
+    }
+
+    /// `planned`'s settings as the policy takes them.
+    pub fn planned_params(&self) -> crate::policy::PlannedParams {
+        crate::policy::PlannedParams {
+            depth: self.plan_depth,
+            max_wait_ms: i64::from(self.max_wait_hours) * 3_600_000,
+            lift_percent: self.max_wait_lift_percent,
+            lift_ahead_of_light: self.plan_lift_ahead_of_light,
+            drains: self.plan_drains.0,
+            drain_after_percent: self.plan_drain_after_percent,
+            charge_drains: self.plan_charge_drains,
         }
     }
 }
@@ -628,7 +689,36 @@ mod tests {
             jail.create_file("typo.toml", "[scheduler]\ncycle_msec = 5\n")?;
             assert!(Settings::load(Some(Path::new("typo.toml"))).is_err());
             assert!(matches!(Settings::load(Some(Path::new("nope.toml"))), Err(ConfigError::MissingFile(_))));
+            jail.create_file("drains.toml", "[scheduler]\npolicy = \"planned\"\nplan_drains = \"5%\"\n")?;
+            let s = Settings::load(Some(Path::new("drains.toml"))).expect("a share of the placements");
+            assert_eq!(s.scheduler.planned_params().drains, Some(crate::policy::DrainBudget::PercentOfPlacements(5)));
+            jail.create_file("drains.toml", "[scheduler]\nplan_drains = \"0\"\n")?;
+            assert!(Settings::load(Some(Path::new("drains.toml"))).is_err(), "no drain at all is refused");
             Ok(())
         });
+    }
+
+    #[test]
+    fn plan_drains_are_all_a_count_or_a_share_within_their_edges() {
+        use crate::policy::DrainBudget::*;
+        let parse = |t: &str| PlanDrains::try_from(t.to_string()).map(|d| d.0);
+        for (text, want) in [
+            ("all", Some(None)),
+            ("1", Some(Some(Jobs(1)))),
+            (" 4 ", Some(Some(Jobs(4)))),
+            ("0", None),
+            ("-1", None),
+            ("1%", Some(Some(PercentOfPlacements(1)))),
+            ("100%", Some(Some(PercentOfPlacements(100)))),
+            ("0%", None),
+            ("101%", None),
+            ("five", None),
+            ("", None),
+        ] {
+            assert_eq!(parse(text).ok(), want, "{text:?}");
+        }
+        for d in ["all", "3", "12%"] {
+            assert_eq!(String::from(PlanDrains::try_from(d.to_string()).unwrap()), d, "round trip");
+        }
     }
 }

@@ -114,6 +114,24 @@ enum Command {
         /// use at most this share (%) of the GPUs (the oldest first).
         #[arg(long, default_value_t = jpu_share::config::DEFAULT_LIFT_PERCENT)]
         lift_percent: u32,
+        /// `planned`: of the overdue jobs lifted, how many (the oldest) go
+        /// ahead of light labs' jobs, as `scheduler.plan_lift_ahead_of_light`.
+        #[arg(long, default_value_t = jpu_share::config::SchedulerSettings::default().plan_lift_ahead_of_light)]
+        lift_ahead_of_light: u32,
+        /// `planned`: planned jobs that may drain GPUs at once (`all`, `N`
+        /// or `N%` of the placements), as `scheduler.plan_drains`. A
+        /// policy `planned:k=2,x=100,c=true` overrides this, the next and
+        /// the one after for itself (to compare designs in one sweep).
+        #[arg(long, default_value_t = String::from(jpu_share::config::SchedulerSettings::default().plan_drains))]
+        plan_drains: String,
+        /// `planned`: a job drains only after waiting this share (%) of
+        /// its limit, as `scheduler.plan_drain_after_percent`.
+        #[arg(long, default_value_t = jpu_share::config::SchedulerSettings::default().plan_drain_after_percent)]
+        drain_after_percent: u32,
+        /// `planned`: idle GPUs booked for a job are charged to its lab, as
+        /// `scheduler.plan_charge_drains`.
+        #[arg(long, default_value_t = jpu_share::config::SchedulerSettings::default().plan_charge_drains, action = clap::ArgAction::Set)]
+        charge_drains: bool,
         /// Measure the start-time forecast for jpu and planned (a second,
         /// slower replay asking it about every job).
         #[arg(long)]
@@ -189,6 +207,10 @@ fn main() -> ExitCode {
             forecast_margin,
             max_wait_hours,
             lift_percent,
+            lift_ahead_of_light,
+            plan_drains,
+            drain_after_percent,
+            charge_drains,
             backfill,
             backfill_min_idle_s,
             backfill_gpus_per_instance,
@@ -205,6 +227,22 @@ fn main() -> ExitCode {
                 }
             }
             let time_limit = models[0];
+            let drains = match jpu_share::config::PlanDrains::try_from(plan_drains) {
+                Ok(d) => d.0,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let planned = jpu_share::policy::PlannedParams {
+                depth: plan_depth,
+                max_wait_ms: i64::from(max_wait_hours) * 3_600_000,
+                lift_percent,
+                lift_ahead_of_light,
+                drains,
+                drain_after_percent,
+                charge_drains,
+            };
             let backfill = backfill.then_some(jpu_share::policy::backfill::BackfillPolicy {
                 enabled: true,
                 min_idle_ms: backfill_min_idle_s.max(0) * 1000,
@@ -225,10 +263,8 @@ fn main() -> ExitCode {
                 },
                 live_charge: charge == "live",
                 overestimate,
-                plan_depth,
+                planned,
                 forecast,
-                max_wait_hours,
-                lift_percent,
             };
             if clusters.len() > 1 || time_limits.len() > 1 {
                 return match jpu_share::sim::sweep::run(&args, &clusters, &time_limits) {

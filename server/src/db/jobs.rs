@@ -493,7 +493,7 @@ pub async fn cancel_for(
     end_reason: &str,
 ) -> Result<CancelOutcome, sqlx::Error> {
     let Some(j) = sqlx::query!(
-        "SELECT state, lab_id, reserved_node, reserved_tier, reserved_gpus, reservation_accrued_at,
+        "SELECT state, lab_id, reserved_node, reserved_tier, reserved_gpus, reservation_drained, reservation_accrued_at,
                 reservation_gpu_seconds, reservation_cost FROM jobs WHERE id = ?",
         job_id
     )
@@ -516,6 +516,7 @@ pub async fn cancel_for(
                     node,
                     tier: t.clone(),
                     gpus: parse_gpus(j.reserved_gpus.as_deref()),
+                    drained: j.reservation_drained as u32,
                     accrued_at_ms: j.reservation_accrued_at.unwrap_or(now_ms),
                 };
                 usage::accrue(&mut res, &mut accrued, tflops, now_ms);
@@ -525,8 +526,8 @@ pub async fn cancel_for(
             record_charges(conn, &charges, now_ms).await?;
             sqlx::query!(
                 "UPDATE jobs SET state = 'CANCELLED', ended_at = ?, end_reason = ?, rank = NULL, pending_reason = NULL,
-                        reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_accrued_at = NULL,
-                        reservation_gpu_seconds = 0, reservation_cost = 0
+                        reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_drained = 0,
+                        reservation_accrued_at = NULL, reservation_gpu_seconds = 0, reservation_cost = 0
                  WHERE id = ?",
                 now_ms,
                 end_reason,

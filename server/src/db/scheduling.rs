@@ -140,7 +140,7 @@ pub async fn load_snapshot(conn: &mut impl AsConn, now_ms: i64, mode: PolicyMode
     let rows = sqlx::query!(
         r#"SELECT j.id AS "id!", j.lab_id, j.user_id, j.state, j.num_gpus, j.queue_entered_at, j.submitted_at, j.min_vram_gb,
                   j.reserved_node, j.reserved_tier, j.reserved_gpus, j.reservation_gpu_seconds, j.reservation_cost,
-                  j.reservation_accrued_at, j.time_limit_minutes, j.gated, j.array_id
+                  j.reservation_drained, j.reservation_accrued_at, j.time_limit_minutes, j.gated, j.array_id
            FROM jobs j WHERE j.id IN (SELECT id FROM cycle_waiting_jobs)"#
     )
     .fetch_all(&mut *conn)
@@ -154,6 +154,7 @@ pub async fn load_snapshot(conn: &mut impl AsConn, now_ms: i64, mode: PolicyMode
                 node,
                 tier,
                 gpus: parse_gpus(r.reserved_gpus.as_deref()),
+                drained: r.reservation_drained as u32,
                 accrued_at_ms: r.reservation_accrued_at.unwrap_or(now_ms),
             }),
             _ => None,
@@ -378,7 +379,7 @@ async fn release(conn: &mut WriteTx, releases: &[Release]) -> Result<(), sqlx::E
     for r in releases {
         // the accrued cost was charged with this plan's charges
         sqlx::query!(
-            "UPDATE jobs SET reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL,
+            "UPDATE jobs SET reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_drained = 0,
                     reservation_accrued_at = NULL, reservation_gpu_seconds = 0, reservation_cost = 0
              WHERE id = ?",
             r.job
@@ -413,21 +414,26 @@ async fn mark_waiting(
         if unchanged {
             continue;
         }
-        let (node, tier, gpus, at) = match &w.reservation {
-            Some(r) => {
-                (Some(r.node.as_str()), Some(r.tier.as_str()), Some(format_gpus(&r.gpus)), Some(r.accrued_at_ms))
-            }
-            None => (None, None, None, None),
+        let (node, tier, gpus, drained, at) = match &w.reservation {
+            Some(r) => (
+                Some(r.node.as_str()),
+                Some(r.tier.as_str()),
+                Some(format_gpus(&r.gpus)),
+                i64::from(r.drained),
+                Some(r.accrued_at_ms),
+            ),
+            None => (None, None, None, 0, None),
         };
         sqlx::query!(
             "UPDATE jobs SET rank = ?, pending_reason = ?, reserved_node = ?, reserved_tier = ?, reserved_gpus = ?,
-                    reservation_accrued_at = ?, reservation_gpu_seconds = ?, reservation_cost = ?
+                    reservation_drained = ?, reservation_accrued_at = ?, reservation_gpu_seconds = ?, reservation_cost = ?
              WHERE id = ?",
             rank,
             reason,
             node,
             tier,
             gpus,
+            drained,
             at,
             w.accrued.gpu_seconds,
             w.accrued.cost,
@@ -451,8 +457,8 @@ async fn dispatch(conn: &mut WriteTx, dispatches: &[Dispatch], now_ms: i64) -> R
         let gpus = format_gpus(&d.gpus);
         let done = sqlx::query!(
             "UPDATE jobs SET state = 'DISPATCHING', node = ?, tier = ?, gpu_indices = ?, rank = NULL, pending_reason = NULL,
-                    reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_accrued_at = NULL,
-                    reservation_gpu_seconds = ?, reservation_cost = ?, accrued_tier = ?
+                    reserved_node = NULL, reserved_tier = NULL, reserved_gpus = NULL, reservation_drained = 0,
+                    reservation_accrued_at = NULL, reservation_gpu_seconds = ?, reservation_cost = ?, accrued_tier = ?
              WHERE id = ? AND state = 'GLOBAL_QUEUE_WAIT'",
             d.node,
             d.tier,

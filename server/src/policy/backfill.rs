@@ -206,6 +206,7 @@ mod tests {
                     node: "n".into(),
                     tier: "t".into(),
                     gpus: vec![0, 1],
+                    drained: 0,
                     accrued_at_ms: 0,
                 }),
                 accrued: Accrued::default(),

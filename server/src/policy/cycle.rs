@@ -14,9 +14,7 @@ use super::usage;
 pub fn decide(snap: &Snapshot) -> Plan {
     match snap.mode {
         PolicyMode::Seed => decide_seed(snap),
-        PolicyMode::Planned { depth, max_wait_ms, lift_percent } => {
-            super::planned::decide(snap, depth, max_wait_ms, lift_percent)
-        }
+        PolicyMode::Planned(params) => super::planned::decide(snap, &params),
     }
 }
 
@@ -121,6 +119,7 @@ fn place(plan: &mut Plan, places: &mut Placements, mut job: QueuedJob, turn: Tur
                 node: slot.state.node.clone(),
                 tier: slot.state.tier.clone(),
                 gpus,
+                drained: 0,
                 accrued_at_ms: turn.now,
             };
             let reason = reserving_reason(&res, job.num_gpus);

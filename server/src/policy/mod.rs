@@ -13,6 +13,7 @@
 pub mod admission;
 pub mod backfill;
 pub mod cycle;
+mod drains;
 pub mod forecast;
 pub mod model;
 pub mod oom;
@@ -28,6 +29,8 @@ pub mod world;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_drains;
 #[cfg(test)]
 mod tests_planned;
 

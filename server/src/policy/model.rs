@@ -47,14 +47,26 @@ pub struct LabUsage {
     pub as_of_ms: Millis,
 }
 
-/// A live reservation: GPUs of one placement held for a rank-1 job.
+/// A live reservation: GPUs of one placement held for a rank-1 job (the
+/// seed), or the drain of a planned job's placement (§11).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reservation {
     pub node: String,
     pub tier: String,
     pub gpus: Vec<u32>,
+    /// `planned`: GPUs of the placement booked for the job that stood
+    /// idle when the last cycle ended (no job fitted before its start)
+    /// and are not among `gpus`; charged like held GPUs.
+    pub drained: u32,
     /// Accrued cost covers the time up to here.
     pub accrued_at_ms: Millis,
+}
+
+impl Reservation {
+    /// GPUs the job is charged for while it waits: held and drained.
+    pub fn charged_gpus(&self) -> u32 {
+        self.gpus.len() as u32 + self.drained
+    }
 }
 
 /// Reservation GPU-time a job has held and not yet been charged for (R4).
@@ -147,15 +159,39 @@ pub struct UserSlots {
 pub enum PolicyMode {
     #[default]
     Seed,
-    Planned {
-        /// Jobs at the head of the fair-share order that get a planned start.
-        depth: usize,
-        /// Jobs that waited longer go ahead of fair-share, oldest first…
-        max_wait_ms: Millis,
-        /// …as many as fit in this share of the cluster's GPUs (%, at
-        /// least one job): the rest keep the fair-share order.
-        lift_percent: u32,
-    },
+    Planned(PlannedParams),
+}
+
+/// `planned`'s settings (§11).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlannedParams {
+    /// Jobs at the head of the fair-share order that get a planned start.
+    pub depth: usize,
+    /// Jobs that waited longer go ahead of fair-share, oldest first…
+    pub max_wait_ms: Millis,
+    /// …as many as fit in this share of the cluster's GPUs (%, at least
+    /// one job): the rest keep the fair-share order.
+    pub lift_percent: u32,
+    /// Of those, only the oldest this many go ahead of light labs' jobs
+    /// (labs using at most the mean of the labs waiting); the others go
+    /// right behind them. `u32::MAX`: all of them.
+    pub lift_ahead_of_light: u32,
+    /// How many planned jobs may book a start later than now (a drain:
+    /// the GPUs they book keep longer jobs off); `None`: every one.
+    pub drains: Option<DrainBudget>,
+    /// A job books a drain only once it has waited this share (%) of its
+    /// time limit (its expansion factor): 0 books at once.
+    pub drain_after_percent: u32,
+    /// GPUs booked for a job that stand idle are charged to its lab.
+    pub charge_drains: bool,
+}
+
+/// At most this many drains at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrainBudget {
+    Jobs(u32),
+    /// A share (%) of the usable placements, rounded up (at least one).
+    PercentOfPlacements(u32),
 }
 
 /// A GPU running a research job, and when the job's time limit ends it

@@ -14,23 +14,28 @@
 //! the plan is never delayed by a job behind it.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use app::model::MaintenancePhase;
 
+use super::drains::{charge_drains, Drains};
 use super::model::*;
 use super::personal::promote;
 use super::steps::{advance_maintenance, charge_reservation, fair_share_order, waiting};
 use super::timeline::{Timeline, HOLD_AHEAD_MS};
 use super::usage;
 
-pub(super) fn decide(snap: &Snapshot, depth: usize, max_wait_ms: Millis, lift_percent: u32) -> Plan {
+pub(super) fn decide(snap: &Snapshot, params: &PlannedParams) -> Plan {
     let mut plan = Plan::default();
     let dispatching = advance_maintenance(snap, &mut plan) == MaintenancePhase::Normal;
     let mut queue: Vec<QueuedJob> = snap.queue.clone();
     promote(snap, &mut plan, &mut queue);
-    let lift = lift_gpus(snap, lift_percent);
-    let queue = overdue_first(fair_share_order(snap, queue), snap.now_ms, max_wait_ms, lift);
+    let lift = lift_gpus(snap, params.lift_percent);
+    let queue = fair_share_order(snap, queue);
+    let light = if params.lift_ahead_of_light == u32::MAX { 0 } else { light_prefix(snap, &queue) };
+    let lifted = Lift { max_wait_ms: params.max_wait_ms, gpus: lift, behind: light, ahead: params.lift_ahead_of_light };
+    let queue = overdue_first(queue, snap.now_ms, lifted);
+    let mut drains = Drains::new(snap, params, &queue);
     let mut time = Timeline::new(snap);
     for (pos, mut job) in queue.into_iter().enumerate() {
         let rank = pos as u32 + 1;
@@ -38,12 +43,18 @@ pub(super) fn decide(snap: &Snapshot, depth: usize, max_wait_ms: Millis, lift_pe
         if !dispatching {
             release(&mut plan, &mut job, ReleaseReason::Maintenance);
             plan.waiting.push(waiting(job, rank, PendingReason::Maintenance));
-        } else if pos < depth {
-            plan_start(&mut plan, &mut time, job, rank, hold);
+        } else if pos < params.depth && drains.may_drain(&job, snap.now_ms) {
+            let id = job.id;
+            if plan_start(&mut plan, &mut time, job, rank, hold) {
+                drains.took(id);
+            }
         } else {
             release(&mut plan, &mut job, ReleaseReason::Demoted);
             backfill(&mut plan, &mut time, job, rank);
         }
+    }
+    if params.charge_drains {
+        charge_drains(&mut plan, &time);
     }
     plan
 }
@@ -55,28 +66,48 @@ pub(super) fn lift_gpus(snap: &Snapshot, lift_percent: u32) -> u64 {
     (gpus * u64::from(lift_percent)).div_ceil(100)
 }
 
+/// Which overdue jobs go ahead of fair share, and how far.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Lift {
+    pub max_wait_ms: Millis,
+    /// GPUs the lifted jobs may use together (at least the oldest's).
+    pub gpus: u64,
+    /// Jobs at the head of the order (light labs', [`light_prefix`]) that
+    /// lifted jobs go behind…
+    pub behind: usize,
+    /// …but for the oldest this many, which go ahead of them too.
+    pub ahead: u32,
+}
+
 /// Jobs that waited `max_wait_ms` or longer go first, oldest first — but
-/// only the oldest whose GPUs together fit in `lift` (always at least the
-/// oldest one); the rest keep the fair-share order. Under sustained
-/// overload most jobs pass any fixed wait: lifting them all would turn
-/// the order into first-come, first-served (measured: median wait from
-/// minutes to days). Lifting a bounded share still starts every job in
-/// bounded time — the oldest overdue job is always first — while light
-/// labs' small jobs keep going first among the rest.
-pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, max_wait_ms: Millis, lift: u64) -> Vec<QueuedJob> {
+/// only the oldest whose GPUs together fit in `lift.gpus` (always at
+/// least the oldest one); the rest keep the fair-share order. Under
+/// sustained overload most jobs pass any fixed wait: lifting them all
+/// would turn the order into first-come, first-served (measured: median
+/// wait from minutes to days). Lifting a bounded share still starts every
+/// job in bounded time — the oldest overdue job is always first — while
+/// light labs' small jobs keep going first among the rest.
+///
+/// Lifted jobs go behind the first `lift.behind` jobs (light labs') but
+/// for the oldest `lift.ahead` (measured on October at 56×8: lifting all
+/// of them ahead of light labs made those wait 12.7× their limit).
+pub(super) fn overdue_first(mut queue: Vec<QueuedJob>, now: Millis, lift: Lift) -> Vec<QueuedJob> {
+    let keep = lift.behind.min(queue.len());
+    let rest = queue.split_off(keep);
+    let (light, queue) = (queue, rest);
     let mut overdue: Vec<(Millis, JobId, u64)> = queue
         .iter()
-        .filter(|j| now - j.queue_entered_at_ms >= max_wait_ms)
+        .filter(|j| now - j.queue_entered_at_ms >= lift.max_wait_ms)
         .map(|j| (j.queue_entered_at_ms, j.id, u64::from(j.num_gpus)))
         .collect();
     if overdue.is_empty() {
-        return queue;
+        return [light, queue].concat();
     }
     overdue.sort_unstable();
     let mut lifted: HashSet<JobId> = HashSet::new();
     let mut used = 0u64;
     for (_, id, n) in overdue {
-        if !lifted.is_empty() && used + n > lift {
+        if !lifted.is_empty() && used + n > lift.gpus {
             break;
         }
         used += n;
@@ -84,8 +115,25 @@ pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, max_wait_ms: Mil
     }
     let (mut first, rest): (Vec<QueuedJob>, Vec<QueuedJob>) = queue.into_iter().partition(|j| lifted.contains(&j.id));
     first.sort_by_key(|j| (j.queue_entered_at_ms, j.id));
-    first.extend(rest);
-    first
+    let behind = first.split_off((lift.ahead as usize).min(first.len()));
+    [first, light, behind, rest].concat()
+}
+
+/// How many jobs at the head of the fair-share order are light labs':
+/// labs whose decayed usage is at most the mean of the labs with jobs in
+/// the queue (their equal share of what is being used). No overdue job
+/// goes ahead of them (§11: light labs do not pay for others' waits);
+/// their demand fits their share, so an overdue job behind them still
+/// starts in bounded time.
+pub(super) fn light_prefix(snap: &Snapshot, ordered: &[QueuedJob]) -> usize {
+    let usage: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
+    let of = |lab: LabId| usage.get(&lab).copied().unwrap_or(0.0);
+    let labs: HashSet<LabId> = ordered.iter().map(|j| j.lab).collect();
+    if labs.is_empty() {
+        return 0;
+    }
+    let mean = labs.iter().map(|&l| of(l)).sum::<f64>() / labs.len() as f64;
+    ordered.iter().take_while(|j| of(j.lab) <= mean).count()
 }
 
 /// Brings a held job's accrued cost up to now; returns the slot it holds
@@ -109,7 +157,8 @@ fn release(plan: &mut Plan, job: &mut QueuedJob, reason: ReleaseReason) {
 /// A job of the plan: the earliest start any fitting placement gives it
 /// (only its own while it holds GPUs there), dispatched if that is now,
 /// else booked, and held once near.
-fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank: u32, hold: Option<usize>) {
+/// Returns whether it booked a start later than now (a drain).
+fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank: u32, hold: Option<usize>) -> bool {
     let now = time.now;
     let held: Vec<u32> = job.reservation.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
     // its hold is decided again below
@@ -154,16 +203,16 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
         release(plan, &mut job, ReleaseReason::PlacementLost);
         let reason = time.never_reason(&job);
         plan.waiting.push(waiting(job, rank, reason));
-        return;
+        return false;
     };
     if hold.is_none() {
         release(plan, &mut job, ReleaseReason::PlacementLost);
     }
     if at <= now {
         dispatch(plan, time, job, rank, i, gpus);
-        return;
+        return false;
     }
-    time.book(i, &gpus, at, at + job.time_limit_ms.max(1));
+    time.book(i, &gpus, at, at + job.time_limit_ms.max(1), job.id);
     let slot = time.slots[i];
     // idle now and not held for an earlier job (one it will hand them to)
     let idle_now: Vec<u32> =
@@ -180,15 +229,24 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
         time.hold(i, g, job.id, at);
     }
     match (keep.is_empty(), job.reservation.as_mut()) {
+        // a drain goes on on the same placement, no GPU held yet: what it
+        // accrued stays with it (charged when it ends, R4)
+        (true, Some(res)) if res.drained > 0 && res.node == slot.node && res.tier == slot.tier => res.gpus.clear(),
         (true, Some(_)) => release(plan, &mut job, ReleaseReason::Demoted),
         (false, Some(res)) => res.gpus = keep,
         (false, None) => {
-            job.reservation =
-                Some(Reservation { node: slot.node.clone(), tier: slot.tier.clone(), gpus: keep, accrued_at_ms: now })
+            job.reservation = Some(Reservation {
+                node: slot.node.clone(),
+                tier: slot.tier.clone(),
+                gpus: keep,
+                drained: 0,
+                accrued_at_ms: now,
+            })
         }
         (true, None) => {}
     }
     plan.waiting.push(waiting(job, rank, reason));
+    true
 }
 
 /// A job behind the plan starts now only where its limit ends before

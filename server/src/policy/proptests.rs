@@ -69,7 +69,7 @@ fn holding_rate(w: &World) -> f64 {
         .values()
         .map(|j| {
             let run = j.running.as_ref().map_or(0.0, |r| r.gpus.len() as f64 * w.tier(&r.tier).tflops);
-            let res = j.reservation.as_ref().map_or(0.0, |r| r.gpus.len() as f64 * w.tier(&r.tier).tflops);
+            let res = j.reservation.as_ref().map_or(0.0, |r| f64::from(r.charged_gpus()) * w.tier(&r.tier).tflops);
             run + res
         })
         .sum()
@@ -166,6 +166,27 @@ fn check_planned(snap: &Snapshot, plan: &Plan, w: &World) -> Result<(), TestCase
             p.job
         );
     }
+    // what jobs are charged for while they wait (held and drained GPUs)
+    // stands idle after this cycle's starts (`free` counts held GPUs as
+    // idle): no GPU is charged twice
+    for x in &snap.placements {
+        let on = |node: &str, tier: &str| node == x.node && tier == x.tier;
+        let started: usize = plan.dispatches.iter().filter(|d| on(&d.node, &d.tier)).map(|d| d.gpus.len()).sum();
+        let charged: u32 = plan
+            .waiting
+            .iter()
+            .filter_map(|w| w.reservation.as_ref())
+            .filter(|r| on(&r.node, &r.tier))
+            .map(Reservation::charged_gpus)
+            .sum();
+        prop_assert!(
+            charged as usize + started <= x.free.len(),
+            "{}/{}: {charged} GPUs charged to waiting jobs, {started} started, {} idle",
+            x.node,
+            x.tier,
+            x.free.len()
+        );
+    }
     Ok(())
 }
 
@@ -240,7 +261,7 @@ fn run_mode(
         let plan = decide(&snap);
         match mode {
             PolicyMode::Seed => check_plan(&snap, &plan, &w)?,
-            PolicyMode::Planned { .. } => check_planned(&snap, &plan, &w)?,
+            PolicyMode::Planned(_) => check_planned(&snap, &plan, &w)?,
         }
         w.apply(&plan);
         check_exclusive(&w)?;
@@ -269,11 +290,36 @@ proptest! {
 
     #[test]
     fn the_planned_policy_keeps_its_guarantees_and_charges_every_held_second(s in scenario(120_000)) {
-        let mode = PolicyMode::Planned { depth: 6, max_wait_ms: 30 * 60_000, lift_percent: 25 };
+        let mode = PolicyMode::Planned(PlannedParams {
+            depth: 6,
+            max_wait_ms: 30 * 60_000,
+            lift_percent: 25,
+            lift_ahead_of_light: u32::MAX,
+            drains: None,
+            drain_after_percent: 0,
+            charge_drains: false,
+        });
         let (w, integral) = run_mode(&s, mode, false, &[])?;
         let charged: f64 = w.ledger.iter().map(|c| c.amount).sum();
         prop_assert!((charged - integral).abs() <= 1e-6 * integral.max(1.0),
             "charged {charged} vs held {integral}");
+    }
+
+    #[test]
+    fn drains_keep_the_guarantees_and_charge_every_held_or_drained_second(s in scenario(120_000)) {
+        let mode = PolicyMode::Planned(PlannedParams {
+            depth: 6,
+            max_wait_ms: 30 * 60_000,
+            lift_percent: 25,
+            lift_ahead_of_light: 1,
+            drains: Some(DrainBudget::Jobs(2)),
+            drain_after_percent: 50,
+            charge_drains: true,
+        });
+        let (w, integral) = run_mode(&s, mode, false, &[])?;
+        let charged: f64 = w.ledger.iter().map(|c| c.amount).sum();
+        prop_assert!((charged - integral).abs() <= 1e-6 * integral.max(1.0),
+            "charged {charged} vs held or drained {integral}");
     }
 
     #[test]

@@ -295,6 +295,7 @@ fn swap_dispatches_on_the_placement_that_frees_and_keeps_the_accrued_cost() {
                 node: "a".into(),
                 tier: "rtx4090".into(),
                 gpus: vec![0],
+                drained: 0,
                 accrued_at_ms: 5 * MIN,
             }),
             ..job(1, BCG, 2, 0)

@@ -8,12 +8,25 @@ use super::*;
 const NOW: Millis = 10 * MIN;
 
 fn planned(mut snap: Snapshot, depth: usize, busy: &[(&str, u32, Millis)]) -> Snapshot {
-    snap.mode = PolicyMode::Planned { depth, max_wait_ms: 1_000 * MIN, lift_percent: 100 };
+    snap.mode = PolicyMode::Planned(params(depth, 1_000 * MIN));
     snap.busy_until = busy
         .iter()
         .map(|&(node, gpu, until)| BusyGpu { node: node.into(), tier: "rtx4090".into(), gpu, until_ms: until })
         .collect();
     snap
+}
+
+/// `planned` with every planned job booking its start (v2's drains).
+fn params(depth: usize, max_wait_ms: Millis) -> PlannedParams {
+    PlannedParams {
+        depth,
+        max_wait_ms,
+        lift_percent: 100,
+        lift_ahead_of_light: u32::MAX,
+        drains: None,
+        drain_after_percent: 0,
+        charge_drains: false,
+    }
 }
 
 fn limit(mut j: QueuedJob, minutes: i64) -> QueuedJob {
@@ -54,8 +67,13 @@ fn a_later_job_backfills_only_when_it_ends_before_the_plan() {
 #[test]
 fn a_planned_job_keeps_its_placement_when_rank_one_changes() {
     let mut holder = limit(job(1, KDG, 2, 0), 60);
-    holder.reservation =
-        Some(Reservation { node: "a".into(), tier: "rtx4090".into(), gpus: vec![0], accrued_at_ms: NOW - MIN });
+    holder.reservation = Some(Reservation {
+        node: "a".into(),
+        tier: "rtx4090".into(),
+        gpus: vec![0],
+        drained: 0,
+        accrued_at_ms: NOW - MIN,
+    });
     let snap = planned(
         snapshot(
             vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0])],
@@ -104,15 +122,15 @@ fn held_gpus_never_go_to_later_jobs() {
 fn a_job_waiting_past_max_wait_goes_first() {
     let queue = vec![limit(job(1, KDG, 1, 0), 60), limit(job(2, BCG, 1, NOW - MIN), 60)];
     let snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0), (KDG, 1_000.0)], queue);
-    let fair = decide(&Snapshot {
-        mode: PolicyMode::Planned { depth: 10, max_wait_ms: 60 * MIN, lift_percent: 100 },
-        ..snap.clone()
-    });
+    let fair = decide(&Snapshot { mode: PolicyMode::Planned(params(10, 60 * MIN)), ..snap.clone() });
     assert!(dispatch_of(&fair, 2).is_some(), "fair share: the low-usage lab first");
-    let overdue =
-        decide(&Snapshot { mode: PolicyMode::Planned { depth: 10, max_wait_ms: 5 * MIN, lift_percent: 100 }, ..snap });
+    let overdue = decide(&Snapshot { mode: PolicyMode::Planned(params(10, 5 * MIN)), ..snap });
     assert!(dispatch_of(&overdue, 1).is_some(), "job 1 waited 10 min, past 5");
     assert_eq!(waiting_of(&overdue, 2).rank, 2);
+}
+
+fn lifting(max_wait_ms: Millis, gpus: u64) -> planned::Lift {
+    planned::Lift { max_wait_ms, gpus, behind: 0, ahead: u32::MAX }
 }
 
 /// Overdue jobs go first, oldest first, only while their GPUs fit in the
@@ -130,11 +148,12 @@ fn overdue_jobs_are_lifted_only_within_the_bound() {
         (8, [2, 1, 3, 4]),
         (0, [2, 1, 3, 4]), // the oldest always: every job starts in bounded time
     ] {
-        let got: Vec<JobId> = planned::overdue_first(queue(), NOW, 5 * MIN, lift).into_iter().map(|j| j.id).collect();
+        let got: Vec<JobId> =
+            planned::overdue_first(queue(), NOW, lifting(5 * MIN, lift)).into_iter().map(|j| j.id).collect();
         assert_eq!(got, order, "lift {lift} GPUs");
     }
     let none_overdue: Vec<JobId> =
-        planned::overdue_first(queue(), NOW, 60 * MIN, 0).into_iter().map(|j| j.id).collect();
+        planned::overdue_first(queue(), NOW, lifting(60 * MIN, 0)).into_iter().map(|j| j.id).collect();
     assert_eq!(none_overdue, [1, 2, 3, 4]);
     let cluster = snapshot(vec![state("a", "rtx4090", 8, &[]), state("b", "rtx4090", 8, &[])], &[], vec![]);
     for (percent, gpus) in [(0, 0), (10, 2), (50, 8), (100, 16)] {

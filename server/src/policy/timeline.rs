@@ -28,11 +28,11 @@ pub(super) struct Timeline<'a> {
     /// Per slot: the free-from times in order (the n-th is a start's
     /// lower bound, asked for every placement of every planned job).
     free_sorted: Vec<Vec<Millis>>,
-    /// Per slot, per GPU (as in `gpus`): (from, to) that planned starts
-    /// keep other jobs off, by `from`; never overlapping. `from` is
+    /// Per slot, per GPU (as in `gpus`): (from, to, for whom) that planned
+    /// starts keep other jobs off, by `from`; never overlapping. `from` is
     /// [`HOLD_AHEAD_MS`] before the start: the GPU will be held then, and a
     /// plan that let a job run into the hold would not be kept.
-    bookings: Vec<Vec<Vec<(Millis, Millis)>>>,
+    bookings: Vec<Vec<Vec<(Millis, Millis, JobId)>>>,
     /// Per slot: GPUs free when the cycle began (for the waiting reason).
     initial_free: Vec<usize>,
     /// Per slot: GPUs idle now (free and not started on this cycle).
@@ -94,8 +94,11 @@ impl<'a> Timeline<'a> {
         for j in &snap.queue {
             if let Some(r) = &j.reservation {
                 if let Some(&i) = by_key.get(&(r.node.as_str(), r.tier.as_str())) {
-                    held_before.entry(j.id).or_default().extend(r.gpus.iter().map(|_| i));
-                    holds_on[i] += r.gpus.len();
+                    // drained GPUs too: a job that can start as early
+                    // elsewhere leaves a drain that is filling alone
+                    let n = r.charged_gpus() as usize;
+                    held_before.entry(j.id).or_default().extend(std::iter::repeat_n(i, n));
+                    holds_on[i] += n;
                 }
             }
         }
@@ -165,7 +168,7 @@ impl<'a> Timeline<'a> {
     }
 
     fn booked_at(&self, i: usize, pos: usize, from: Millis, to: Millis) -> bool {
-        self.bookings[i][pos].iter().any(|&(a, b)| a < to && from < b)
+        self.bookings[i][pos].iter().any(|&(a, b, _)| a < to && from < b)
     }
 
     /// Held this cycle for another job whose start is after `at`.
@@ -242,7 +245,7 @@ impl<'a> Timeline<'a> {
                     from = from.max(start);
                 }
             }
-            for &(a, b) in &self.bookings[i][p] {
+            for &(a, b, _) in &self.bookings[i][p] {
                 if b <= from {
                     continue;
                 }
@@ -307,16 +310,35 @@ impl<'a> Timeline<'a> {
         (gpus.len() == job.num_gpus as usize).then_some(gpus)
     }
 
-    pub(super) fn book(&mut self, i: usize, gpus: &[u32], start: Millis, to: Millis) {
+    pub(super) fn book(&mut self, i: usize, gpus: &[u32], start: Millis, to: Millis, job: JobId) {
         let from = start - HOLD_AHEAD_MS;
         for &g in gpus {
             if let Some(p) = self.position(i, g) {
                 let list = &mut self.bookings[i][p];
-                let at = list.partition_point(|&(a, _)| a < from);
-                list.insert(at, (from, to));
+                let at = list.partition_point(|&(a, _, _)| a < from);
+                list.insert(at, (from, to, job));
             }
         }
         self.window_cache = None;
+    }
+
+    /// Per job, its booked GPUs idle now and held for nobody: no job
+    /// fitted before its start (the drain, charged to it). An idle GPU
+    /// booked for several jobs is the first one's: the later ones would
+    /// not keep it idle.
+    pub(super) fn drained(&self) -> HashMap<JobId, u32> {
+        let mut drained: HashMap<JobId, u32> = HashMap::new();
+        for i in 0..self.slots.len() {
+            for (p, &(_, free)) in self.gpus[i].iter().enumerate() {
+                if free > self.now || self.held_by[i][p].is_some() {
+                    continue;
+                }
+                if let Some(&(_, _, job)) = self.bookings[i][p].iter().find(|&&(_, to, _)| to > self.now) {
+                    *drained.entry(job).or_default() += 1;
+                }
+            }
+        }
+        drained
     }
 
     /// The longest any idle GPU stays free of bookings and holds from now
@@ -335,7 +357,7 @@ impl<'a> Timeline<'a> {
                 if free > self.now {
                     continue;
                 }
-                let booked = self.bookings[i][p].iter().filter(|&&(_, to)| to > self.now).map(|&(from, _)| from);
+                let booked = self.bookings[i][p].iter().filter(|&&(_, to, _)| to > self.now).map(|&(from, _, _)| from);
                 let held = self.held_by[i][p].map(|(_, start)| start);
                 let until = booked.chain(held).min().map_or(Millis::MAX, |t| t - self.now);
                 longest = longest.max(until);

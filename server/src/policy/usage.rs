@@ -32,7 +32,7 @@ pub fn add(usage: &mut LabUsage, amount: f64, now: Millis) {
 /// moves the accrual mark (never backwards).
 pub fn accrue(reservation: &mut Reservation, accrued: &mut Accrued, tflops: f64, now: Millis) {
     let seconds = elapsed_seconds(reservation.accrued_at_ms, now);
-    let gpus = reservation.gpus.len() as u32;
+    let gpus = reservation.charged_gpus();
     accrued.gpu_seconds += f64::from(gpus) * seconds;
     accrued.cost += cost(gpus, seconds, tflops);
     reservation.accrued_at_ms = reservation.accrued_at_ms.max(now);
@@ -56,7 +56,8 @@ mod tests {
         // 2 × 4090 for 30 min plus 1 × 4090 reserved for 10 min before
         assert!(close(cost(2, 1800.0, 82.6) + cost(1, 600.0, 82.6), 346_920.0));
         // 1 × 4090 reserved for 5 min, accrued the way the scheduler does
-        let mut r = Reservation { node: "n".into(), tier: "rtx4090".into(), gpus: vec![0], accrued_at_ms: 0 };
+        let mut r =
+            Reservation { node: "n".into(), tier: "rtx4090".into(), gpus: vec![0], drained: 0, accrued_at_ms: 0 };
         let mut acc = Accrued::default();
         accrue(&mut r, &mut acc, 82.6, 2 * MIN);
         accrue(&mut r, &mut acc, 82.6, 5 * MIN);
@@ -89,7 +90,8 @@ mod tests {
         let mut u2 = u;
         add(&mut u2, -50.0, 0);
         assert_eq!((u2.value, u2.as_of_ms), (1000.0, 10 * HOUR), "as_of never moves back");
-        let mut r = Reservation { node: "n".into(), tier: "t".into(), gpus: vec![0, 1], accrued_at_ms: 10 * HOUR };
+        let mut r =
+            Reservation { node: "n".into(), tier: "t".into(), gpus: vec![0, 1], drained: 0, accrued_at_ms: 10 * HOUR };
         let mut acc = Accrued::default();
         accrue(&mut r, &mut acc, 82.6, 9 * HOUR);
         assert_eq!(acc, Accrued::default());

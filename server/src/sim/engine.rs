@@ -23,7 +23,7 @@ use crate::policy::world::{PlacementDef, World};
 use crate::policy::{decide, TierInfo};
 use crate::policy::{forecast, predict};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Policy {
     /// The product's policy; `live_charge` charges running jobs every pass.
     Jpu {
@@ -35,11 +35,30 @@ pub enum Policy {
     },
     FairshareGreedy,
     /// The product's `planned` policy (§11).
-    Planned {
-        depth: usize,
-        max_wait_ms: i64,
-        lift_percent: u32,
-    },
+    /// With the design it was asked as (`k=2,x=100`), if not the CLI's.
+    Planned(crate::policy::PlannedParams, Option<String>),
+}
+
+/// `planned` with settings changed by `k=…,x=…,c=…` (`scheduler.plan_drains`,
+/// `plan_drain_after_percent`, `plan_charge_drains`) and `d=…,w=…,l=…`
+/// (`plan_depth`, `max_wait_hours`, `max_wait_lift_percent`) and `p=…`
+/// (`plan_lift_ahead_of_light`); None if it does not parse.
+pub fn planned_design(base: crate::policy::PlannedParams, design: &str) -> Option<crate::policy::PlannedParams> {
+    let mut params = base;
+    for part in design.split(',') {
+        let (key, value) = part.split_once('=')?;
+        match key.trim() {
+            "k" => params.drains = crate::config::PlanDrains::try_from(value.to_string()).ok()?.0,
+            "x" => params.drain_after_percent = value.trim().parse().ok()?,
+            "c" => params.charge_drains = value.trim().parse().ok()?,
+            "d" => params.depth = value.trim().parse().ok()?,
+            "w" => params.max_wait_ms = value.trim().parse::<i64>().ok()?.checked_mul(3_600_000)?,
+            "l" => params.lift_percent = value.trim().parse().ok()?,
+            "p" => params.lift_ahead_of_light = value.trim().parse().ok()?,
+            _ => return None,
+        }
+    }
+    Some(params)
 }
 
 /// How long users ask for (the trace has no time limits): `planned`
@@ -71,7 +90,7 @@ impl Policy {
     /// The product's policies run the product's `decide` (and have its
     /// forecast); the baselines have neither.
     pub fn is_product(&self) -> bool {
-        matches!(self, Policy::Jpu { .. } | Policy::Planned { .. })
+        matches!(self, Policy::Jpu { .. } | Policy::Planned(..))
     }
 
     pub fn name(&self) -> String {
@@ -81,7 +100,8 @@ impl Policy {
             Policy::Fifo => "fifo".into(),
             Policy::Easy { .. } => "easy".into(),
             Policy::FairshareGreedy => "fairshare-greedy".into(),
-            Policy::Planned { .. } => "planned".into(),
+            Policy::Planned(_, None) => "planned".into(),
+            Policy::Planned(_, Some(design)) => format!("planned:{design}"),
         }
     }
 }
@@ -435,11 +455,11 @@ fn run(
 ) -> Replay {
     let total_gpus: u32 = placements.iter().map(|p| p.gpus.len() as u32).sum();
     let mut cluster: Box<dyn Cluster> = match policy {
-        Policy::Jpu { .. } | Policy::Planned { .. } => {
+        Policy::Jpu { .. } | Policy::Planned(..) => {
             let live_charge = matches!(policy, Policy::Jpu { live_charge: true });
             let mut world = World::new(tiers.to_vec(), placements.to_vec());
-            if let Policy::Planned { depth, max_wait_ms, lift_percent } = policy {
-                world.mode = crate::policy::PolicyMode::Planned { depth, max_wait_ms, lift_percent };
+            if let Policy::Planned(params, _) = &policy {
+                world.mode = crate::policy::PolicyMode::Planned(*params);
             }
             // without a limit, each trace user may have every job in the global queue
             world.default_max_concurrent = opts.user_limit.unwrap_or(u32::MAX);
@@ -685,14 +705,21 @@ mod tests {
         let trace = [job(0, 0, 7200, 1, "a"), job(1, 1, 100, 1, "b")];
         for policy in [
             Policy::Jpu { live_charge: false },
-            Policy::Planned { depth: 100, max_wait_ms: i64::MAX, lift_percent: 100 },
+            Policy::Planned(
+                crate::policy::PlannedParams {
+                    max_wait_ms: i64::MAX,
+                    lift_percent: 100,
+                    ..crate::config::SchedulerSettings::default().planned_params()
+                },
+                None,
+            ),
         ] {
             let shown = |start: i64, asked: i64| Estimate::At(start + with_margin(start - asked));
             for (factor, start) in [(1.0, 7_200_000), (2.0, 14_400_000)] {
                 let (at_submit, before) = (shown(start, 30_000), shown(start, 3_600_000));
                 let opts = Options { time_limit: TimeLimitModel::Times(factor), ..opts_plain() };
-                let first = replay(&trace, &tiers, &places, policy, opts.clone(), |_| {});
-                let second = replay_forecasting(&trace, &tiers, &places, policy, opts, &first, |_| {});
+                let first = replay(&trace, &tiers, &places, policy.clone(), opts.clone(), |_| {});
+                let second = replay_forecasting(&trace, &tiers, &places, policy.clone(), opts, &first, |_| {});
                 let starts = |r: &Replay| r.outcomes.iter().map(|o| o.start_ms).collect::<Vec<_>>();
                 assert_eq!(starts(&first), starts(&second), "asking the forecast changes nothing");
                 assert_eq!(starts(&second), [Some(0), Some(7_200_000)]);
@@ -705,7 +732,7 @@ mod tests {
             }
         }
         let easy = Policy::Easy { overestimate: 2.0 };
-        let first = replay(&trace, &tiers, &places, easy, opts_plain(), |_| {});
+        let first = replay(&trace, &tiers, &places, easy.clone(), opts_plain(), |_| {});
         let second = replay_forecasting(&trace, &tiers, &places, easy, opts_plain(), &first, |_| {});
         assert_eq!(second.outcomes[1].estimate_at_submit, Estimate::NotAsked, "a baseline has no forecast");
     }

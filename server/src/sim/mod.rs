@@ -36,7 +36,7 @@ pub enum SimError {
     Trace(#[from] trace::TraceError),
     #[error(transparent)]
     Cluster(#[from] cluster::SpecError),
-    #[error("unknown policy `{0}` (use jpu, planned, fifo, easy or fairshare-greedy)")]
+    #[error("unknown policy `{0}` (use jpu, planned, fifo, easy or fairshare-greedy; a design of planned as planned:k=2,x=100,c=true,d=100,w=36,l=10)")]
     Policy(String),
     #[error("--time-limit must be `user` or `xF` with F ≥ 1 (e.g. x2), not `{0}`")]
     TimeLimit(String),
@@ -54,12 +54,9 @@ pub struct SimArgs {
     pub live_charge: bool,
     /// EASY's time limit = real duration × this.
     pub overestimate: f64,
-    /// `planned`: jobs with a planned start, and the wait past which a job
-    /// goes ahead of fair share.
-    pub plan_depth: usize,
-    pub max_wait_hours: u32,
-    /// `planned`: the share of the GPUs (%) overdue jobs may be lifted for.
-    pub lift_percent: u32,
+    /// `planned`'s settings (a policy `planned:k=…,x=…,c=…` changes its
+    /// drains for itself).
+    pub planned: crate::policy::PlannedParams,
     /// Measure the start-time forecast (a second replay of `jpu` and
     /// `planned` that asks it about every job).
     pub forecast: bool,
@@ -97,12 +94,14 @@ fn parse_policy(name: &str, args: &SimArgs) -> Result<Policy, SimError> {
         "fifo" => Policy::Fifo,
         "easy" => Policy::Easy { overestimate: args.overestimate },
         "fairshare-greedy" => Policy::FairshareGreedy,
-        "planned" => Policy::Planned {
-            depth: args.plan_depth,
-            max_wait_ms: i64::from(args.max_wait_hours) * 3_600_000,
-            lift_percent: args.lift_percent,
+        "planned" => Policy::Planned(args.planned, None),
+        other => match other.strip_prefix("planned:") {
+            Some(design) => Policy::Planned(
+                engine::planned_design(args.planned, design).ok_or_else(|| SimError::Policy(other.to_string()))?,
+                Some(design.to_string()),
+            ),
+            None => return Err(SimError::Policy(other.to_string())),
         },
-        other => return Err(SimError::Policy(other.to_string())),
     })
 }
 
@@ -138,7 +137,7 @@ pub fn run_with(args: &SimArgs, bars: bool) -> Result<Vec<metrics::PolicyReport>
         );
         bar.set_prefix(policy.name());
         let started = Instant::now();
-        let replay = engine::replay(&jobs, &tiers, &placements, policy, args.options.clone(), |done| {
+        let replay = engine::replay(&jobs, &tiers, &placements, policy.clone(), args.options.clone(), |done| {
             bar.set_position(done as u64)
         });
         let wall_s = started.elapsed().as_secs_f64();
@@ -219,9 +218,11 @@ mod tests {
                 options: Options { forecast_margin: 0.1, ..Options::default() },
                 live_charge: false,
                 overestimate: 2.0,
-                plan_depth: 100,
-                max_wait_hours: 72,
-                lift_percent: 100,
+                planned: crate::policy::PlannedParams {
+                    max_wait_ms: 72 * 3_600_000,
+                    lift_percent: 100,
+                    ..crate::config::SchedulerSettings::default().planned_params()
+                },
                 forecast: true,
             };
             run(&args).unwrap();
@@ -266,9 +267,11 @@ mod tests {
             options: Options { forecast_margin: 0.1, ..Options::default() },
             live_charge: false,
             overestimate: 2.0,
-            plan_depth: 100,
-            max_wait_hours: 72,
-            lift_percent: 100,
+            planned: crate::policy::PlannedParams {
+                max_wait_ms: 72 * 3_600_000,
+                lift_percent: 100,
+                ..crate::config::SchedulerSettings::default().planned_params()
+            },
             forecast: false,
         };
         assert!(matches!(run(&args), Err(SimError::Open { .. })));

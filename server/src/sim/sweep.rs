@@ -89,9 +89,7 @@ pub fn run(base: &SimArgs, clusters: &[String], limits: &[String]) -> Result<Vec
                     options: super::engine::Options { time_limit: *model, ..base.options.clone() },
                     live_charge: base.live_charge,
                     overestimate: base.overestimate,
-                    plan_depth: base.plan_depth,
-                    max_wait_hours: base.max_wait_hours,
-                    lift_percent: base.lift_percent,
+                    planned: base.planned,
                     forecast: base.forecast,
                 };
                 let point = super::run_with(&args, false).map(|reports| {
@@ -224,9 +222,10 @@ mod tests {
             options: crate::sim::engine::Options { forecast_margin: 0.1, ..Default::default() },
             live_charge: false,
             overestimate: 2.0,
-            plan_depth: 100,
-            max_wait_hours: 36,
-            lift_percent: 100,
+            planned: crate::policy::PlannedParams {
+                lift_percent: 100,
+                ..crate::config::SchedulerSettings::default().planned_params()
+            },
             forecast: false,
         };
         let clusters = ["2x8:v100".to_string(), "1x8:v100".to_string()];

@@ -86,3 +86,46 @@ async fn the_planned_policy_plans_a_large_job_and_the_forecast_agrees() {
         "planned at {pair_free}, estimated {estimate} (margin up to {margin})"
     );
 }
+
+/// `planned` with drains charged: a 3080 Ti stands idle because the
+/// 2-GPU job booked behind the other one's 30-minute limit (the 4090s
+/// run for an hour); its lab is charged for it while it waits (a
+/// reservation of no held GPU that accrues), and the charge lands on the
+/// lab when the job is cancelled.
+#[tokio::test]
+async fn a_gpu_left_idle_for_a_planned_start_is_charged_to_the_lab_that_waits() {
+    let app = TestApp::spawn_scheduling_with(|s| {
+        s.scheduler.policy = jpu_share::config::PolicyName::Planned;
+        s.scheduler.plan_charge_drains = true;
+    })
+    .await;
+    let admin = app.admin_token().await;
+    let demo = app.demo_token().await;
+    let (second, other) =
+        (app.researcher(&admin, "dr-one", "demo-lab").await, app.researcher(&admin, "dr-two", "demo-lab").await);
+    // the better tier first: the 4090 pair for 60 minutes, then one 3080 Ti for 30
+    for (token, minutes) in [(&demo, 60), (&demo, 60), (&second, 30)] {
+        let body = json!({"name": "busy", "command": "x", "num_gpus": 1, "time_limit_minutes": minutes,
+                          "env": {"JPU_SIM_SECONDS": "7200"}});
+        let id = app.submit_ok(token, body).await["id"].as_i64().unwrap();
+        let running = app.wait_state(token, id, "RUNNING").await;
+        assert_eq!(running["tier"], if minutes == 60 { "rtx4090" } else { "rtx3080ti" });
+    }
+    let big = app.submit_ok(&other, json!({"name": "big", "command": "x", "num_gpus": 2})).await;
+    let id = big["id"].as_i64().unwrap();
+    let job = app
+        .wait_job(&other, id, "its drain accruing", |j| {
+            j["reservation"]["gpu_seconds"].as_f64().is_some_and(|s| s >= 1.0)
+        })
+        .await;
+    let reason = job["pending_reason"].as_str().unwrap();
+    assert!(reason.starts_with("PLANNED (0/2 GPUs held on node-3080/rtx3080ti"), "{reason}");
+    assert_eq!(job["reservation"]["gpus"], 0, "nothing held: the start is 30 minutes away: {job}");
+    assert_eq!(job["usage_tflop_s"], 0.0, "charged when it ends, not while it waits");
+    let cancelled = app.post(Some(&other), &format!("/v1/jobs/{id}/cancel"), json!({})).await;
+    assert_eq!(cancelled.status(), 202);
+    let ended = app.wait_state(&other, id, "CANCELLED").await;
+    let charged = ended["usage_tflop_s"].as_f64().unwrap();
+    let seconds = job["reservation"]["gpu_seconds"].as_f64().unwrap();
+    assert!(charged >= seconds * 34.1 - 1e-6, "the idle 3080 Ti's seconds at 34.1 TFLOPS: {charged} for {seconds} s");
+}
