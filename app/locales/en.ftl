@@ -106,6 +106,9 @@ oom-after = Every attempt uses GPU time and is charged. JOB_ATTEMPT tells the jo
 multi-rules = A multi-GPU job runs inside one placement, at most the tier's “max GPUs per job”. A job that no placement could ever fit is refused when submitted (NO_FIT_PLACEMENT).
 multi-rank1 = The first job of the queue never gives way. If it needs more GPUs than are free, it reserves the free ones and gathers the rest as they free up (“waiting for N more GPUs”); it jumps to another placement if one frees enough at once. It is charged for what it holds, when it ends, so holding never pushes its own lab back; if another lab's usage puts it behind, it lets go and is charged for what it held.
 multi-planned = This cluster runs the planned policy: the first { $depth } jobs of the order get a planned start on the placement that frees first, and GPUs are held for them only shortly before; jobs behind may run on GPUs the plan does not need yet. A job waiting over { $hours } hours goes ahead of fair-share while such jobs use at most { $percent } % of the GPUs.
+multi-planned-light = Such overdue jobs never go ahead of light labs' jobs (labs using at most the average of the labs waiting).
+multi-planned-light-some = Only the oldest { $ahead } of them go ahead of light labs' jobs (labs using at most the average of the labs waiting).
+multi-planned-drains = GPUs left idle waiting for a planned job's start are charged to that job's lab, like held GPUs.
 multi-seed = This cluster runs the seed policy: only the first job of the queue reserves GPUs.
 
 backfill-on = On: a GPU idle for { $idle } serves the LLM service; research takes it back at once when it needs it.

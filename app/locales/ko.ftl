@@ -94,6 +94,9 @@ oom-after = 모든 시도는 GPU 시간을 썼으므로 사용량에 가산됩�
 multi-rules = 멀티 GPU 작업은 placement 하나 안에서, 티어의 “작업당 최대 GPU” 이내로 실행됩니다. 어떤 placement에도 들어갈 수 없는 작업은 제출할 때 거부됩니다(NO_FIT_PLACEMENT).
 multi-rank1 = 대기열 1순위 작업은 절대 양보하지 않습니다. 빈 GPU가 부족하면 빈 GPU를 예약(reservation)해 두고 나머지가 빌 때마다 모읍니다(“GPU N장 더 기다리는 중”). 다른 placement에서 한꺼번에 충분히 비면 그쪽으로 옮겨 갑니다. 예약한 GPU의 사용량은 작업이 끝날 때 한꺼번에 가산되므로, 예약 때문에 자기 연구실의 순위가 밀리지는 않습니다. 다른 연구실의 사용량 변화로 1순위에서 밀리면 예약을 내려놓고, 그때까지 점유한 만큼 가산됩니다.
 multi-planned = 이 클러스터는 planned 정책으로 운영됩니다. fair-share 순서의 앞쪽 { $depth }개 작업은 가장 먼저 비는 placement에 시작 시각이 계획되고, GPU는 시작 직전에만 확보됩니다. 계획에 아직 필요 없는 GPU에서는 뒤의 작업이 실행될 수 있습니다. { $hours }시간 넘게 기다린 작업은, 그런 작업들이 GPU의 { $percent } % 이내를 쓰는 동안 fair-share보다 앞서 배정됩니다.
+multi-planned-light = 이런 작업도 가벼운 랩(대기 중인 랩들의 평균 사용량 이하인 랩)의 작업보다 앞서지는 않습니다.
+multi-planned-light-some = 그중 가장 오래 기다린 { $ahead }개만 가벼운 랩(대기 중인 랩들의 평균 사용량 이하인 랩)의 작업보다 앞섭니다.
+multi-planned-drains = 계획된 작업의 시작을 기다리며 비어 있는 GPU 시간은, 확보된 GPU처럼 그 작업의 랩에 과금됩니다.
 multi-seed = 이 클러스터는 seed 정책으로 운영됩니다. 대기열 1순위 작업만 GPU를 예약합니다.
 
 backfill-on = 켜짐: { $idle } 동안 유휴 상태인 GPU에서 LLM 서비스가 실행되며, 연구 작업이 필요로 하면 즉시 회수됩니다.

@@ -72,6 +72,10 @@ pub struct PolicyView {
     pub plan_depth: usize,
     pub max_wait_hours: u32,
     pub lift_percent: u32,
+    /// Overdue jobs that may go ahead of light labs' (`u32::MAX`: all).
+    pub lift_ahead_of_light: u32,
+    /// GPUs left idle for a planned start are charged to the waiting lab.
+    pub charge_drains: bool,
     pub backfill_enabled: bool,
     pub backfill_min_idle_seconds: u64,
     pub isolation: IsolationFacts,

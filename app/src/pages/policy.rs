@@ -264,10 +264,19 @@ fn Oom(p: PolicyView) -> impl IntoView {
 #[component]
 fn MultiGpu(p: PolicyView) -> impl IntoView {
     let mode = if p.policy == "planned" {
-        t_with(
+        let mut text = t_with(
             "multi-planned",
             &[("depth", p.plan_depth.into()), ("hours", p.max_wait_hours.into()), ("percent", p.lift_percent.into())],
-        )
+        );
+        match p.lift_ahead_of_light {
+            0 => text = format!("{text} {}", t("multi-planned-light")),
+            u32::MAX => {}
+            n => text = format!("{text} {}", t_with("multi-planned-light-some", &[("ahead", n.into())])),
+        }
+        if p.charge_drains {
+            text = format!("{text} {}", t("multi-planned-drains"));
+        }
+        text
     } else {
         t("multi-seed")
     };

@@ -56,6 +56,8 @@ pub async fn facts(state: &Services, viewer: Option<&Caller>) -> ServiceResult<P
         plan_depth: scheduler.plan_depth,
         max_wait_hours: scheduler.max_wait_hours,
         lift_percent: scheduler.max_wait_lift_percent,
+        lift_ahead_of_light: scheduler.plan_lift_ahead_of_light,
+        charge_drains: scheduler.plan_charge_drains,
         backfill_enabled: backfill.enabled,
         backfill_min_idle_seconds: backfill.min_idle_seconds,
         isolation: state.isolation.get(),

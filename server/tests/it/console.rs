@@ -187,7 +187,14 @@ async fn the_policy_page_is_public_and_follows_the_running_configuration() {
     settings.backfill.min_idle_seconds = 90;
     let other = TestApp::spawn_with(dir, settings).await;
     let html = other.page("/policy").await.text().await.unwrap();
-    for expected in ["waits 45 seconds", "planned policy", "over 12 hours", "idle for 90 seconds"] {
+    for expected in [
+        "waits 45 seconds",
+        "planned policy",
+        "over 12 hours",
+        "never go ahead of light labs",
+        "charged to that job",
+        "idle for 90 seconds",
+    ] {
         assert!(html.contains(expected), "policy page lacks {expected:?}");
     }
     assert!(!html.contains("seed policy"));
