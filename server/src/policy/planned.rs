@@ -2,16 +2,19 @@
 //! maintenance, with a start plan instead of the single rank-1
 //! reservation.
 //!
-//! Each cycle the first `depth` jobs of the order (jobs waiting past
-//! `max_wait` first, oldest first; then fair share) get, in turn, the
-//! earliest start any fitting placement can give them — running jobs end
-//! at their time limits, and each plan books its GPUs from its start for
-//! its own limit. A job whose start is now is dispatched. GPUs idle now
-//! and booked by a plan starting within [`HOLD_AHEAD_MS`] are held for it
-//! (charged lazily, §5). A planned job keeps its placement while it stays
-//! among the first `depth`. Every other job starts now only where its own
-//! limit ends before every booking on the GPUs it would take (backfill):
-//! the plan is never delayed by a job behind it.
+//! Each cycle the first `depth` jobs of the order (light labs' jobs in
+//! fair-share order, then jobs waiting past `max_wait`, oldest first, then
+//! the rest in fair-share order) get, in turn, the earliest start any
+//! fitting placement can give them — running jobs end at their time
+//! limits, and each plan books its GPUs from its start for its own limit.
+//! A job whose start is now is dispatched. GPUs idle now and booked by a
+//! plan starting within [`HOLD_AHEAD_MS`] are held for it (charged lazily,
+//! §5), and with `charge_drains` so are the booked GPUs left idle before
+//! (the drain, [`super::drains`]). A planned job keeps its placement while
+//! it stays among the first `depth`. Every other job (and one the drain
+//! budget leaves out) starts now only where its own limit ends before
+//! every booking on the GPUs it would take (backfill): the plan is never
+//! delayed by a job behind it.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -85,8 +88,9 @@ pub(super) struct Lift {
 /// sustained overload most jobs pass any fixed wait: lifting them all
 /// would turn the order into first-come, first-served (measured: median
 /// wait from minutes to days). Lifting a bounded share still starts every
-/// job in bounded time — the oldest overdue job is always first — while
-/// light labs' small jobs keep going first among the rest.
+/// job in bounded time — the oldest overdue job is always first after
+/// light labs' jobs, whose demand fits their share — while light labs'
+/// small jobs keep going first among the rest.
 ///
 /// Lifted jobs go behind the first `lift.behind` jobs (light labs') but
 /// for the oldest `lift.ahead` (measured on October at 56×8: lifting all
