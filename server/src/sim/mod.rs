@@ -36,7 +36,7 @@ pub enum SimError {
     Trace(#[from] trace::TraceError),
     #[error(transparent)]
     Cluster(#[from] cluster::SpecError),
-    #[error("unknown policy `{0}` (use jpu, planned, fifo, easy or fairshare-greedy; a design of planned as planned:k=2,x=100,c=true,d=100,w=36,l=10)")]
+    #[error("unknown policy `{0}` (use jpu, planned, fifo, easy or fairshare-greedy; a design of planned as planned:k=2,x=100,c=true,p=0,d=100,w=36,l=10)")]
     Policy(String),
     #[error("--time-limit must be `user` or `xF` with F ≥ 1 (e.g. x2), not `{0}`")]
     TimeLimit(String),
