@@ -7,6 +7,7 @@ use app::model::{JobState, MaintenancePhase};
 use proptest::prelude::*;
 
 use super::model::*;
+use super::tests_planned::params;
 use super::world::{PlacementDef, World};
 use super::*;
 
@@ -290,15 +291,7 @@ proptest! {
 
     #[test]
     fn the_planned_policy_keeps_its_guarantees_and_charges_every_held_second(s in scenario(120_000)) {
-        let mode = PolicyMode::Planned(PlannedParams {
-            depth: 6,
-            max_wait_ms: 30 * 60_000,
-            lift_percent: 25,
-            lift_ahead_of_light: u32::MAX,
-            drains: None,
-            drain_after_percent: 0,
-            charge_drains: false,
-        });
+        let mode = PolicyMode::Planned(PlannedParams { lift_percent: 25, ..params(6, 30 * 60_000) });
         let (w, integral) = run_mode(&s, mode, false, &[])?;
         let charged: f64 = w.ledger.iter().map(|c| c.amount).sum();
         prop_assert!((charged - integral).abs() <= 1e-6 * integral.max(1.0),
@@ -308,13 +301,12 @@ proptest! {
     #[test]
     fn drains_keep_the_guarantees_and_charge_every_held_or_drained_second(s in scenario(120_000)) {
         let mode = PolicyMode::Planned(PlannedParams {
-            depth: 6,
-            max_wait_ms: 30 * 60_000,
             lift_percent: 25,
             lift_ahead_of_light: 1,
             drains: Some(DrainBudget::Jobs(2)),
             drain_after_percent: 50,
             charge_drains: true,
+            ..params(6, 30 * 60_000)
         });
         let (w, integral) = run_mode(&s, mode, false, &[])?;
         let charged: f64 = w.ledger.iter().map(|c| c.amount).sum();

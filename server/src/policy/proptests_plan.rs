@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use proptest::prelude::*;
 
 use super::model::*;
+use super::tests_planned::params;
 use super::world::{PlacementDef, World};
 
 #[derive(Debug, Clone)]
@@ -68,15 +69,7 @@ fn workload() -> impl Strategy<Value = Workload> {
 /// event (arrivals, ends, planned starts).
 fn replay(w: &Workload) -> (HashMap<JobId, Millis>, HashMap<JobId, Millis>) {
     let mut world = World::new(tiers(), w.placements.clone());
-    world.mode = PolicyMode::Planned(PlannedParams {
-        depth: w.depth,
-        max_wait_ms: w.max_wait_ms,
-        lift_percent: w.lift_percent,
-        lift_ahead_of_light: u32::MAX,
-        drains: None,
-        drain_after_percent: 0,
-        charge_drains: false,
-    });
+    world.mode = PolicyMode::Planned(PlannedParams { lift_percent: w.lift_percent, ..params(w.depth, w.max_wait_ms) });
     world.default_max_concurrent = u32::MAX;
     let mut arrivals: Vec<(Millis, JobId, u32, Millis)> = Vec::new();
     let mut at = 0;

@@ -3,25 +3,18 @@
 
 use super::model::*;
 use super::tests::{dispatch_of, job, snapshot, state, waiting_of, BCG, KDG, MIN};
+use super::tests_planned::{limit, params};
 use super::*;
 
 const NOW: Millis = 10 * MIN;
 
 fn mode(drains: Option<DrainBudget>, after: u32, charge: bool) -> PolicyMode {
     PolicyMode::Planned(PlannedParams {
-        depth: 100,
-        max_wait_ms: 1_000 * MIN,
-        lift_percent: 100,
-        lift_ahead_of_light: u32::MAX,
         drains,
         drain_after_percent: after,
         charge_drains: charge,
+        ..params(100, 1_000 * MIN)
     })
-}
-
-fn limit(mut j: QueuedJob, minutes: i64) -> QueuedJob {
-    j.time_limit_ms = minutes * MIN;
-    j
 }
 
 /// Node `a` (2 GPUs): GPU 1 runs until +60 min, GPU 0 is idle. The 2-GPU

@@ -16,8 +16,10 @@ fn planned(mut snap: Snapshot, depth: usize, busy: &[(&str, u32, Millis)]) -> Sn
     snap
 }
 
-/// `planned` with every planned job booking its start (v2's drains).
-fn params(depth: usize, max_wait_ms: Millis) -> PlannedParams {
+/// `planned` with every planned job booking its start (v2's drains), and
+/// every overdue job lifted ahead (v2's order): the base the other tests of
+/// `planned` change.
+pub(super) fn params(depth: usize, max_wait_ms: Millis) -> PlannedParams {
     PlannedParams {
         depth,
         max_wait_ms,
@@ -29,7 +31,7 @@ fn params(depth: usize, max_wait_ms: Millis) -> PlannedParams {
     }
 }
 
-fn limit(mut j: QueuedJob, minutes: i64) -> QueuedJob {
+pub(super) fn limit(mut j: QueuedJob, minutes: i64) -> QueuedJob {
     j.time_limit_ms = minutes * MIN;
     j
 }
