@@ -109,6 +109,7 @@ multi-planned = This cluster runs the planned policy: the first { $depth } jobs 
 multi-planned-light = Such overdue jobs never go ahead of light labs' jobs (labs using at most the average of the labs waiting).
 multi-planned-light-some = Only the oldest { $ahead } of them go ahead of light labs' jobs (labs using at most the average of the labs waiting).
 multi-planned-drains = GPUs left idle waiting for a planned job's start are charged to that job's lab, like held GPUs.
+multi-planned-predicted = Plans count on running jobs ending when their users' past jobs say they are expected to end, not at their time limits; a job is still stopped only at its own limit.
 multi-seed = This cluster runs the seed policy: only the first job of the queue reserves GPUs.
 
 backfill-on = On: a GPU idle for { $idle } serves the LLM service; research takes it back at once when it needs it.

@@ -97,6 +97,7 @@ multi-planned = 이 클러스터는 planned 정책으로 운영됩니다. fair-s
 multi-planned-light = 이런 작업도 가벼운 랩(대기 중인 랩들의 평균 사용량 이하인 랩)의 작업보다 앞서지는 않습니다.
 multi-planned-light-some = 그중 가장 오래 기다린 { $ahead }개만 가벼운 랩(대기 중인 랩들의 평균 사용량 이하인 랩)의 작업보다 앞섭니다.
 multi-planned-drains = 계획된 작업의 시작을 기다리며 비어 있는 GPU 시간은, 확보된 GPU처럼 그 작업의 랩에 과금됩니다.
+multi-planned-predicted = 계획은 실행 중인 작업이 시간 제한이 아니라, 그 사용자의 지난 작업들로 보아 끝날 것으로 예상되는 시각에 끝난다고 보고 세워집니다. 작업이 강제로 멈추는 것은 여전히 자기 시간 제한에 이르렀을 때뿐입니다.
 multi-seed = 이 클러스터는 seed 정책으로 운영됩니다. 대기열 1순위 작업만 GPU를 예약합니다.
 
 backfill-on = 켜짐: { $idle } 동안 유휴 상태인 GPU에서 LLM 서비스가 실행되며, 연구 작업이 필요로 하면 즉시 회수됩니다.

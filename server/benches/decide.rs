@@ -91,7 +91,7 @@ fn bench(c: &mut Criterion) {
     let running = running_jobs(&planned);
     planned.busy_until = running
         .iter()
-        .map(|r| BusyGpu { node: r.node.clone(), tier: r.tier.clone(), gpu: r.gpus[0], until_ms: r.ends_ms })
+        .map(|r| BusyGpu::new(&r.node, &r.tier, r.gpus[0], (r.lab, r.user), r.started_ms, r.ends_ms))
         .collect();
     planned.mode = PolicyMode::Planned(jpu_share::config::SchedulerSettings::default().planned_params());
     let plan = decide(&planned);

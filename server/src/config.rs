@@ -200,12 +200,34 @@ pub struct SchedulerSettings {
     /// `planned`: GPUs that stand idle for a job's booked start are
     /// charged to its lab.
     pub plan_charge_drains: bool,
+    /// `planned`: plans see running jobs end when the runtime predictor
+    /// expects them to (their limits stay their kill times).
+    pub plan_predicted_ends: bool,
 }
 
-/// `scheduler.plan_drains`: `"all"`, `"N"` or `"N%"`.
+/// `scheduler.plan_drains`: `"all"`, `"N"` or `"N%"` (a bare number too:
+/// `plan_drains = 3` in the file, `JPU__SCHEDULER__PLAN_DRAINS=3`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[serde(try_from = "DrainsText", into = "String")]
 pub struct PlanDrains(pub Option<crate::policy::DrainBudget>);
+
+/// What `plan_drains` may be written as.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum DrainsText {
+    Number(i64),
+    Text(String),
+}
+
+impl TryFrom<DrainsText> for PlanDrains {
+    type Error = String;
+    fn try_from(text: DrainsText) -> Result<Self, String> {
+        match text {
+            DrainsText::Number(n) => PlanDrains::try_from(n.to_string()),
+            DrainsText::Text(t) => PlanDrains::try_from(t),
+        }
+    }
+}
 
 impl TryFrom<String> for PlanDrains {
     type Error = String;
@@ -270,6 +292,7 @@ impl Default for SchedulerSettings {
             plan_drains: PlanDrains(None),
             plan_drain_after_percent: 0,
             plan_charge_drains: true,
+            plan_predicted_ends: false,
         }
     }
 }
@@ -293,6 +316,7 @@ impl SchedulerSettings {
             drains: self.plan_drains.0,
             drain_after_percent: self.plan_drain_after_percent,
             charge_drains: self.plan_charge_drains,
+            predicted_ends: self.plan_predicted_ends,
         }
     }
 }
@@ -694,6 +718,22 @@ mod tests {
             assert_eq!(s.scheduler.planned_params().drains, Some(crate::policy::DrainBudget::PercentOfPlacements(5)));
             jail.create_file("drains.toml", "[scheduler]\nplan_drains = \"0\"\n")?;
             assert!(Settings::load(Some(Path::new("drains.toml"))).is_err(), "no drain at all is refused");
+            jail.create_file("drains.toml", "[scheduler]\nplan_drains = 0\n")?;
+            assert!(Settings::load(Some(Path::new("drains.toml"))).is_err(), "nor as a bare number");
+            // a bare number, in the file or the environment
+            jail.create_file("drains.toml", "[scheduler]\nplan_drains = 3\n")?;
+            let s = Settings::load(Some(Path::new("drains.toml"))).expect("a number of jobs");
+            assert_eq!(s.scheduler.plan_drains.0, Some(crate::policy::DrainBudget::Jobs(3)));
+            jail.create_file("empty.toml", "[scheduler]\n")?;
+            for (env, want) in [
+                ("2", Some(crate::policy::DrainBudget::Jobs(2))),
+                ("5%", Some(crate::policy::DrainBudget::PercentOfPlacements(5))),
+                ("all", None),
+            ] {
+                jail.set_env("JPU__SCHEDULER__PLAN_DRAINS", env);
+                let s = Settings::load(Some(Path::new("empty.toml"))).expect(env);
+                assert_eq!(s.scheduler.plan_drains.0, want, "{env:?} from the environment");
+            }
             Ok(())
         });
     }

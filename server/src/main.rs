@@ -132,6 +132,10 @@ enum Command {
         /// `scheduler.plan_charge_drains`.
         #[arg(long, default_value_t = jpu_share::config::SchedulerSettings::default().plan_charge_drains, action = clap::ArgAction::Set)]
         charge_drains: bool,
+        /// `planned`: plans see running jobs end when predicted, as
+        /// `scheduler.plan_predicted_ends`.
+        #[arg(long, default_value_t = jpu_share::config::SchedulerSettings::default().plan_predicted_ends, action = clap::ArgAction::Set)]
+        predicted_ends: bool,
         /// Measure the start-time forecast for jpu and planned (a second,
         /// slower replay asking it about every job).
         #[arg(long)]
@@ -211,6 +215,7 @@ fn main() -> ExitCode {
             plan_drains,
             drain_after_percent,
             charge_drains,
+            predicted_ends,
             backfill,
             backfill_min_idle_s,
             backfill_gpus_per_instance,
@@ -242,6 +247,7 @@ fn main() -> ExitCode {
                 drains,
                 drain_after_percent,
                 charge_drains,
+                predicted_ends,
             };
             let backfill = backfill.then_some(jpu_share::policy::backfill::BackfillPolicy {
                 enabled: true,

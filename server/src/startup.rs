@@ -250,6 +250,7 @@ impl Application {
             forecast: self.state.forecast.clone(),
             mode: settings.scheduler.mode(),
             forecasting: Default::default(),
+            history: Default::default(),
             epoch: None,
             act_until: None,
         })

@@ -76,6 +76,8 @@ pub struct PolicyView {
     pub lift_ahead_of_light: u32,
     /// GPUs left idle for a planned start are charged to the waiting lab.
     pub charge_drains: bool,
+    /// Plans count on running jobs' predicted ends, not their limits.
+    pub predicted_ends: bool,
     pub backfill_enabled: bool,
     pub backfill_min_idle_seconds: u64,
     pub isolation: IsolationFacts,

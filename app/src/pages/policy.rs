@@ -276,6 +276,9 @@ fn MultiGpu(p: PolicyView) -> impl IntoView {
         if p.charge_drains {
             text = format!("{text} {}", t("multi-planned-drains"));
         }
+        if p.predicted_ends {
+            text = format!("{text} {}", t("multi-planned-predicted"));
+        }
         text
     } else {
         t("multi-seed")

@@ -233,12 +233,9 @@ async fn busy_until(conn: &mut impl AsConn, now_ms: i64) -> Result<Vec<BusyGpu>,
         .await?
         .into_iter()
         .flat_map(|r| {
-            r.gpus.into_iter().map(move |gpu| BusyGpu {
-                node: r.node.clone(),
-                tier: r.tier.clone(),
-                gpu,
-                until_ms: r.ends_ms,
-            })
+            r.gpus
+                .into_iter()
+                .map(move |gpu| BusyGpu::new(&r.node, &r.tier, gpu, (r.lab, r.user), r.started_ms, r.ends_ms))
         })
         .collect())
 }
@@ -489,9 +486,6 @@ async fn dispatch(conn: &mut WriteTx, dispatches: &[Dispatch], now_ms: i64) -> R
     Ok(dispatched)
 }
 
-/// Research jobs holding GPUs, each with when its time limit ends it at
-/// the latest (a cancel ends it now): what the forecast runs forward, and
-/// the planned policy's busy GPUs.
 /// Ends the forecast's runtime predictor learns from: (user, run time,
 /// time limit) in ms of recent attempts that ran their course (done,
 /// failed or out of time; not cancelled, lost or out of memory), most
@@ -512,6 +506,9 @@ pub async fn recent_runtimes(conn: &mut impl AsConn) -> Result<Vec<(i64, i64, i6
     Ok(rows.into_iter().map(|r| (r.user, r.run_ms, r.limit_ms)).collect())
 }
 
+/// Research jobs holding GPUs, each with when its time limit ends it at
+/// the latest (a cancel ends it now): what the forecast runs forward, and
+/// the planned policy's busy GPUs.
 #[dual]
 pub async fn running_jobs(conn: &mut impl AsConn, now_ms: i64) -> Result<Vec<RunningJob>, sqlx::Error> {
     let rows = sqlx::query!(

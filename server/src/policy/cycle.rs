@@ -70,8 +70,11 @@ fn keep_or_release_reservations(
                 charge_reservation(plan, job, &res.tier);
             }
             (None, Some(i)) => {
-                // only GPUs still free can stay reserved
+                // only GPUs still free can stay reserved; the seed drains
+                // nothing (one left by `planned` before a switch was
+                // charged up to now above)
                 res.gpus.retain(|g| places.slots[i].idle.contains(g));
+                res.drained = 0;
                 places.take(i, &res.gpus.clone(), true);
                 job.reservation = Some(res);
                 holder = Some((pos, i));

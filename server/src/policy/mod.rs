@@ -41,3 +41,5 @@ pub use model::*;
 mod proptests;
 #[cfg(test)]
 mod proptests_plan;
+#[cfg(test)]
+mod proptests_snap;

@@ -184,6 +184,10 @@ pub struct PlannedParams {
     pub drain_after_percent: u32,
     /// GPUs booked for a job that stand idle are charged to its lab.
     pub charge_drains: bool,
+    /// Plans see running jobs end at their predicted ends
+    /// ([`BusyGpu::predicted_ms`]) instead of their time limits: a drain
+    /// goes where the residents are expected to leave first (EASY++).
+    pub predicted_ends: bool,
 }
 
 /// At most this many drains at once.
@@ -202,6 +206,30 @@ pub struct BusyGpu {
     pub tier: String,
     pub gpu: u32,
     pub until_ms: Millis,
+    /// Whose job it is (a lab running its share is not light, §11) and
+    /// when it started (what its end is predicted from,
+    /// [`super::predict::predict_busy`]).
+    pub lab: LabId,
+    pub user: UserId,
+    pub started_ms: Millis,
+    /// When the job is expected to end (`until_ms` until predicted): the
+    /// plan's view with `predicted_ends`; the limit stays the kill time.
+    pub predicted_ms: Millis,
+}
+
+impl BusyGpu {
+    /// A GPU of `user`'s job (of `lab`) started at `started_ms`, ending by
+    /// `until_ms` and not predicted yet.
+    pub fn new(
+        node: &str,
+        tier: &str,
+        gpu: u32,
+        (lab, user): (LabId, UserId),
+        started_ms: Millis,
+        until_ms: Millis,
+    ) -> Self {
+        BusyGpu { node: node.into(), tier: tier.into(), gpu, until_ms, lab, user, started_ms, predicted_ms: until_ms }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -42,13 +42,20 @@ pub(super) fn decide(snap: &Snapshot, params: &PlannedParams) -> Plan {
     let mut time = Timeline::new(snap);
     for (pos, mut job) in queue.into_iter().enumerate() {
         let rank = pos as u32 + 1;
-        let hold = accrue_hold(snap, &mut job, &time);
+        let own = accrue_hold(snap, &mut job, &time);
+        if !params.charge_drains {
+            // charged up to now above; with the charge off (an admin's
+            // switch) a drain stored before accrues no further
+            if let Some(res) = job.reservation.as_mut() {
+                res.drained = 0;
+            }
+        }
         if !dispatching {
             release(&mut plan, &mut job, ReleaseReason::Maintenance);
             plan.waiting.push(waiting(job, rank, PendingReason::Maintenance));
         } else if pos < params.depth && drains.may_drain(&job, snap.now_ms) {
             let id = job.id;
-            if plan_start(&mut plan, &mut time, job, rank, hold) {
+            if plan_start(&mut plan, &mut time, job, rank, own) {
                 drains.took(id);
             }
         } else {
@@ -125,23 +132,42 @@ pub(super) fn overdue_first(mut queue: Vec<QueuedJob>, now: Millis, lift: Lift) 
 
 /// How many jobs at the head of the fair-share order are light labs':
 /// labs whose decayed usage is at most the mean of the labs with jobs in
-/// the queue (their equal share of what is being used). No overdue job
-/// goes ahead of them (§11: light labs do not pay for others' waits);
-/// their demand fits their share, so an overdue job behind them still
-/// starts in bounded time.
+/// the queue (their equal share of what is being used), each only as far
+/// as its running GPUs and these jobs' stay within its equal share of the
+/// cluster (among the labs waiting or running). No overdue job goes ahead
+/// of them (§11: light labs do not pay for others' waits); what goes
+/// ahead fits their share, so an overdue job behind them still starts in
+/// bounded time. (Usage alone would not bound it: a run is charged when
+/// it ends, and a lab filling the cluster with long jobs stays light
+/// until then.)
 pub(super) fn light_prefix(snap: &Snapshot, ordered: &[QueuedJob]) -> usize {
     let usage: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
     let of = |lab: LabId| usage.get(&lab).copied().unwrap_or(0.0);
-    let labs: HashSet<LabId> = ordered.iter().map(|j| j.lab).collect();
-    if labs.is_empty() {
+    let waiting: HashSet<LabId> = ordered.iter().map(|j| j.lab).collect();
+    if waiting.is_empty() {
         return 0;
     }
-    let mean = labs.iter().map(|&l| of(l)).sum::<f64>() / labs.len() as f64;
-    ordered.iter().take_while(|j| of(j.lab) <= mean).count()
+    let mean = waiting.iter().map(|&l| of(l)).sum::<f64>() / waiting.len() as f64;
+    let mut taken: HashMap<LabId, u64> = HashMap::new();
+    for b in &snap.busy_until {
+        *taken.entry(b.lab).or_default() += 1;
+    }
+    let labs = waiting.len() + taken.keys().filter(|l| !waiting.contains(l)).count();
+    let gpus: u64 = snap.placements.iter().filter(|p| p.usable).map(|p| u64::from(p.capacity)).sum();
+    // within an equal share: n × labs ≤ gpus, in integers
+    let share_fits = |n: u64| n.saturating_mul(labs as u64) <= gpus;
+    ordered
+        .iter()
+        .take_while(|j| {
+            let t = taken.entry(j.lab).or_default();
+            *t += u64::from(j.num_gpus);
+            of(j.lab) <= mean && share_fits(*t)
+        })
+        .count()
 }
 
-/// Brings a held job's accrued cost up to now; returns the slot it holds
-/// GPUs on, if that placement can still take it.
+/// Brings a held or draining job's accrued cost up to now; returns the
+/// slot of its reservation, if that placement can still take it.
 fn accrue_hold(snap: &Snapshot, job: &mut QueuedJob, time: &Timeline<'_>) -> Option<usize> {
     let res = job.reservation.as_mut()?;
     let tflops = snap.tiers.iter().find(|t| t.name == res.tier).map_or(0.0, |t| t.tflops);
@@ -159,12 +185,17 @@ fn release(plan: &mut Plan, job: &mut QueuedJob, reason: ReleaseReason) {
 }
 
 /// A job of the plan: the earliest start any fitting placement gives it
-/// (only its own while it holds GPUs there), dispatched if that is now,
-/// else booked, and held once near.
+/// (only its own while it holds GPUs there; its own first among equal
+/// starts while it drains one), dispatched if that is now, else booked,
+/// and held once near.
 /// Returns whether it booked a start later than now (a drain).
-fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank: u32, hold: Option<usize>) -> bool {
+fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank: u32, own: Option<usize>) -> bool {
     let now = time.now;
     let held: Vec<u32> = job.reservation.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
+    // Holding GPUs keeps a job on its placement; a drain alone does not:
+    // its start may be days away while another placement frees first
+    // (and the lab would pay for the wait).
+    let hold = own.filter(|_| !held.is_empty());
     // its hold is decided again below
     time.forget_last_holds(job.id);
     // by the earliest a start could be (then the dispatch order): the
@@ -183,16 +214,18 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     // by bound, then the dispatch order; a heap, since the search mostly
     // stops after a few of the (up to hundreds of) placements
     let mut candidates = BinaryHeap::from(candidates);
-    // among equally early starts, the placement nobody else holds GPUs on:
-    // a planned job keeps its placement while it stays in the plan
-    let key = |at: Millis, i: usize| (at, time.held_by_others(i), time.order_key(i));
+    // among equally early starts, its own placement (a drain goes on
+    // where it was), then the one nobody else holds GPUs on: a planned
+    // job keeps its placement while it stays in the plan
+    let key = |at: Millis, i: usize| (at, Some(i) != own, time.held_by_others(i), time.order_key(i));
     let mut best: Option<(Millis, usize)> = None;
     while let Some(Reverse((bound, _, i))) = candidates.pop() {
         // no start on `i` before its n-th GPU frees up; among equal bounds
-        // the dispatch order holds, so an equal start on a placement
-        // nobody holds anything on is already the best
+        // the dispatch order holds, so an equal start on its own placement
+        // or one nobody holds anything on is already the best
         if let Some(b) = best {
-            if bound > b.0 || (bound == b.0 && time.held_by_others(b.1) == 0) {
+            let settled = Some(b.1) == own || (own.is_none() && time.held_by_others(b.1) == 0);
+            if bound > b.0 || (bound == b.0 && settled) {
                 break;
             }
         }
@@ -209,7 +242,8 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
         plan.waiting.push(waiting(job, rank, reason));
         return false;
     };
-    if hold.is_none() {
+    // a reservation elsewhere ends here, charged what it accrued
+    if Some(i) != own {
         release(plan, &mut job, ReleaseReason::PlacementLost);
     }
     if at <= now {

@@ -28,12 +28,15 @@
 //! an hour before the start at 1,128 s; the median everywhere brought it
 //! to 682 s but 45 % of jobs started later than their estimate at
 //! submission (the forecast's guide, `forecast.md`). With `--time-limit x2`
-//! all are exact after a user's first end. Only the forecast uses it: the plan
-//! keeps planning with time limits, the only ends that are guaranteed.
+//! all are exact after a user's first end. `planned` with `predicted_ends`
+//! plans with it too ([`predict_busy`]; EASY++, Tsafrir et al. 2007): a
+//! running job is predicted at the median of its candidates, and one
+//! that outruns its prediction is predicted again from the longer
+//! candidates left (up to its limit, which stays its kill time).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
-use super::model::{Millis, UserId};
+use super::model::{BusyGpu, Millis, UserId};
 
 /// Ends per user the predictor remembers.
 pub const PREDICT_FROM_LAST: usize = 200;
@@ -47,6 +50,8 @@ pub const FUTURE_QUANTILE: f64 = 0.75;
 /// One user's remembered ends, sorted for lookups in O(log n).
 #[derive(Debug, Clone, Default)]
 struct UserEnds {
+    /// (time limit, run time), most recent first: which one to forget.
+    recent: VecDeque<(Millis, Millis)>,
     /// (time limit, run time), sorted.
     by_limit: Vec<(Millis, Millis)>,
     /// Run time / time limit, sorted.
@@ -72,6 +77,7 @@ impl RuntimeHistory {
             let ends = users.entry(user).or_default();
             if ends.by_limit.len() < PREDICT_FROM_LAST {
                 let run_ms = run_ms.clamp(0, limit_ms);
+                ends.recent.push_back((limit_ms, run_ms));
                 ends.by_limit.push((limit_ms, run_ms));
                 ends.shares.push(run_ms as f64 / limit_ms as f64);
             }
@@ -81,6 +87,34 @@ impl RuntimeHistory {
             ends.shares.sort_unstable_by(f64::total_cmp);
         }
         RuntimeHistory { users }
+    }
+
+    /// Remembers a job of `user` that just ended (as [`Self::from_recent`]
+    /// would with it first): a replay learns as it goes without sorting
+    /// every user's ends again.
+    pub fn record(&mut self, user: UserId, run_ms: Millis, limit_ms: Millis) {
+        if limit_ms <= 0 {
+            return;
+        }
+        let run_ms = run_ms.clamp(0, limit_ms);
+        let ends = self.users.entry(user).or_default();
+        ends.recent.push_front((limit_ms, run_ms));
+        let at = ends.by_limit.partition_point(|&e| e < (limit_ms, run_ms));
+        ends.by_limit.insert(at, (limit_ms, run_ms));
+        let share = run_ms as f64 / limit_ms as f64;
+        let at = ends.shares.partition_point(|s| s.total_cmp(&share).is_lt());
+        ends.shares.insert(at, share);
+        if ends.recent.len() > PREDICT_FROM_LAST {
+            if let Some((limit, run)) = ends.recent.pop_back() {
+                if let Ok(at) = ends.by_limit.binary_search(&(limit, run)) {
+                    ends.by_limit.remove(at);
+                }
+                let share = run as f64 / limit as f64;
+                if let Ok(at) = ends.shares.binary_search_by(|s| s.total_cmp(&share)) {
+                    ends.shares.remove(at);
+                }
+            }
+        }
     }
 
     /// When a job of `user` started at `started_ms` with time limit
@@ -103,6 +137,15 @@ impl RuntimeHistory {
             Some(run) => (started_ms + run.max(1)).min(limit_end).max(now_ms),
             None => limit_end.max(now_ms),
         }
+    }
+}
+
+/// Each busy GPU's predicted end, as seen at `now_ms` (a running job's:
+/// [`RUNNING_QUANTILE`]); its limit stays `until_ms`.
+pub fn predict_busy(busy: &mut [BusyGpu], history: &RuntimeHistory, now_ms: Millis) {
+    for b in busy {
+        let limit = b.until_ms - b.started_ms;
+        b.predicted_ms = history.predicted_end(b.user, b.started_ms, limit, now_ms, RUNNING_QUANTILE);
     }
 }
 
@@ -172,6 +215,58 @@ mod tests {
         // of 10 and 50, index 1: 50; past 50, nothing left but the limit
         assert_eq!(history.predicted_end(1, 0, 100 * MIN, 0, Q), 50 * MIN);
         assert_eq!(history.predicted_end(1, 0, 100 * MIN, 50 * MIN, Q), 100 * MIN);
+    }
+
+    /// Learning one end at a time predicts as learning them all at once,
+    /// forgetting the oldest past [`PREDICT_FROM_LAST`].
+    #[test]
+    fn recording_ends_one_by_one_predicts_as_reading_them_at_once() {
+        // 300 ends of two users, limits of 60 and 120 min, runs that vary
+        let ends: Vec<(UserId, Millis, Millis)> =
+            (0..300).map(|k| (k % 2, (k * 37 % 130) * MIN, if k % 3 == 0 { 120 * MIN } else { 60 * MIN })).collect();
+        let mut learnt = RuntimeHistory::default();
+        for &(user, run, limit) in &ends {
+            learnt.record(user, run, limit);
+        }
+        learnt.record(1, MIN, 0); // no limit: ignored
+        let read = RuntimeHistory::from_recent(ends.iter().rev().copied());
+        for user in 0..2 {
+            for limit in [30, 60, 90, 120] {
+                for elapsed in [0, 10, 45, 59, 119] {
+                    for q in [RUNNING_QUANTILE, FUTURE_QUANTILE] {
+                        let at = |h: &RuntimeHistory| h.predicted_end(user, 0, limit * MIN, elapsed * MIN, q);
+                        assert_eq!(at(&learnt), at(&read), "user {user}, {limit} min, {elapsed} min in, q {q}");
+                    }
+                }
+            }
+        }
+        // the oldest are forgotten: 200 ends of 50 min, then 200 of 10
+        let mut learnt = RuntimeHistory::default();
+        for run in [50, 10] {
+            for _ in 0..PREDICT_FROM_LAST {
+                learnt.record(0, run * MIN, 60 * MIN);
+            }
+        }
+        assert_eq!(learnt.predicted_end(0, 0, 60 * MIN, 0, Q), 10 * MIN);
+        assert_eq!(learnt.predicted_end(0, 0, 60 * MIN, 11 * MIN, Q), 60 * MIN, "no 50-min end is left");
+    }
+
+    /// A busy GPU is predicted to free at its job's median candidate; once
+    /// the job outruns that, at the next longer one, and past them all at
+    /// its limit.
+    #[test]
+    fn a_busy_gpu_frees_at_its_prediction_raised_when_the_job_outruns_it() {
+        let history = RuntimeHistory::from_recent([10, 20, 30, 40].map(|r| (1, r * MIN, 60 * MIN)));
+        let gpu = |started: Millis| vec![BusyGpu::new("a", "t", 0, (1, 1), started, started + 60 * MIN)];
+        for (elapsed, predicted) in [(0, 30), (15, 30), (29, 40), (41, 60), (70, 70)] {
+            let mut busy = gpu(0);
+            predict_busy(&mut busy, &history, elapsed * MIN);
+            assert_eq!(busy[0].predicted_ms, predicted * MIN, "{elapsed} min in");
+            assert_eq!(busy[0].until_ms, 60 * MIN, "the limit is left as it is");
+        }
+        let mut stranger = vec![BusyGpu::new("a", "t", 0, (1, 2), 0, 60 * MIN)];
+        predict_busy(&mut stranger, &history, 0);
+        assert_eq!(stranger[0].predicted_ms, 60 * MIN, "no history: its limit");
     }
 
     #[test]

@@ -25,7 +25,7 @@ fn mode(drains: Option<DrainBudget>, after: u32, charge: bool) -> PolicyMode {
 fn one_drain(queue: Vec<QueuedJob>, charge: bool) -> Snapshot {
     let mut snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0), (KDG, 2.0)], queue);
     snap.mode = mode(None, 0, charge);
-    snap.busy_until = vec![BusyGpu { node: "a".into(), tier: "rtx4090".into(), gpu: 1, until_ms: NOW + 60 * MIN }];
+    snap.busy_until = vec![BusyGpu::new("a", "rtx4090", 1, (0, 0), 0, NOW + 60 * MIN)];
     snap
 }
 
@@ -69,10 +69,7 @@ fn three_waiting(budget: Option<DrainBudget>, after: u32, entered: Millis) -> Sn
         (1..=3).map(|id| limit(job(id, BCG, 2, entered + id), 60)).collect(),
     );
     snap.mode = mode(budget, after, true);
-    snap.busy_until = nodes
-        .iter()
-        .map(|n| BusyGpu { node: (*n).into(), tier: "rtx4090".into(), gpu: 1, until_ms: NOW + 60 * MIN })
-        .collect();
+    snap.busy_until = nodes.iter().map(|n| BusyGpu::new(n, "rtx4090", 1, (0, 0), 0, NOW + 60 * MIN)).collect();
     snap
 }
 
@@ -131,7 +128,8 @@ fn a_job_drains_only_once_it_has_waited_its_share_of_its_limit() {
 fn overdue_jobs_go_behind_light_labs_but_for_the_oldest_few() {
     const HEAVY: LabId = 3;
     // usage 1, 2 and 1,000: the mean is 334.3, so BCG and KDG are light
-    let snap = snapshot(vec![], &[(BCG, 1.0), (KDG, 2.0), (HEAVY, 1_000.0)], vec![]);
+    let gpus = || vec![state("a", "rtx4090", 8, &[])];
+    let snap = snapshot(gpus(), &[(BCG, 1.0), (KDG, 2.0), (HEAVY, 1_000.0)], vec![]);
     let queue = || {
         vec![
             job(1, BCG, 1, NOW),
@@ -149,7 +147,99 @@ fn overdue_jobs_go_behind_light_labs_but_for_the_oldest_few() {
         assert_eq!(got, order, "{ahead} ahead of light labs");
     }
     // a lab just over the mean is heavy
-    let even = snapshot(vec![], &[(BCG, 1.0), (KDG, 1.0), (HEAVY, 1.0 + 1e-9)], vec![]);
+    let even = snapshot(gpus(), &[(BCG, 1.0), (KDG, 1.0), (HEAVY, 1.0 + 1e-9)], vec![]);
     assert_eq!(planned::light_prefix(&even, &queue()), 2);
     assert_eq!(planned::light_prefix(&even, &[]), 0);
+}
+
+/// A light lab's jobs go ahead of overdue ones only as far as its running
+/// GPUs and theirs fit its equal share (6 GPUs, 2 labs: 3 each): usage
+/// is charged when a run ends, so a lab filling the cluster would stay
+/// light meanwhile.
+#[test]
+fn a_light_lab_goes_ahead_only_within_its_share() {
+    const HEAVY: LabId = 3;
+    let queue = [job(1, BCG, 1, NOW), job(2, BCG, 1, NOW), job(3, HEAVY, 8, 0)];
+    for (running, light) in [(0, 2), (1, 2), (2, 1), (3, 0)] {
+        let mut snap = snapshot(vec![state("a", "rtx4090", 6, &[])], &[(BCG, 1.0), (HEAVY, 1_000.0)], vec![]);
+        snap.busy_until = (0..running).map(|g| BusyGpu::new("a", "rtx4090", g, (BCG, 100), 0, NOW + MIN)).collect();
+        assert_eq!(planned::light_prefix(&snap, &queue), light, "{running} GPUs running");
+    }
+}
+
+/// Job 1 drains `a` (no GPU held: its start is 3 days out) when `b` is
+/// wholly free: it starts on `b` now, charged what the drain accrued, and
+/// the job behind it does not take `b` first. Holding GPUs still keeps a
+/// job on its placement.
+#[test]
+fn a_drain_does_not_tie_a_job_to_its_placement() {
+    let drain = |gpus: Vec<u32>| Reservation {
+        node: "a".into(),
+        tier: "rtx4090".into(),
+        gpus,
+        drained: 1,
+        accrued_at_ms: NOW - MIN,
+    };
+    for (held, starts_on_b) in [(vec![], true), (vec![0], false)] {
+        let mut first = limit(job(1, BCG, 2, 0), 60);
+        first.reservation = Some(drain(held.clone()));
+        let mut snap = snapshot(
+            vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0, 1])],
+            &[(BCG, 1.0), (KDG, 2.0)],
+            vec![first, limit(job(2, KDG, 2, 0), 60)],
+        );
+        snap.mode = mode(None, 0, true);
+        snap.busy_until = vec![BusyGpu::new("a", "rtx4090", 1, (KDG, 0), 0, NOW + 3 * 24 * 60 * MIN)];
+        let plan = decide(&snap);
+        let on_b = dispatch_of(&plan, 1).is_some_and(|d| d.node == "b");
+        assert_eq!(on_b, starts_on_b, "holding {held:?}");
+        if starts_on_b {
+            assert!(plan.releases.iter().any(|r| r.job == 1 && r.node == "a"), "the drain on a ends");
+            let charged: f64 = plan.charges.iter().filter(|c| c.job == 1).map(|c| c.gpu_seconds).sum();
+            assert!((charged - 60.0).abs() < 1e-6, "one drained GPU for a minute: {charged}");
+        }
+    }
+}
+
+/// A GPU whose job is being cancelled (or is past its limit) is not idle:
+/// it is not charged to the waiting job as drained, and a GPU listed twice
+/// is one GPU.
+#[test]
+fn only_idle_gpus_are_drained_and_a_gpu_listed_twice_is_one() {
+    let mut snap = snapshot(vec![state("a", "rtx4090", 2, &[])], &[(BCG, 1.0)], vec![limit(job(1, BCG, 2, 0), 60)]);
+    snap.mode = mode(None, 0, true);
+    snap.busy_until = vec![
+        BusyGpu::new("a", "rtx4090", 0, (KDG, 0), 0, NOW),
+        BusyGpu::new("a", "rtx4090", 0, (KDG, 0), 0, NOW),
+        BusyGpu::new("a", "rtx4090", 1, (KDG, 0), 0, NOW + 60 * MIN),
+    ];
+    let plan = decide(&snap);
+    assert!(plan.dispatches.is_empty());
+    assert_eq!(waiting_of(&plan, 1).reservation.as_ref().map_or(0, |r| r.drained), 0);
+}
+
+/// A drain stored by `planned` is charged up to the cycle an admin turns
+/// drain charging off or switches to the seed, and no further.
+#[test]
+fn a_stored_drain_stops_accruing_when_drains_are_no_longer_charged() {
+    for policy in [PolicyMode::Seed, mode(None, 0, false)] {
+        let mut first = limit(job(1, BCG, 2, 0), 60);
+        first.reservation = Some(Reservation {
+            node: "a".into(),
+            tier: "rtx4090".into(),
+            gpus: vec![],
+            drained: 2,
+            accrued_at_ms: NOW - 5 * MIN,
+        });
+        let mut snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0)], vec![first]);
+        snap.mode = policy;
+        snap.busy_until = vec![BusyGpu::new("a", "rtx4090", 1, (KDG, 0), 0, NOW + 60 * MIN)];
+        let plan = decide(&snap);
+        let w = waiting_of(&plan, 1);
+        // carried on, or charged with a release
+        let charged: f64 = plan.charges.iter().filter(|c| c.job == 1).map(|c| c.gpu_seconds).sum();
+        let total = w.accrued.gpu_seconds + charged;
+        assert!((total - 600.0).abs() < 1e-6, "{policy:?}: 2 GPUs × 5 min, not {total}");
+        assert!(w.reservation.as_ref().is_none_or(|r| r.drained == 0), "{policy:?}: {:?}", w.reservation);
+    }
 }

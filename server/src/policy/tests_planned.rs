@@ -9,10 +9,8 @@ const NOW: Millis = 10 * MIN;
 
 fn planned(mut snap: Snapshot, depth: usize, busy: &[(&str, u32, Millis)]) -> Snapshot {
     snap.mode = PolicyMode::Planned(params(depth, 1_000 * MIN));
-    snap.busy_until = busy
-        .iter()
-        .map(|&(node, gpu, until)| BusyGpu { node: node.into(), tier: "rtx4090".into(), gpu, until_ms: until })
-        .collect();
+    snap.busy_until =
+        busy.iter().map(|&(node, gpu, until)| BusyGpu::new(node, "rtx4090", gpu, (0, 0), 0, until)).collect();
     snap
 }
 
@@ -28,6 +26,7 @@ pub(super) fn params(depth: usize, max_wait_ms: Millis) -> PlannedParams {
         drains: None,
         drain_after_percent: 0,
         charge_drains: false,
+        predicted_ends: false,
     }
 }
 
@@ -175,4 +174,47 @@ fn the_planned_reason_names_place_time_and_hold() {
     };
     assert_eq!(r.to_string(), "PLANNED (1/2 GPUs held on node-4090/rtx4090, start 2025-12-04T14:10Z)");
     assert_eq!(r.code(), "PLANNED");
+}
+
+/// A GPU whose job is past its limit or cancelled (its end is `now` or
+/// earlier) is still busy until the job is seen to end: no job starts on
+/// it. A 1-GPU job is planned there instead of started.
+#[test]
+fn a_gpu_whose_job_is_due_to_end_is_not_started_on() {
+    for until in [NOW - MIN, NOW] {
+        let snap = planned(
+            snapshot(vec![state("a", "rtx4090", 1, &[])], &[(BCG, 1.0)], vec![job(1, BCG, 1, 0)]),
+            1,
+            &[("a", 0, until)],
+        );
+        let plan = decide(&snap);
+        assert!(dispatch_of(&plan, 1).is_none(), "the job is not started on a busy GPU (end {until})");
+        assert!(matches!(waiting_of(&plan, 1).reason, PendingReason::Planned { start_ms, .. } if start_ms > NOW));
+    }
+}
+
+/// `a` and `b` each run a job on GPU 1; `a`'s limit ends at +30, `b`'s at
+/// +60 but its job is predicted to end at +10. Planning with limits, the
+/// 2-GPU job drains `a` for +30; with predicted ends, `b` for +10, close
+/// enough to hold `b`'s idle GPU already.
+#[test]
+fn predicted_ends_choose_the_placement_whose_residents_leave_first() {
+    for (predicted, node, start, held) in [(false, "a", 30, 0), (true, "b", 10, 1)] {
+        let mut snap = planned(
+            snapshot(
+                vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0])],
+                &[(BCG, 1.0)],
+                vec![limit(job(1, BCG, 2, 0), 60)],
+            ),
+            1,
+            &[("a", 1, NOW + 30 * MIN), ("b", 1, NOW + 60 * MIN)],
+        );
+        snap.busy_until[1].predicted_ms = NOW + 10 * MIN;
+        snap.mode = PolicyMode::Planned(PlannedParams { predicted_ends: predicted, ..params(1, 1_000 * MIN) });
+        let plan = decide(&snap);
+        let PendingReason::Planned { node: at, start_ms, held: h, .. } = &waiting_of(&plan, 1).reason else {
+            panic!("job 1 is planned")
+        };
+        assert_eq!((at.as_str(), *start_ms, *h), (node, NOW + start * MIN, held), "predicted ends {predicted}");
+    }
 }

@@ -62,9 +62,13 @@ impl<'a> Timeline<'a> {
         let mut slots: Vec<&PlacementState> =
             snap.placements.iter().filter(|p| tier_of.contains_key(p.tier.as_str())).collect();
         slots.sort_by(|a, b| (a.node.as_str(), a.tier.as_str()).cmp(&(b.node.as_str(), b.tier.as_str())));
+        let predicted = matches!(snap.mode, PolicyMode::Planned(p) if p.predicted_ends);
         let mut ends: HashMap<(&str, &str), Vec<(u32, Millis)>> = HashMap::new();
         for b in &snap.busy_until {
-            ends.entry((b.node.as_str(), b.tier.as_str())).or_default().push((b.gpu, b.until_ms.max(snap.now_ms)));
+            let end = if predicted { b.predicted_ms } else { b.until_ms };
+            // a busy GPU is not free now even if its job is past its
+            // limit or cancelled: it frees when the job is seen to end
+            ends.entry((b.node.as_str(), b.tier.as_str())).or_default().push((b.gpu, end.max(snap.now_ms + 1)));
         }
         let gpus: Vec<Vec<(u32, Millis)>> = slots
             .iter()
@@ -83,7 +87,16 @@ impl<'a> Timeline<'a> {
                     }
                     gpus.push((next, snap.now_ms + UNKNOWN_END_MS));
                 }
+                // a GPU listed twice (two jobs' ends, or free and busy) is
+                // free only when the last of them ends: never started twice
                 gpus.sort_unstable();
+                gpus.dedup_by(|later, earlier| {
+                    let same = later.0 == earlier.0;
+                    if same {
+                        earlier.1 = earlier.1.max(later.1);
+                    }
+                    same
+                });
                 gpus
             })
             .collect();

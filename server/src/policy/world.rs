@@ -226,14 +226,9 @@ impl World {
             busy_until: self
                 .jobs
                 .values()
-                .filter_map(|j| j.running.as_ref().map(|r| (r, r.started_ms + j.time_limit_ms)))
-                .flat_map(|(r, until)| {
-                    r.gpus.iter().map(move |&gpu| BusyGpu {
-                        node: r.node.clone(),
-                        tier: r.tier.clone(),
-                        gpu,
-                        until_ms: until,
-                    })
+                .filter_map(|j| j.running.as_ref().map(|r| (r, (j.lab, j.user), r.started_ms + j.time_limit_ms)))
+                .flat_map(|(r, whose, until)| {
+                    r.gpus.iter().map(move |&gpu| BusyGpu::new(&r.node, &r.tier, gpu, whose, r.started_ms, until))
                 })
                 .collect(),
         }

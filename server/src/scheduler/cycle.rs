@@ -108,6 +108,7 @@ impl Scheduler {
         let mut read = self.db.begin().await?;
         let (_, inputs_seen) = db::write_counts(&mut read).await?;
         let mut snapshot = db::scheduling::load_snapshot(&mut read, now, self.mode).await?;
+        self.predict_ends(&mut snapshot);
         let mut marks = db::scheduling::waiting_marks(&mut read).await?;
         read.rollback().await?;
         let mut plan = crate::policy::decide(&snapshot);
@@ -115,6 +116,7 @@ impl Scheduler {
         if db::write_counts(&mut tx).await?.1 != inputs_seen {
             metrics::counter!("scheduler_snapshots_reread_total").increment(1);
             snapshot = db::scheduling::load_snapshot(&mut tx, now, self.mode).await?;
+            self.predict_ends(&mut snapshot);
             marks = db::scheduling::waiting_marks(&mut tx).await?;
             plan = crate::policy::decide(&snapshot);
         }
@@ -128,6 +130,17 @@ impl Scheduler {
         let (backfill, backfill_refs) = self.plan_backfill(&mut tx, &snapshot, &plan).await?;
         tx.commit().await?;
         Ok(Decided { starts, backfill, backfill_refs, waiting: plan.waiting.len() })
+    }
+
+    /// `planned` with `plan_predicted_ends`: running jobs end when the
+    /// last forecast's history predicts (their limits still kill them).
+    fn predict_ends(&self, snapshot: &mut crate::policy::Snapshot) {
+        if !matches!(self.mode, crate::policy::PolicyMode::Planned(p) if p.predicted_ends) {
+            return;
+        }
+        if let Ok(history) = self.history.read() {
+            crate::policy::predict::predict_busy(&mut snapshot.busy_until, &history, snapshot.now_ms);
+        }
     }
 
     /// Step 4. The starts are confirmed together once all were made: an

@@ -2,9 +2,11 @@
 //! loop reads the live state and runs it forward through the pure
 //! forecast (`crate::policy::forecast`) on a blocking thread, off the
 //! cycle's path: a cycle never waits for it, and a new one starts only
-//! when the last has finished.
+//! when the last has finished. What users' jobs ran, read for it, is
+//! what the cycles predict running jobs' ends from until the next.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{LoopError, Scheduler};
@@ -37,7 +39,7 @@ impl Scheduler {
             let history = db::scheduling::recent_runtimes(&mut read).await?;
             let array_of = db::gates::elements_holding(&mut read).await?;
             read.rollback().await?;
-            Ok::<_, sqlx::Error>((snapshot, running, RuntimeHistory::from_recent(history), array_of))
+            Ok::<_, sqlx::Error>((snapshot, running, Arc::new(RuntimeHistory::from_recent(history)), array_of))
         };
         let (snapshot, running, history, array_of) = match read.await {
             Ok(inputs) => inputs,
@@ -46,6 +48,10 @@ impl Scheduler {
                 return Err(e.into());
             }
         };
+        // the cycles plan with it until the next forecast reads it again
+        if let Ok(mut shared) = self.history.write() {
+            *shared = history.clone();
+        }
         let (cache, busy) = (self.forecast.clone(), self.forecasting.clone());
         tokio::task::spawn_blocking(move || {
             let _done = Done(busy);

@@ -78,6 +78,9 @@ pub struct Scheduler {
     pub forecast: crate::services::Forecast,
     /// Set while a forecast runs: the next waits for it rather than piling up.
     pub forecasting: Arc<std::sync::atomic::AtomicBool>,
+    /// What users' jobs ran, read with each forecast: `planned` with
+    /// `plan_predicted_ends` plans with running jobs' predicted ends.
+    pub history: Arc<std::sync::RwLock<Arc<crate::policy::predict::RuntimeHistory>>>,
     /// The rules `decide` applies (`scheduler.policy`).
     pub mode: crate::policy::PolicyMode,
     /// The lease's epoch this loop schedules under (None: unfenced, a

@@ -58,6 +58,7 @@ pub async fn facts(state: &Services, viewer: Option<&Caller>) -> ServiceResult<P
         lift_percent: scheduler.max_wait_lift_percent,
         lift_ahead_of_light: scheduler.plan_lift_ahead_of_light,
         charge_drains: scheduler.plan_charge_drains,
+        predicted_ends: scheduler.plan_predicted_ends,
         backfill_enabled: backfill.enabled,
         backfill_min_idle_seconds: backfill.min_idle_seconds,
         isolation: state.isolation.get(),

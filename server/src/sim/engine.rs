@@ -8,7 +8,7 @@
 //! the baselines live in `baselines`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 use app::model::JobState;
@@ -18,7 +18,7 @@ use super::forecast::{schedule, Moment};
 use super::outcome::{Estimate, Outcome};
 use super::trace::TraceJob;
 use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
-use crate::policy::model::Millis;
+use crate::policy::model::{Millis, PolicyMode};
 use crate::policy::world::{PlacementDef, World};
 use crate::policy::{decide, TierInfo};
 use crate::policy::{forecast, predict};
@@ -41,8 +41,9 @@ pub enum Policy {
 
 /// `planned` with settings changed by `k=…,x=…,c=…` (`scheduler.plan_drains`,
 /// `plan_drain_after_percent`, `plan_charge_drains`) and `d=…,w=…,l=…`
-/// (`plan_depth`, `max_wait_hours`, `max_wait_lift_percent`) and `p=…`
-/// (`plan_lift_ahead_of_light`); None if it does not parse.
+/// (`plan_depth`, `max_wait_hours`, `max_wait_lift_percent`), `p=…`
+/// (`plan_lift_ahead_of_light`) and `e=…` (`plan_predicted_ends`); None if
+/// it does not parse.
 pub fn planned_design(base: crate::policy::PlannedParams, design: &str) -> Option<crate::policy::PlannedParams> {
     let mut params = base;
     for part in design.split(',') {
@@ -55,6 +56,7 @@ pub fn planned_design(base: crate::policy::PlannedParams, design: &str) -> Optio
             "w" => params.max_wait_ms = value.trim().parse::<i64>().ok()?.checked_mul(3_600_000)?,
             "l" => params.lift_percent = value.trim().parse().ok()?,
             "p" => params.lift_ahead_of_light = value.trim().parse().ok()?,
+            "e" => params.predicted_ends = value.trim().parse().ok()?,
             _ => return None,
         }
     }
@@ -223,9 +225,9 @@ struct JpuCluster {
     backfill: Option<BackfillState>,
     time_limit: TimeLimitModel,
     forecast_margin: f64,
-    /// Per user, (run time, limit) of its last ends, most recent first
-    /// (the forecast's predictor learns from them as the server's does).
-    recent_ends: HashMap<i64, VecDeque<(i64, i64)>>,
+    /// What jobs ran, learnt as they end (the forecast's and the plan's
+    /// predictor learns from them as the server's does).
+    history: predict::RuntimeHistory,
 }
 
 /// The loop's backfill bookkeeping (`scheduler::backfill`), in memory.
@@ -291,7 +293,10 @@ impl Cluster for JpuCluster {
             self.world.charge_running();
         }
         let before = self.world.jobs.values().find_map(|j| j.reservation.as_ref().map(|r| (j.id, r.gpus.len())));
-        let snap = self.world.snapshot();
+        let mut snap = self.world.snapshot();
+        if matches!(snap.mode, PolicyMode::Planned(p) if p.predicted_ends) {
+            predict::predict_busy(&mut snap.busy_until, &self.history, now);
+        }
         let plan = decide(&snap);
         self.world.apply(&plan);
         let backfill_changed = self.backfill.as_mut().is_some_and(|b| b.step(&mut self.world, &snap, &plan));
@@ -313,9 +318,7 @@ impl Cluster for JpuCluster {
             .get(&id)
             .and_then(|j| j.running.as_ref().map(|r| (j.user, (now - r.started_ms, j.time_limit_ms))))
         {
-            let recent = self.recent_ends.entry(user).or_default();
-            recent.push_front(ended);
-            recent.truncate(predict::PREDICT_FROM_LAST);
+            self.history.record(user, ended.0, ended.1);
         }
         self.world.end(id, JobState::Completed);
         self.world.jobs.remove(&id);
@@ -358,15 +361,13 @@ impl Cluster for JpuCluster {
         let mut snapshot = self.world.snapshot();
         snapshot.now_ms = at;
         let running = forecast::running_of(&self.world);
-        let ends = self.recent_ends.iter().flat_map(|(&user, recent)| recent.iter().map(move |&(r, l)| (user, r, l)));
-        let history = predict::RuntimeHistory::from_recent(ends);
         let input = forecast::ForecastInput {
             snapshot: &snapshot,
             running: &running,
             depth: forecast::FORECAST_DEPTH,
             max_events: forecast::FORECAST_EVENTS,
             wanted: Some(wanted),
-            history: &history,
+            history: &self.history,
             margin: self.forecast_margin,
             array_of: &HashMap::new(),
         };
@@ -475,7 +476,7 @@ fn run(
                 backfill,
                 time_limit: opts.time_limit,
                 forecast_margin: opts.forecast_margin,
-                recent_ends: HashMap::new(),
+                history: predict::RuntimeHistory::default(),
             })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),

@@ -183,6 +183,7 @@ async fn the_policy_page_is_public_and_follows_the_running_configuration() {
     settings.cancel.grace_seconds = 45;
     settings.scheduler.policy = jpu_share::config::PolicyName::Planned;
     settings.scheduler.max_wait_hours = 12;
+    settings.scheduler.plan_predicted_ends = true;
     settings.backfill.enabled = true;
     settings.backfill.min_idle_seconds = 90;
     let other = TestApp::spawn_with(dir, settings).await;
@@ -193,6 +194,7 @@ async fn the_policy_page_is_public_and_follows_the_running_configuration() {
         "over 12 hours",
         "never go ahead of light labs",
         "charged to that job",
+        "expected to end",
         "idle for 90 seconds",
     ] {
         assert!(html.contains(expected), "policy page lacks {expected:?}");
