@@ -12,7 +12,7 @@
 //! waiting job's lab like held GPUs (lazily, §5 R4) — so fair share
 //! decides who pays for large jobs.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use super::model::*;
 use super::timeline::Timeline;
@@ -21,7 +21,7 @@ use super::timeline::Timeline;
 pub(super) struct Drains {
     /// Jobs that drained last cycle and may go on (they keep theirs first:
     /// a drain thrown away wasted what it gathered).
-    kept: HashSet<JobId>,
+    kept: FxHashSet<JobId>,
     /// New drains left.
     free: u32,
     after_percent: u32,
@@ -37,7 +37,7 @@ impl Drains {
                 (usable * u64::from(p)).div_ceil(100).max(1) as u32
             }
         };
-        let kept: HashSet<JobId> = queue
+        let kept: FxHashSet<JobId> = queue
             .iter()
             .take(params.depth)
             .filter(|j| j.reservation.is_some())

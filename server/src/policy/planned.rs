@@ -16,8 +16,7 @@
 //! every booking on the GPUs it would take (backfill): the plan is never
 //! delayed by a job behind it.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use app::model::MaintenancePhase;
 
@@ -38,6 +37,7 @@ pub(super) fn decide(snap: &Snapshot, params: &PlannedParams) -> Plan {
     let light = if params.lift_ahead_of_light == u32::MAX { 0 } else { light_prefix(snap, &queue) };
     let lifted = Lift { max_wait_ms: params.max_wait_ms, gpus: lift, behind: light, ahead: params.lift_ahead_of_light };
     let queue = overdue_first(queue, snap.now_ms, lifted);
+    plan.waiting.reserve(queue.len());
     let mut drains = Drains::new(snap, params, &queue);
     let mut time = Timeline::new(snap);
     for (pos, mut job) in queue.into_iter().enumerate() {
@@ -102,32 +102,45 @@ pub(super) struct Lift {
 /// Lifted jobs go behind the first `lift.behind` jobs (light labs') but
 /// for the oldest `lift.ahead` (measured on October at 56×8: lifting all
 /// of them ahead of light labs made those wait 12.7× their limit).
-pub(super) fn overdue_first(mut queue: Vec<QueuedJob>, now: Millis, lift: Lift) -> Vec<QueuedJob> {
+pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, lift: Lift) -> Vec<QueuedJob> {
     let keep = lift.behind.min(queue.len());
-    let rest = queue.split_off(keep);
-    let (light, queue) = (queue, rest);
-    let mut overdue: Vec<(Millis, JobId, u64)> = queue
+    // (entered, id, GPUs, position) of the overdue behind light labs
+    let mut overdue: Vec<(Millis, JobId, u64, usize)> = queue[keep..]
         .iter()
-        .filter(|j| now - j.queue_entered_at_ms >= lift.max_wait_ms)
-        .map(|j| (j.queue_entered_at_ms, j.id, u64::from(j.num_gpus)))
+        .enumerate()
+        .filter(|(_, j)| now - j.queue_entered_at_ms >= lift.max_wait_ms)
+        .map(|(k, j)| (j.queue_entered_at_ms, j.id, u64::from(j.num_gpus), keep + k))
         .collect();
     if overdue.is_empty() {
-        return [light, queue].concat();
+        return queue;
     }
     overdue.sort_unstable();
-    let mut lifted: HashSet<JobId> = HashSet::new();
+    // the oldest, as many as fit in the lift's GPUs (at least one)
+    let mut lifted: Vec<usize> = Vec::new();
     let mut used = 0u64;
-    for (_, id, n) in overdue {
+    for (_, _, n, at) in overdue {
         if !lifted.is_empty() && used + n > lift.gpus {
             break;
         }
         used += n;
-        lifted.insert(id);
+        lifted.push(at);
     }
-    let (mut first, rest): (Vec<QueuedJob>, Vec<QueuedJob>) = queue.into_iter().partition(|j| lifted.contains(&j.id));
-    first.sort_by_key(|j| (j.queue_entered_at_ms, j.id));
-    let behind = first.split_off((lift.ahead as usize).min(first.len()));
-    [first, light, behind, rest].concat()
+    let ahead = (lift.ahead as usize).min(lifted.len());
+    let mut is_lifted = vec![false; queue.len()];
+    for &at in &lifted {
+        is_lifted[at] = true;
+    }
+    // positions in the new order: the oldest `ahead` lifted, light labs',
+    // the other lifted, the rest as they were; each job moves once
+    let order: Vec<usize> = lifted[..ahead]
+        .iter()
+        .copied()
+        .chain(0..keep)
+        .chain(lifted[ahead..].iter().copied())
+        .chain((keep..queue.len()).filter(|&at| !is_lifted[at]))
+        .collect();
+    let mut jobs: Vec<Option<QueuedJob>> = queue.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|at| jobs[at].take()).collect()
 }
 
 /// How many jobs at the head of the fair-share order are light labs':
@@ -141,14 +154,14 @@ pub(super) fn overdue_first(mut queue: Vec<QueuedJob>, now: Millis, lift: Lift) 
 /// it ends, and a lab filling the cluster with long jobs stays light
 /// until then.)
 pub(super) fn light_prefix(snap: &Snapshot, ordered: &[QueuedJob]) -> usize {
-    let usage: HashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
+    let usage: FxHashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
     let of = |lab: LabId| usage.get(&lab).copied().unwrap_or(0.0);
-    let waiting: HashSet<LabId> = ordered.iter().map(|j| j.lab).collect();
+    let waiting: FxHashSet<LabId> = ordered.iter().map(|j| j.lab).collect();
     if waiting.is_empty() {
         return 0;
     }
     let mean = waiting.iter().map(|&l| of(l)).sum::<f64>() / waiting.len() as f64;
-    let mut taken: HashMap<LabId, u64> = HashMap::new();
+    let mut taken: FxHashMap<LabId, u64> = FxHashMap::default();
     for b in &snap.busy_until {
         *taken.entry(b.lab).or_default() += 1;
     }
@@ -176,6 +189,44 @@ fn accrue_hold(snap: &Snapshot, job: &mut QueuedJob, time: &Timeline<'_>) -> Opt
     time.find(&node, &tier).filter(|&i| time.fits(i, job))
 }
 
+/// The earliest start for `job` and where: on `hold` only if set, else on
+/// any fitting placement, its `own` first among equal starts, then one
+/// nobody else holds GPUs on (a planned job keeps its placement while it
+/// stays in the plan), then the dispatch order.
+fn best_start(
+    time: &Timeline<'_>,
+    job: &QueuedJob,
+    own: Option<usize>,
+    hold: Option<usize>,
+) -> Option<(Millis, usize)> {
+    // by the earliest a start could be (then the dispatch order): the
+    // search stops at the first placement that cannot beat the best found
+    let pinned = hold.map(|i| [(time.lower_bound(i, job.num_gpus), 0, i)]);
+    let candidates = match &pinned {
+        Some(one) => one.as_slice(),
+        None => time.bounds(job.num_gpus),
+    };
+    let key = |at: Millis, i: usize| (at, Some(i) != own, time.held_by_others(i), time.order_key(i));
+    let mut best: Option<(Millis, usize)> = None;
+    for &(bound, _, i) in candidates.iter().filter(|&&(_, _, i)| time.fits(i, job)) {
+        // no start on `i` before its n-th GPU frees up; among equal bounds
+        // the dispatch order holds, so an equal start on its own placement
+        // or one nobody holds anything on is already the best
+        if let Some(b) = best {
+            let settled = Some(b.1) == own || (own.is_none() && time.held_by_others(b.1) == 0);
+            if bound > b.0 || (bound == b.0 && settled) {
+                break;
+            }
+        }
+        if let Some(at) = time.earliest(i, job) {
+            if best.is_none_or(|b| key(at, i) < key(b.0, b.1)) {
+                best = Some((at, i));
+            }
+        }
+    }
+    best
+}
+
 /// Ends the job's hold, if it has one, charging what it accrued.
 fn release(plan: &mut Plan, job: &mut QueuedJob, reason: ReleaseReason) {
     if let Some(res) = job.reservation.take() {
@@ -198,43 +249,8 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
     let hold = own.filter(|_| !held.is_empty());
     // its hold is decided again below
     time.forget_last_holds(job.id);
-    // by the earliest a start could be (then the dispatch order): the
-    // search stops at the first placement that cannot beat the best found
-    let candidates: Vec<Reverse<(Millis, usize, usize)>> = match hold {
-        Some(i) => vec![Reverse((time.lower_bound(i, job.num_gpus), 0, i))],
-        None => time
-            .by_order
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|&(_, i)| time.fits(i, &job))
-            .map(|(pos, i)| Reverse((time.lower_bound(i, job.num_gpus), pos, i)))
-            .collect(),
-    };
-    // by bound, then the dispatch order; a heap, since the search mostly
-    // stops after a few of the (up to hundreds of) placements
-    let mut candidates = BinaryHeap::from(candidates);
-    // among equally early starts, its own placement (a drain goes on
-    // where it was), then the one nobody else holds GPUs on: a planned
-    // job keeps its placement while it stays in the plan
-    let key = |at: Millis, i: usize| (at, Some(i) != own, time.held_by_others(i), time.order_key(i));
-    let mut best: Option<(Millis, usize)> = None;
-    while let Some(Reverse((bound, _, i))) = candidates.pop() {
-        // no start on `i` before its n-th GPU frees up; among equal bounds
-        // the dispatch order holds, so an equal start on its own placement
-        // or one nobody holds anything on is already the best
-        if let Some(b) = best {
-            let settled = Some(b.1) == own || (own.is_none() && time.held_by_others(b.1) == 0);
-            if bound > b.0 || (bound == b.0 && settled) {
-                break;
-            }
-        }
-        if let Some(at) = time.earliest(i, &job) {
-            if best.is_none_or(|b| key(at, i) < key(b.0, b.1)) {
-                best = Some((at, i));
-            }
-        }
-    }
+    time.sort_bounds(job.num_gpus);
+    let best = best_start(time, &job, own, hold);
     // the GPUs are picked only for the start chosen
     let Some((at, i, gpus)) = best.map(|(at, i)| (at, i, time.pick(i, &job, at, &held))) else {
         release(plan, &mut job, ReleaseReason::PlacementLost);

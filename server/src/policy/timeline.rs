@@ -4,7 +4,7 @@
 //! (the earliest start a placement can give, a start now that touches no
 //! booking or hold).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::model::*;
 use super::placements::tier_fits;
@@ -47,23 +47,29 @@ pub(super) struct Timeline<'a> {
     /// Holds of the last cycle not decided again yet, by job (the slot of
     /// each GPU): an earlier job avoids them where it can (a planned job
     /// keeps its placement).
-    held_before: HashMap<JobId, Vec<usize>>,
+    held_before: FxHashMap<JobId, Vec<usize>>,
     /// Per slot: GPUs held this cycle or the last (not decided again),
     /// counted as they change (asked for every candidate placement).
     holds_on: Vec<usize>,
-    by_key: HashMap<(&'a str, &'a str), usize>,
+    by_key: FxHashMap<(&'a str, &'a str), usize>,
     /// Slots in the dispatch order (best tier, then node).
     pub(super) by_order: Vec<usize>,
+    /// Per GPU count `n` (index `n`): every slot by when its `n`-th GPU
+    /// frees up, then the dispatch order — (bound, position, slot) — until
+    /// a start changes a free time. Bookings and holds leave it as it is,
+    /// so the planned jobs of a cycle share it instead of each sorting the
+    /// placements (a heap per job was a quarter of a planned replay).
+    by_bound: Vec<Option<Vec<(Millis, usize, usize)>>>,
 }
 
 impl<'a> Timeline<'a> {
     pub(super) fn new(snap: &'a Snapshot) -> Self {
-        let tier_of: HashMap<&str, &TierInfo> = snap.tiers.iter().map(|t| (t.name.as_str(), t)).collect();
+        let tier_of: FxHashMap<&str, &TierInfo> = snap.tiers.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut slots: Vec<&PlacementState> =
             snap.placements.iter().filter(|p| tier_of.contains_key(p.tier.as_str())).collect();
         slots.sort_by(|a, b| (a.node.as_str(), a.tier.as_str()).cmp(&(b.node.as_str(), b.tier.as_str())));
         let predicted = matches!(snap.mode, PolicyMode::Planned(p) if p.predicted_ends);
-        let mut ends: HashMap<(&str, &str), Vec<(u32, Millis)>> = HashMap::new();
+        let mut ends: FxHashMap<(&str, &str), Vec<(u32, Millis)>> = FxHashMap::default();
         for b in &snap.busy_until {
             let end = if predicted { b.predicted_ms } else { b.until_ms };
             // a busy GPU is not free now even if its job is past its
@@ -100,9 +106,9 @@ impl<'a> Timeline<'a> {
                 gpus
             })
             .collect();
-        let by_key: HashMap<(&str, &str), usize> =
+        let by_key: FxHashMap<(&str, &str), usize> =
             slots.iter().enumerate().map(|(i, p)| ((p.node.as_str(), p.tier.as_str()), i)).collect();
-        let mut held_before: HashMap<JobId, Vec<usize>> = HashMap::new();
+        let mut held_before: FxHashMap<JobId, Vec<usize>> = FxHashMap::default();
         let mut holds_on = vec![0; slots.len()];
         for j in &snap.queue {
             if let Some(r) = &j.reservation {
@@ -136,9 +142,31 @@ impl<'a> Timeline<'a> {
             tiers: slots.iter().map(|p| tier_of[p.tier.as_str()]).collect(),
             initial_free: slots.iter().map(|p| if p.usable { p.free.len() } else { 0 }).collect(),
             by_key,
+            by_bound: Vec::new(),
             slots,
             gpus,
         }
+    }
+
+    /// Fills [`Timeline::bounds`] for `n` GPUs.
+    pub(super) fn sort_bounds(&mut self, n: u32) {
+        let n = n as usize;
+        if self.by_bound.len() <= n {
+            self.by_bound.resize(n + 1, None);
+        }
+        if self.by_bound[n].is_none() {
+            let mut sorted: Vec<(Millis, usize, usize)> =
+                self.by_order.iter().enumerate().map(|(pos, &i)| (self.lower_bound(i, n as u32), pos, i)).collect();
+            sorted.sort_unstable();
+            self.by_bound[n] = Some(sorted);
+        }
+    }
+
+    /// Every slot as (the earliest an `n`-GPU start could be there, its
+    /// dispatch position, slot), earliest first ([`Timeline::sort_bounds`]
+    /// first).
+    pub(super) fn bounds(&self, n: u32) -> &[(Millis, usize, usize)] {
+        self.by_bound.get(n as usize).and_then(Option::as_deref).unwrap_or_default()
     }
 
     pub(super) fn find(&self, node: &str, tier: &str) -> Option<usize> {
@@ -339,8 +367,8 @@ impl<'a> Timeline<'a> {
     /// fitted before its start (the drain, charged to it). An idle GPU
     /// booked for several jobs is the first one's: the later ones would
     /// not keep it idle.
-    pub(super) fn drained(&self) -> HashMap<JobId, u32> {
-        let mut drained: HashMap<JobId, u32> = HashMap::new();
+    pub(super) fn drained(&self) -> FxHashMap<JobId, u32> {
+        let mut drained: FxHashMap<JobId, u32> = FxHashMap::default();
         for i in 0..self.slots.len() {
             for (p, &(_, free)) in self.gpus[i].iter().enumerate() {
                 if free > self.now || self.held_by[i][p].is_some() {
@@ -389,6 +417,7 @@ impl<'a> Timeline<'a> {
         }
         self.idle[i] = self.gpus[i].iter().filter(|&&(_, at)| at <= self.now).count();
         self.free_sorted[i] = sorted_free(&self.gpus[i]);
+        self.by_bound.clear();
         self.window_cache = None;
         self.max_idle = max_idle(self.slots.iter().map(|p| p.usable).zip(&self.idle));
     }

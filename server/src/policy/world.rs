@@ -203,7 +203,13 @@ impl World {
             tiers: self.tiers.clone(),
             placements,
             labs: self.labs.values().copied().collect(),
-            queue: self.jobs.values().filter(|j| j.state == JobState::GlobalQueueWait).map(Self::queued).collect(),
+            queue: {
+                // sized once: grown by doubling, the copies were a twentieth
+                // of a planned replay
+                let mut queue = Vec::with_capacity(self.jobs.len());
+                queue.extend(self.jobs.values().filter(|j| j.state == JobState::GlobalQueueWait).map(Self::queued));
+                queue
+            },
             personal: self
                 .jobs
                 .values()
