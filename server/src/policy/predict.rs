@@ -31,8 +31,7 @@
 //! all are exact after a user's first end. `planned` with `predicted_ends`
 //! plans with it too ([`predict_busy`]; EASY++, Tsafrir et al. 2007): a
 //! running job is predicted at the median of its candidates, and one
-//! that outruns its prediction is predicted again from the longer
-//! candidates left (up to its limit, which stays its kill time).
+//! that outruns that prediction at its limit (which stays its kill time).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -141,11 +140,16 @@ impl RuntimeHistory {
 }
 
 /// Each busy GPU's predicted end, as seen at `now_ms` (a running job's:
-/// [`RUNNING_QUANTILE`]); its limit stays `until_ms`.
+/// [`RUNNING_QUANTILE`] of its user's runs); its limit stays `until_ms`.
+/// A job that outran the prediction it started with is predicted at its
+/// limit: raised step by step instead, a user could shape their history
+/// so their job always seems about to end, and keep another job's GPUs
+/// held next to it for hours.
 pub fn predict_busy(busy: &mut [BusyGpu], history: &RuntimeHistory, now_ms: Millis) {
     for b in busy {
         let limit = b.until_ms - b.started_ms;
-        b.predicted_ms = history.predicted_end(b.user, b.started_ms, limit, now_ms, RUNNING_QUANTILE);
+        let first = history.predicted_end(b.user, b.started_ms, limit, b.started_ms, RUNNING_QUANTILE);
+        b.predicted_ms = if now_ms >= first { b.until_ms.max(now_ms) } else { first };
     }
 }
 
@@ -252,13 +256,12 @@ mod tests {
     }
 
     /// A busy GPU is predicted to free at its job's median candidate; once
-    /// the job outruns that, at the next longer one, and past them all at
-    /// its limit.
+    /// the job outruns that, at its limit.
     #[test]
     fn a_busy_gpu_frees_at_its_prediction_raised_when_the_job_outruns_it() {
         let history = RuntimeHistory::from_recent([10, 20, 30, 40].map(|r| (1, r * MIN, 60 * MIN)));
         let gpu = |started: Millis| vec![BusyGpu::new("a", "t", 0, (1, 1), started, started + 60 * MIN)];
-        for (elapsed, predicted) in [(0, 30), (15, 30), (29, 40), (41, 60), (70, 70)] {
+        for (elapsed, predicted) in [(0, 30), (15, 30), (29, 30), (30, 60), (41, 60), (70, 70)] {
             let mut busy = gpu(0);
             predict_busy(&mut busy, &history, elapsed * MIN);
             assert_eq!(busy[0].predicted_ms, predicted * MIN, "{elapsed} min in");

@@ -193,6 +193,21 @@ fn a_gpu_whose_job_is_due_to_end_is_not_started_on() {
     }
 }
 
+/// GPU 0 of `a` is busy for two jobs (a cancelled one still ending, and
+/// the next): it counts once, so the placement is still whole for a
+/// 2-GPU job, planned there (GPU 1, whose end is unknown, frees in a day).
+#[test]
+fn a_gpu_busy_for_two_jobs_counts_once() {
+    let snap = planned(
+        snapshot(vec![state("a", "rtx4090", 2, &[])], &[(BCG, 1.0)], vec![limit(job(1, BCG, 2, 0), 60)]),
+        1,
+        &[("a", 0, NOW + MIN), ("a", 0, NOW + 2 * MIN)],
+    );
+    let plan = decide(&snap);
+    let reason = &waiting_of(&plan, 1).reason;
+    assert!(matches!(reason, PendingReason::Planned { start_ms, .. } if *start_ms == NOW + 24 * 60 * MIN), "{reason:?}");
+}
+
 /// `a` and `b` each run a job on GPU 1; `a`'s limit ends at +30, `b`'s at
 /// +60 but its job is predicted to end at +10. Planning with limits, the
 /// 2-GPU job drains `a` for +30; with predicted ends, `b` for +10, close

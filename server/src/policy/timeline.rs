@@ -85,16 +85,9 @@ impl<'a> Timeline<'a> {
                         gpus.push((g, until));
                     }
                 }
-                // busy GPUs whose end is unknown
-                let mut next = 0u32;
-                while (gpus.len() as u32) < p.capacity {
-                    while gpus.iter().any(|&(g, _)| g == next) {
-                        next += 1;
-                    }
-                    gpus.push((next, snap.now_ms + UNKNOWN_END_MS));
-                }
-                // a GPU listed twice (two jobs' ends, or free and busy) is
-                // free only when the last of them ends: never started twice
+                // a GPU busy for two jobs (a cancelled one still ending, and
+                // the next) is free only when the later ends: never started
+                // twice, and counted once below
                 gpus.sort_unstable();
                 gpus.dedup_by(|later, earlier| {
                     let same = later.0 == earlier.0;
@@ -103,6 +96,15 @@ impl<'a> Timeline<'a> {
                     }
                     same
                 });
+                // busy GPUs whose end is unknown
+                let mut next = 0u32;
+                while (gpus.len() as u32) < p.capacity {
+                    while gpus.iter().any(|&(g, _)| g == next) {
+                        next += 1;
+                    }
+                    gpus.push((next, snap.now_ms + UNKNOWN_END_MS));
+                }
+                gpus.sort_unstable();
                 gpus
             })
             .collect();
@@ -151,6 +153,11 @@ impl<'a> Timeline<'a> {
     /// Fills [`Timeline::bounds`] for `n` GPUs.
     pub(super) fn sort_bounds(&mut self, n: u32) {
         let n = n as usize;
+        // no placement has that many GPUs: nothing to sort (and a GPU
+        // count from a bad row sizes nothing)
+        if n > self.gpus.iter().map(Vec::len).max().unwrap_or(0) {
+            return;
+        }
         if self.by_bound.len() <= n {
             self.by_bound.resize(n + 1, None);
         }

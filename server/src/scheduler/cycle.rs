@@ -138,9 +138,8 @@ impl Scheduler {
         if !matches!(self.mode, crate::policy::PolicyMode::Planned(p) if p.predicted_ends) {
             return;
         }
-        if let Ok(history) = self.history.read() {
-            crate::policy::predict::predict_busy(&mut snapshot.busy_until, &history, snapshot.now_ms);
-        }
+        let history = self.history.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        crate::policy::predict::predict_busy(&mut snapshot.busy_until, &history, snapshot.now_ms);
     }
 
     /// Step 4. The starts are confirmed together once all were made: an

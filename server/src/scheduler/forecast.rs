@@ -49,9 +49,7 @@ impl Scheduler {
             }
         };
         // the cycles plan with it until the next forecast reads it again
-        if let Ok(mut shared) = self.history.write() {
-            *shared = history.clone();
-        }
+        *self.history.write().unwrap_or_else(std::sync::PoisonError::into_inner) = history.clone();
         let (cache, busy) = (self.forecast.clone(), self.forecasting.clone());
         tokio::task::spawn_blocking(move || {
             let _done = Done(busy);
