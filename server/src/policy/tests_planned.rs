@@ -205,7 +205,10 @@ fn a_gpu_busy_for_two_jobs_counts_once() {
     );
     let plan = decide(&snap);
     let reason = &waiting_of(&plan, 1).reason;
-    assert!(matches!(reason, PendingReason::Planned { start_ms, .. } if *start_ms == NOW + 24 * 60 * MIN), "{reason:?}");
+    assert!(
+        matches!(reason, PendingReason::Planned { start_ms, .. } if *start_ms == NOW + 24 * 60 * MIN),
+        "{reason:?}"
+    );
 }
 
 /// `a` and `b` each run a job on GPU 1; `a`'s limit ends at +30, `b`'s at
