@@ -162,6 +162,14 @@ pub enum PolicyMode {
     Planned(PlannedParams),
 }
 
+impl PolicyMode {
+    /// Whether plans count on running jobs' predicted ends
+    /// ([`PlannedParams::predicted_ends`]).
+    pub fn predicts_ends(&self) -> bool {
+        matches!(self, PolicyMode::Planned(p) if p.predicted_ends)
+    }
+}
+
 /// `planned`'s settings (§11).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlannedParams {

@@ -23,7 +23,7 @@ use app::model::MaintenancePhase;
 use super::drains::{charge_drains, Drains};
 use super::model::*;
 use super::personal::promote;
-use super::steps::{advance_maintenance, charge_reservation, fair_share_order, waiting};
+use super::steps::{advance_maintenance, charge_reservation, fair_share_order, in_order, waiting};
 use super::timeline::{Timeline, HOLD_AHEAD_MS};
 use super::usage;
 
@@ -72,8 +72,12 @@ pub(super) fn decide(snap: &Snapshot, params: &PlannedParams) -> Plan {
 /// How many GPUs' worth of overdue jobs may go ahead of fair share:
 /// `lift_percent` of the cluster's GPUs, rounded up.
 pub(super) fn lift_gpus(snap: &Snapshot, lift_percent: u32) -> u64 {
-    let gpus: u64 = snap.placements.iter().filter(|p| p.usable).map(|p| u64::from(p.capacity)).sum();
-    (gpus * u64::from(lift_percent)).div_ceil(100)
+    (usable_gpus(snap) * u64::from(lift_percent)).div_ceil(100)
+}
+
+/// The GPUs of the usable placements.
+fn usable_gpus(snap: &Snapshot) -> u64 {
+    snap.placements.iter().filter(|p| p.usable).map(|p| u64::from(p.capacity)).sum()
 }
 
 /// Which overdue jobs go ahead of fair share, and how far.
@@ -139,8 +143,7 @@ pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, lift: Lift) -> V
         .chain(lifted[ahead..].iter().copied())
         .chain((keep..queue.len()).filter(|&at| !is_lifted[at]))
         .collect();
-    let mut jobs: Vec<Option<QueuedJob>> = queue.into_iter().map(Some).collect();
-    order.into_iter().filter_map(|at| jobs[at].take()).collect()
+    in_order(queue, order)
 }
 
 /// How many jobs at the head of the fair-share order are light labs':
@@ -166,7 +169,7 @@ pub(super) fn light_prefix(snap: &Snapshot, ordered: &[QueuedJob]) -> usize {
         *taken.entry(b.lab).or_default() += 1;
     }
     let labs = waiting.len() + taken.keys().filter(|l| !waiting.contains(l)).count();
-    let gpus: u64 = snap.placements.iter().filter(|p| p.usable).map(|p| u64::from(p.capacity)).sum();
+    let gpus = usable_gpus(snap);
     // within an equal share: n × labs ≤ gpus, in integers
     let share_fits = |n: u64| n.saturating_mul(labs as u64) <= gpus;
     ordered

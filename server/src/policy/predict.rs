@@ -68,29 +68,19 @@ impl RuntimeHistory {
     /// first; each user keeps their last [`PREDICT_FROM_LAST`]. Ends with
     /// no limit are ignored; a run past its limit counts as the limit.
     pub fn from_recent(recent_first: impl IntoIterator<Item = (UserId, Millis, Millis)>) -> Self {
-        let mut users: HashMap<UserId, UserEnds> = HashMap::new();
-        for (user, run_ms, limit_ms) in recent_first {
-            if limit_ms <= 0 {
-                continue;
-            }
-            let ends = users.entry(user).or_default();
-            if ends.by_limit.len() < PREDICT_FROM_LAST {
-                let run_ms = run_ms.clamp(0, limit_ms);
-                ends.recent.push_back((limit_ms, run_ms));
-                ends.by_limit.push((limit_ms, run_ms));
-                ends.shares.push(run_ms as f64 / limit_ms as f64);
-            }
+        let ends: Vec<(UserId, Millis, Millis)> = recent_first.into_iter().collect();
+        let mut history = RuntimeHistory::default();
+        // oldest first, as they ended: each user's oldest are forgotten
+        for &(user, run_ms, limit_ms) in ends.iter().rev() {
+            history.record(user, run_ms, limit_ms);
         }
-        for ends in users.values_mut() {
-            ends.by_limit.sort_unstable();
-            ends.shares.sort_unstable_by(f64::total_cmp);
-        }
-        RuntimeHistory { users }
+        history
     }
 
-    /// Remembers a job of `user` that just ended (as [`Self::from_recent`]
-    /// would with it first): a replay learns as it goes without sorting
-    /// every user's ends again.
+    /// Remembers a job of `user` that just ended, forgetting the user's
+    /// oldest past [`PREDICT_FROM_LAST`]: a replay learns as it goes
+    /// without sorting every user's ends again. Ends with no limit are
+    /// ignored; a run past its limit counts as the limit.
     pub fn record(&mut self, user: UserId, run_ms: Millis, limit_ms: Millis) {
         if limit_ms <= 0 {
             return;

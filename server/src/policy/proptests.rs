@@ -259,7 +259,7 @@ fn run_mode(
             }
         }
         let mut snap = w.snapshot();
-        if matches!(mode, PolicyMode::Planned(p) if p.predicted_ends) {
+        if mode.predicts_ends() {
             // predictions mostly wrong, many too early: the plan must still
             // start jobs only on GPUs that are free
             for b in &mut snap.busy_until {

@@ -49,8 +49,14 @@ pub(super) fn fair_share_order(snap: &Snapshot, queue: Vec<QueuedJob>) -> Vec<Qu
         .map(|(i, j)| (usage_now.get(&j.lab).copied().unwrap_or(0.0), j.queue_entered_at_ms, j.id, i))
         .collect();
     keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    in_order(queue, keyed.into_iter().map(|k| k.3))
+}
+
+/// The jobs at these positions of `queue`, in this order, each moved once
+/// (a position given twice or out of range yields nothing).
+pub(super) fn in_order(queue: Vec<QueuedJob>, order: impl IntoIterator<Item = usize>) -> Vec<QueuedJob> {
     let mut jobs: Vec<Option<QueuedJob>> = queue.into_iter().map(Some).collect();
-    keyed.into_iter().filter_map(|k| jobs[k.3].take()).collect()
+    order.into_iter().filter_map(|at| jobs.get_mut(at).and_then(Option::take)).collect()
 }
 
 /// A job that waits this cycle, with its rank and why.

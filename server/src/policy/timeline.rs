@@ -68,7 +68,7 @@ impl<'a> Timeline<'a> {
         let mut slots: Vec<&PlacementState> =
             snap.placements.iter().filter(|p| tier_of.contains_key(p.tier.as_str())).collect();
         slots.sort_by(|a, b| (a.node.as_str(), a.tier.as_str()).cmp(&(b.node.as_str(), b.tier.as_str())));
-        let predicted = matches!(snap.mode, PolicyMode::Planned(p) if p.predicted_ends);
+        let predicted = snap.mode.predicts_ends();
         let mut ends: FxHashMap<(&str, &str), Vec<(u32, Millis)>> = FxHashMap::default();
         for b in &snap.busy_until {
             let end = if predicted { b.predicted_ms } else { b.until_ms };

@@ -135,7 +135,7 @@ impl Scheduler {
     /// `planned` with `plan_predicted_ends`: running jobs end when the
     /// last forecast's history predicts (their limits still kill them).
     fn predict_ends(&self, snapshot: &mut crate::policy::Snapshot) {
-        if !matches!(self.mode, crate::policy::PolicyMode::Planned(p) if p.predicted_ends) {
+        if !self.mode.predicts_ends() {
             return;
         }
         let history = self.history.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();

@@ -18,7 +18,7 @@ use super::forecast::{schedule, Moment};
 use super::outcome::{Estimate, Outcome};
 use super::trace::TraceJob;
 use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
-use crate::policy::model::{Millis, PolicyMode};
+use crate::policy::model::Millis;
 use crate::policy::world::{PlacementDef, World};
 use crate::policy::{decide, TierInfo};
 use crate::policy::{forecast, predict};
@@ -294,7 +294,7 @@ impl Cluster for JpuCluster {
         }
         let before = self.world.jobs.values().find_map(|j| j.reservation.as_ref().map(|r| (j.id, r.gpus.len())));
         let mut snap = self.world.snapshot();
-        if matches!(snap.mode, PolicyMode::Planned(p) if p.predicted_ends) {
+        if snap.mode.predicts_ends() {
             predict::predict_busy(&mut snap.busy_until, &self.history, now);
         }
         let plan = decide(&snap);
