@@ -66,10 +66,12 @@ impl Application {
                 settings.executor.gpu_devices
             )));
         }
-        if db::is_postgres_url(&settings.database.url) {
-            settings.ha.periods().map_err(StartupError::Settings)?;
-        }
-        let pool = db::connect(&settings.database).await?;
+        let lease = if db::is_postgres_url(&settings.database.url) {
+            settings.ha.periods().map_err(StartupError::Settings)?.0
+        } else {
+            Default::default()
+        };
+        let pool = db::connect(&settings.database, lease).await?;
         let seeded = seed::seed_if_empty(
             &pool,
             seed::SeedInput {

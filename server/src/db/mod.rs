@@ -100,9 +100,11 @@ pub fn is_postgres_url(url: &str) -> bool {
 pub static MIGRATOR_PG: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
 /// Opens (creating if needed) the database and applies pending migrations.
-pub async fn connect(settings: &DatabaseSettings) -> Result<Pool, DbSetupError> {
+/// On PostgreSQL a transaction left idle for `lease` is ended by the
+/// database (see [`connect_postgres`]).
+pub async fn connect(settings: &DatabaseSettings, lease: Duration) -> Result<Pool, DbSetupError> {
     if is_postgres_url(&settings.url) {
-        return connect_postgres(settings).await;
+        return connect_postgres(settings, lease).await;
     }
     let options = sqlite_options(&settings.url)?
         .create_if_missing(true)
@@ -131,10 +133,22 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<Pool, DbSetupError> 
     Ok(pool)
 }
 
-async fn connect_postgres(settings: &DatabaseSettings) -> Result<Pool, DbSetupError> {
+/// Every write holds one advisory lock for the whole database
+/// ([`PG_WRITE_LOCK`]). A process stopped inside a write (`SIGSTOP`, a
+/// VM paused, a client cut off) would hold it for as long as it sleeps,
+/// and every other instance's writes, the standby's taking of the lease
+/// among them, would wait behind it: the cluster stood still until the
+/// sleeper woke (seen in the failover test, once in three runs). Our
+/// writes wait on nothing slow between their statements (no executor,
+/// network or file work; the longest is a group lookup through the
+/// host's directory when a lab is given a gid), so one idle for a whole
+/// lease is a sleeper: PostgreSQL ends its session, and the lock with
+/// it, by the time the lease lapses.
+async fn connect_postgres(settings: &DatabaseSettings, lease: Duration) -> Result<Pool, DbSetupError> {
     let url = settings.url.trim();
     let options = sqlx::postgres::PgConnectOptions::from_str(url)
-        .map_err(|source| DbSetupError::BadUrl { url: redacted(url), source })?;
+        .map_err(|source| DbSetupError::BadUrl { url: redacted(url), source })?
+        .options([("idle_in_transaction_session_timeout", lease.as_millis().max(1000))]);
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(settings.max_connections.max(1))
         .acquire_timeout(Duration::from_millis(settings.busy_timeout_ms.max(1000)))

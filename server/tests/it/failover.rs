@@ -173,6 +173,48 @@ async fn on_postgres_a_scheduler_paused_past_its_lease_steps_down_when_it_wakes(
     drop(first);
 }
 
+/// A scheduler stopped in the middle of a write holds the one write lock
+/// of the whole database (every write takes it first): PostgreSQL ends
+/// that transaction once it sat idle for a lease, so the standby still
+/// takes over and work goes on; the sleeper, woken, stands by. Before,
+/// every other instance's writes waited for as long as it slept.
+#[tokio::test]
+async fn on_postgres_a_scheduler_paused_inside_a_write_does_not_stop_the_others() {
+    let Some(site) = Site::on_suite_cluster(&[]) else { return };
+    let named = format!("{}?application_name=jpu-first", site.url);
+    let (first, second, app, token) = site.scheduler_and_standby(&[("JPU__DATABASE__URL", &named)]).await;
+    let before = submit_all(&app, &token, "before", 16, 1.0).await;
+    let first_holds_the_write_lock = || {
+        let sql = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+                   WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = 'jpu-first'";
+        let out = std::process::Command::new("psql").args(["-q", "-t", "-A", &site.url, "-c", sql]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim() != "0"
+    };
+    let pid = nix::unistd::Pid::from_raw(first.pid() as i32);
+    let began = Instant::now();
+    loop {
+        if first_holds_the_write_lock() {
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+            if first_holds_the_write_lock() {
+                break;
+            }
+            // it committed in between: again
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+        }
+        assert!(began.elapsed() < Duration::from_secs(60), "never caught the scheduler inside a write");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let took = wait_role(&second.base, "scheduler", Duration::from_secs(30)).await;
+    eprintln!("the standby led {:.1} s after the pause inside a write", took.as_secs_f64());
+    assert!(!first_holds_the_write_lock(), "the sleeper's write lock went with its transaction");
+    let during = submit_all(&app, &token, "during", 2, 0.2).await;
+    app.wait_state(&token, during[1], "COMPLETED").await;
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    wait_role(&first.base, "standby", Duration::from_secs(10)).await;
+    ran_once(&app, &token, &[before, during].concat()).await;
+    drop(first);
+}
+
 /// A PostgreSQL cluster of this test's own (the suite's is shared), run
 /// by `.ci/postgres-cluster` on a free port: it can be stopped and
 /// started again under two servers.
