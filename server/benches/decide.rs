@@ -54,13 +54,13 @@ fn snapshot(jobs: usize) -> Snapshot {
     let first_lab = labs.iter().min_by(|a, b| a.value.total_cmp(&b.value)).unwrap().lab;
     let holder = queue.iter_mut().find(|j| j.lab == first_lab).unwrap();
     holder.num_gpus = 2;
-    holder.reservation = Some(Reservation {
+    holder.reservation = Some(Box::new(Reservation {
         node: "node-0001".into(),
         tier: "tier1".into(),
         gpus: vec![],
         drained: 0,
         accrued_at_ms: 0,
-    });
+    }));
     Snapshot {
         now_ms: 60_000,
         phase: MaintenancePhase::Normal,

@@ -166,7 +166,7 @@ pub async fn load_snapshot(conn: &mut impl AsConn, now_ms: i64, mode: PolicyMode
             num_gpus: r.num_gpus as u32,
             queue_entered_at_ms: r.queue_entered_at.unwrap_or(r.submitted_at),
             min_vram_gb: r.min_vram_gb as u32,
-            reservation,
+            reservation: reservation.map(Box::new),
             accrued: Accrued { gpu_seconds: r.reservation_gpu_seconds, cost: r.reservation_cost },
             time_limit_ms: r.time_limit_minutes.max(0) * 60_000,
         };

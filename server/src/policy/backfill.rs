@@ -202,13 +202,13 @@ mod tests {
                 job: 1,
                 rank: 1,
                 reason: PendingReason::NoIdleGpu,
-                reservation: Some(Reservation {
+                reservation: Some(Box::new(Reservation {
                     node: "n".into(),
                     tier: "t".into(),
                     gpus: vec![0, 1],
                     drained: 0,
                     accrued_at_ms: 0,
-                }),
+                })),
                 accrued: Accrued::default(),
             }],
             ..Plan::default()

@@ -126,7 +126,7 @@ fn place(plan: &mut Plan, places: &mut Placements, mut job: QueuedJob, turn: Tur
                 accrued_at_ms: turn.now,
             };
             let reason = reserving_reason(&res, job.num_gpus);
-            job.reservation = Some(res);
+            job.reservation = Some(Box::new(res));
             plan.waiting.push(waiting(job, turn.rank, reason));
             return;
         }

@@ -75,13 +75,13 @@ pub(super) fn charge_drains(plan: &mut Plan, time: &Timeline<'_>) {
         match &mut w.reservation {
             Some(res) => res.drained = n,
             None if n > 0 => {
-                w.reservation = Some(Reservation {
+                w.reservation = Some(Box::new(Reservation {
                     node: node.clone(),
                     tier: tier.clone(),
                     gpus: Vec::new(),
                     drained: n,
                     accrued_at_ms: time.now,
-                })
+                }))
             }
             None => {}
         }

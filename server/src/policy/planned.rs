@@ -292,13 +292,13 @@ fn plan_start(plan: &mut Plan, time: &mut Timeline<'_>, mut job: QueuedJob, rank
         (true, Some(_)) => release(plan, &mut job, ReleaseReason::Demoted),
         (false, Some(res)) => res.gpus = keep,
         (false, None) => {
-            job.reservation = Some(Reservation {
+            job.reservation = Some(Box::new(Reservation {
                 node: slot.node.clone(),
                 tier: slot.tier.clone(),
                 gpus: keep,
                 drained: 0,
                 accrued_at_ms: now,
-            })
+            }))
         }
         (true, None) => {}
     }

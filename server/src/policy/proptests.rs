@@ -178,7 +178,7 @@ fn check_planned(snap: &Snapshot, plan: &Plan, w: &World) -> Result<(), TestCase
             .iter()
             .filter_map(|w| w.reservation.as_ref())
             .filter(|r| on(&r.node, &r.tier))
-            .map(Reservation::charged_gpus)
+            .map(|r| r.charged_gpus())
             .sum();
         prop_assert!(
             charged as usize + started <= x.free.len(),

@@ -51,9 +51,9 @@ prop_compose! {
                                                     prop_oneof![Just(0), 0..NOW, Just(NOW)]))) -> QueuedJob {
         let mut j = job(0, lab, gpus, entered);
         j.time_limit_ms = limit;
-        j.reservation = res.map(|(n, gpus, drained, at)| Reservation {
+        j.reservation = res.map(|(n, gpus, drained, at)| Box::new(Reservation {
             node: format!("n{n}"), tier: "rtx4090".into(), gpus, drained, accrued_at_ms: at,
-        });
+        }));
         j
     }
 }
@@ -140,5 +140,12 @@ proptest! {
         for c in &plan.charges {
             prop_assert!(c.amount >= 0.0 && c.gpu_seconds >= 0.0, "negative charge {:?}", c);
         }
+        // nobody waiting: nothing to plan, in either mode (the simulator
+        // skips such cycles, `World::anyone_waiting`)
+        snap.queue.clear();
+        snap.personal.clear();
+        prop_assert_eq!(decide(&snap), Plan::default());
+        snap.mode = PolicyMode::Seed;
+        prop_assert_eq!(decide(&snap), Plan::default());
     }
 }

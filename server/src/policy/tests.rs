@@ -291,13 +291,13 @@ fn swap_dispatches_on_the_placement_that_frees_and_keeps_the_accrued_cost() {
         vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0, 1])],
         &[(BCG, 1.0)],
         vec![QueuedJob {
-            reservation: Some(Reservation {
+            reservation: Some(Box::new(Reservation {
                 node: "a".into(),
                 tier: "rtx4090".into(),
                 gpus: vec![0],
                 drained: 0,
                 accrued_at_ms: 5 * MIN,
-            }),
+            })),
             ..job(1, BCG, 2, 0)
         }],
     );

@@ -105,8 +105,13 @@ fn at_most_the_budget_of_jobs_drain_at_once() {
 #[test]
 fn a_drain_under_way_keeps_its_place_in_the_budget() {
     let mut snap = three_waiting(Some(DrainBudget::Jobs(1)), 0, 0);
-    snap.queue[2].reservation =
-        Some(Reservation { node: "c".into(), tier: "rtx4090".into(), gpus: vec![], drained: 1, accrued_at_ms: NOW });
+    snap.queue[2].reservation = Some(Box::new(Reservation {
+        node: "c".into(),
+        tier: "rtx4090".into(),
+        gpus: vec![],
+        drained: 1,
+        accrued_at_ms: NOW,
+    }));
     let plan = decide(&snap);
     assert_eq!(planned_jobs(&plan), vec![3], "job 3 drained last cycle; jobs 1 and 2 come first in the order");
     assert!(plan.releases.is_empty());
@@ -182,7 +187,7 @@ fn a_drain_does_not_tie_a_job_to_its_placement() {
     };
     for (held, starts_on_b) in [(vec![], true), (vec![0], false)] {
         let mut first = limit(job(1, BCG, 2, 0), 60);
-        first.reservation = Some(drain(held.clone()));
+        first.reservation = Some(Box::new(drain(held.clone())));
         let mut snap = snapshot(
             vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0, 1])],
             &[(BCG, 1.0), (KDG, 2.0)],
@@ -224,13 +229,13 @@ fn only_idle_gpus_are_drained_and_a_gpu_listed_twice_is_one() {
 fn a_stored_drain_stops_accruing_when_drains_are_no_longer_charged() {
     for policy in [PolicyMode::Seed, mode(None, 0, false)] {
         let mut first = limit(job(1, BCG, 2, 0), 60);
-        first.reservation = Some(Reservation {
+        first.reservation = Some(Box::new(Reservation {
             node: "a".into(),
             tier: "rtx4090".into(),
             gpus: vec![],
             drained: 2,
             accrued_at_ms: NOW - 5 * MIN,
-        });
+        }));
         let mut snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0)], vec![first]);
         snap.mode = policy;
         snap.busy_until = vec![BusyGpu::new("a", "rtx4090", 1, (KDG, 0), 0, NOW + 60 * MIN)];

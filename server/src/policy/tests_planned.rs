@@ -68,13 +68,13 @@ fn a_later_job_backfills_only_when_it_ends_before_the_plan() {
 #[test]
 fn a_planned_job_keeps_its_placement_when_rank_one_changes() {
     let mut holder = limit(job(1, KDG, 2, 0), 60);
-    holder.reservation = Some(Reservation {
+    holder.reservation = Some(Box::new(Reservation {
         node: "a".into(),
         tier: "rtx4090".into(),
         gpus: vec![0],
         drained: 0,
         accrued_at_ms: NOW - MIN,
-    });
+    }));
     let snap = planned(
         snapshot(
             vec![state("a", "rtx4090", 2, &[0]), state("b", "rtx4090", 2, &[0])],
