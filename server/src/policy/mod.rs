@@ -26,6 +26,7 @@ mod steps;
 mod timeline;
 pub mod usage;
 pub mod world;
+mod world_snapshot;
 
 #[cfg(test)]
 mod tests;

@@ -3,9 +3,6 @@
 //! and the simulator drive it; it holds state, never policy.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
-
-use rustc_hash::FxHashMap;
 
 use app::model::{JobState, MaintenancePhase};
 
@@ -140,125 +137,6 @@ impl World {
         let limit = *self.max_concurrent.entry(user).or_insert(self.default_max_concurrent);
         let state = if self.holding(user) < limit { JobState::GlobalQueueWait } else { JobState::UserQueueWait };
         self.jobs.insert(id, WorldJob::new(id, lab, user, num_gpus, state, self.now));
-    }
-
-    fn queued(j: &WorldJob) -> QueuedJob {
-        QueuedJob {
-            id: j.id,
-            lab: j.lab,
-            user: j.user,
-            num_gpus: j.num_gpus,
-            queue_entered_at_ms: j.queue_entered_ms,
-            min_vram_gb: j.min_vram_gb,
-            reservation: j.reservation.clone(),
-            accrued: j.accrued,
-            time_limit_ms: j.time_limit_ms,
-        }
-    }
-
-    /// The limits of arrays with elements in a personal queue, with how
-    /// many of their elements hold slots.
-    fn array_limits(&self) -> Vec<ArrayLimit> {
-        let mut limits: BTreeMap<ArrayId, ArrayLimit> = BTreeMap::new();
-        if self.arrays.is_empty() {
-            return Vec::new();
-        }
-        for j in self.jobs.values() {
-            let Some((array, &max_running)) = j.array.and_then(|a| Some((a, self.arrays.get(&a)?))) else { continue };
-            let limit = limits.entry(array).or_insert(ArrayLimit { array, max_running, holding: 0 });
-            limit.holding += u32::from(j.state.holds_slot());
-        }
-        limits.into_values().collect()
-    }
-
-    /// Each placement's position in `placements`, by (node, tier).
-    fn placement_index(&self) -> FxHashMap<(&str, &str), usize> {
-        self.placements.iter().enumerate().map(|(i, p)| ((p.node.as_str(), p.tier.as_str()), i)).collect()
-    }
-
-    /// Whether any job waits in the global or a personal queue: with none,
-    /// a cycle decides nothing (`tests::nothing_waiting_plans_nothing`).
-    pub fn anyone_waiting(&self) -> bool {
-        self.jobs.values().any(|j| matches!(j.state, JobState::GlobalQueueWait | JobState::UserQueueWait))
-    }
-
-    pub fn snapshot(&self) -> Snapshot {
-        // (hashed once per placement, not per GPU: the simulator builds a
-        // snapshot per event, and the string-keyed maps were a sixth of it)
-        let index = self.placement_index();
-        let mut busy: Vec<Vec<u32>> = vec![Vec::new(); self.placements.len()];
-        // one walk of the jobs for all that is counted from them (six
-        // walks were a tenth of a planned replay under overload)
-        let mut users: FxHashMap<UserId, u32> = FxHashMap::default();
-        let mut queue = Vec::with_capacity(self.jobs.len());
-        let mut personal = Vec::new();
-        let mut research_active = 0;
-        for j in self.jobs.values() {
-            if let Some(r) = &j.running {
-                research_active += 1;
-                if let Some(&i) = index.get(&(r.node.as_str(), r.tier.as_str())) {
-                    busy[i].extend(&r.gpus);
-                }
-            }
-            if j.state.holds_slot() {
-                *users.entry(j.user).or_default() += 1;
-            }
-            match j.state {
-                JobState::GlobalQueueWait => queue.push(Self::queued(j)),
-                JobState::UserQueueWait => {
-                    personal.push(PersonalJob { array: j.array, ..PersonalJob::plain(Self::queued(j), j.submitted_ms) })
-                }
-                _ => {}
-            }
-        }
-        let placements = self
-            .placements
-            .iter()
-            .zip(&busy)
-            .map(|(p, used)| {
-                let free: Vec<u32> = p.gpus.iter().copied().filter(|g| !used.contains(g)).collect();
-                let backfill = if self.backfill.is_empty() {
-                    Vec::new()
-                } else {
-                    self.backfill
-                        .iter()
-                        .find(|((node, tier), _)| *node == p.node && *tier == p.tier)
-                        .map(|(_, b)| b.iter().copied().filter(|g| free.contains(g)).collect())
-                        .unwrap_or_default()
-                };
-                PlacementState {
-                    node: p.node.clone(),
-                    tier: p.tier.clone(),
-                    capacity: p.gpus.len() as u32,
-                    usable: p.usable,
-                    free,
-                    backfill,
-                }
-            })
-            .collect();
-        Snapshot {
-            now_ms: self.now,
-            phase: self.phase,
-            tiers: self.tiers.clone(),
-            placements,
-            labs: self.labs.values().copied().collect(),
-            queue,
-            personal,
-            arrays: self.array_limits(),
-            users: self
-                .max_concurrent
-                .iter()
-                .map(|(&user, &max)| UserSlots {
-                    user,
-                    max_concurrent: max,
-                    holding: users.get(&user).copied().unwrap_or(0),
-                })
-                .collect(),
-            research_active,
-            backfill_active: self.backfill.values().map(|b| b.len() as u32).sum(),
-            mode: self.mode,
-            busy_until: self.busy_until(&index),
-        }
     }
 
     fn charge(&mut self, charges: impl IntoIterator<Item = Charge>) {
@@ -402,46 +280,6 @@ impl World {
             }
         }
         self.charge(charges);
-    }
-
-    /// Each running job's GPUs with its limit's end; only `planned` reads
-    /// them (the server's snapshot has them in that mode only, too).
-    fn busy_until(&self, index: &FxHashMap<(&str, &str), usize>) -> Vec<BusyGpu> {
-        if !matches!(self.mode, PolicyMode::Planned(_)) {
-            return Vec::new();
-        }
-        let names: Vec<(Arc<str>, Arc<str>)> =
-            self.placements.iter().map(|p| (Arc::from(p.node.as_str()), Arc::from(p.tier.as_str()))).collect();
-        let running = || self.jobs.values().filter_map(|j| j.running.as_ref().map(|r| (j, r)));
-        let mut busy = Vec::with_capacity(running().map(|(_, r)| r.gpus.len()).sum());
-        for (j, r) in running() {
-            let until = r.started_ms + j.time_limit_ms;
-            let shared = match index.get(&(r.node.as_str(), r.tier.as_str())) {
-                Some(&i) => (names[i].0.clone(), names[i].1.clone()),
-                None => (Arc::from(r.node.as_str()), Arc::from(r.tier.as_str())),
-            };
-            let (node, tier) = (&shared.0, &shared.1);
-            busy.extend(
-                r.gpus.iter().map(|&gpu| BusyGpu::shared((node, tier), gpu, (j.lab, j.user), r.started_ms, until)),
-            );
-        }
-        busy
-    }
-
-    /// GPUs neither running nor reserved, per placement (placement order).
-    pub fn snapshot_free(&self) -> Vec<u32> {
-        let index = self.placement_index();
-        let mut busy = vec![0u32; self.placements.len()];
-        let spans = self.jobs.values().flat_map(|j| {
-            let running = j.running.as_ref().map(|r| (r.node.as_str(), r.tier.as_str(), r.gpus.len()));
-            running.into_iter().chain(j.reservation.as_ref().map(|r| (r.node.as_str(), r.tier.as_str(), r.gpus.len())))
-        });
-        for (node, tier, n) in spans {
-            if let Some(&i) = index.get(&(node, tier)) {
-                busy[i] += n as u32;
-            }
-        }
-        self.placements.iter().zip(busy).map(|(p, used)| (p.gpus.len() as u32).saturating_sub(used)).collect()
     }
 
     /// A running attempt hit a GPU OOM: charge it, then retry on a larger
