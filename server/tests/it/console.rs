@@ -441,7 +441,7 @@ async fn every_page_names_itself_in_its_title() {
         ("/admin/people", "Labs"),
         ("/admin/backfill", "backfill"),
     ] {
-        let html = app.page(path).await.text().await.unwrap();
+        let html = app.page(path).await.text().await.unwrap_or_else(|e| panic!("{path}: {e:?}"));
         let title = html.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default();
         assert!(title.contains(name) && title.ends_with("JPU-Share"), "{path}: {title:?}");
         titles.push(title.to_string());
