@@ -61,11 +61,21 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/auth/device", axum::routing::get(oidc::device))
         .route("/auth/device/approve", post(oidc::device_approve))
         .route("/auth/device/deny", post(oidc::device_deny))
-        .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || {
-            shell(leptos_options.clone())
-        })
+        .leptos_routes_with_context(state, route_list(), context.clone(), move || shell(leptos_options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
         .layer(axum::middleware::from_fn(server_fn_status))
+}
+
+/// The console's routes, generated once per process. Generating renders
+/// the whole app with resource loading switched off by a flag global to
+/// the process (leptos-rs/leptos#4773): a page another server of the same
+/// process began rendering meanwhile waited forever for its data. Tests
+/// build a server each, two at a time, and a page's body stalled for the
+/// client's 60 s now and then; a second generation would do that to a
+/// serving instance too.
+pub fn route_list() -> Vec<leptos_axum::AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
 }
 
 /// The server-function layer answers every error it makes itself (an
