@@ -31,10 +31,10 @@ impl World {
     /// The limits of arrays with elements in a personal queue, with how
     /// many of their elements hold slots.
     fn array_limits(&self) -> Vec<ArrayLimit> {
-        let mut limits: BTreeMap<ArrayId, ArrayLimit> = BTreeMap::new();
         if self.arrays.is_empty() {
             return Vec::new();
         }
+        let mut limits: BTreeMap<ArrayId, ArrayLimit> = BTreeMap::new();
         for j in self.jobs.values() {
             let Some((array, &max_running)) = j.array.and_then(|a| Some((a, self.arrays.get(&a)?))) else { continue };
             let limit = limits.entry(array).or_insert(ArrayLimit { array, max_running, holding: 0 });
@@ -49,7 +49,7 @@ impl World {
     }
 
     /// Whether any job waits in the global or a personal queue: with none,
-    /// a cycle decides nothing (`tests::nothing_waiting_plans_nothing`).
+    /// a cycle decides nothing (the property test in `proptests_snap`).
     pub fn anyone_waiting(&self) -> bool {
         self.jobs.values().any(|j| matches!(j.state, JobState::GlobalQueueWait | JobState::UserQueueWait))
     }
@@ -83,21 +83,19 @@ impl World {
                 _ => {}
             }
         }
+        let mut backfill_on: Vec<&[u32]> = vec![&[]; self.placements.len()];
+        for ((node, tier), gpus) in &self.backfill {
+            if let Some(&i) = index.get(&(node.as_str(), tier.as_str())) {
+                backfill_on[i] = gpus;
+            }
+        }
         let placements = self
             .placements
             .iter()
-            .zip(&busy)
-            .map(|(p, used)| {
+            .zip(busy.iter().zip(backfill_on))
+            .map(|(p, (used, backfill))| {
                 let free: Vec<u32> = p.gpus.iter().copied().filter(|g| !used.contains(g)).collect();
-                let backfill = if self.backfill.is_empty() {
-                    Vec::new()
-                } else {
-                    self.backfill
-                        .iter()
-                        .find(|((node, tier), _)| *node == p.node && *tier == p.tier)
-                        .map(|(_, b)| b.iter().copied().filter(|g| free.contains(g)).collect())
-                        .unwrap_or_default()
-                };
+                let backfill = backfill.iter().copied().filter(|g| free.contains(g)).collect();
                 PlacementState {
                     node: p.node.clone(),
                     tier: p.tier.clone(),

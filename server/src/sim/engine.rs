@@ -292,8 +292,8 @@ impl Cluster for JpuCluster {
         if self.live_charge {
             self.world.charge_running();
         }
-        // with nobody waiting the cycle decides nothing (tested in
-        // `policy::tests`): on a cluster with room most events are such,
+        // with nobody waiting the cycle decides nothing (a property test
+        // in `policy::proptests_snap`): on a cluster with room most events are such,
         // and their snapshots were two-fifths of the replay at 80×8
         if self.backfill.is_none() && self.world.phase == MaintenancePhase::Normal && !self.world.anyone_waiting() {
             return (Vec::new(), false);
