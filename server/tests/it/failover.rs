@@ -85,6 +85,12 @@ impl<'a> Site<'a> {
         Some(Self { dir, url, both, drop_database: true })
     }
 
+    /// What `sql` answers on this site's database, as `psql` prints it.
+    fn query(&self, sql: &str) -> String {
+        let out = std::process::Command::new("psql").args(["-q", "-t", "-A", &self.url, "-c", sql]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     async fn start(&self, more: &[(&str, &str)]) -> ServerProcess {
         let mut env = HA.to_vec();
         env.push(("JPU__DATABASE__URL", self.url.as_str()));
@@ -183,16 +189,23 @@ async fn on_postgres_a_scheduler_paused_inside_a_write_does_not_stop_the_others(
     let Some(site) = Site::on_suite_cluster(&[]) else { return };
     let named = format!("{}?application_name=jpu-first", site.url);
     let (first, second, app, token) = site.scheduler_and_standby(&[("JPU__DATABASE__URL", &named)]).await;
-    let before = submit_all(&app, &token, "before", 16, 1.0).await;
+    let mut before = submit_all(&app, &token, "before", 16, 1.0).await;
     let first_holds_the_write_lock = || {
         let sql = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
                    WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = 'jpu-first'";
-        let out = std::process::Command::new("psql").args(["-q", "-t", "-A", &site.url, "-c", sql]).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).trim() != "0"
+        site.query(sql) != "0"
     };
     let pid = nix::unistd::Pid::from_raw(first.pid() as i32);
     let began = Instant::now();
+    let mut topped_up = Instant::now();
     loop {
+        // the scheduler writes only while it starts and ends jobs: a
+        // loaded machine may poll past the first batch without a catch
+        if topped_up.elapsed() > Duration::from_secs(4) {
+            let n = before.len();
+            before.extend(submit_all(&app, &token, &format!("more-{n}"), 4, 1.0).await);
+            topped_up = Instant::now();
+        }
         if first_holds_the_write_lock() {
             nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
             if first_holds_the_write_lock() {
@@ -368,12 +381,8 @@ async fn on_postgres_a_submit_to_a_standby_runs_at_once() {
 async fn on_postgres_two_instances_started_at_once_seed_the_database_once() {
     let Some(site) = Site::on_suite_cluster(&[]) else { return };
     let (one, two) = tokio::join!(site.start(&[]), site.start(&[]));
-    let count = |sql: &str| {
-        let out = std::process::Command::new("psql").args(["-q", "-t", "-A", &site.url, "-c", sql]).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
     assert_eq!(
-        (count("SELECT COUNT(*) FROM users").as_str(), count("SELECT COUNT(*) FROM nodes").as_str()),
+        (site.query("SELECT COUNT(*) FROM users").as_str(), site.query("SELECT COUNT(*) FROM nodes").as_str()),
         ("2", "2")
     );
     for base in [&one.base, &two.base] {
