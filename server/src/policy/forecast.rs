@@ -175,6 +175,7 @@ fn world_of(input: &ForecastInput<'_>) -> World {
             gpus: r.gpus.clone(),
             started_ms: snap.now_ms,
             charged_until_ms: snap.now_ms,
+            slot: world.slot(&r.node, &r.tier),
         };
         world.jobs.get_mut(&r.id).expect("inserted").running = Some(running);
     }

@@ -24,6 +24,7 @@ mod planned;
 pub mod predict;
 mod steps;
 mod timeline;
+mod timeline_build;
 pub mod usage;
 pub mod world;
 mod world_snapshot;

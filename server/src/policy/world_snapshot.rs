@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use app::model::JobState;
 
 use super::model::*;
-use super::world::{World, WorldJob};
+use super::world::{Running, World, WorldJob};
 
 impl World {
     fn queued(j: &WorldJob) -> QueuedJob {
@@ -43,9 +43,9 @@ impl World {
         limits.into_values().collect()
     }
 
-    /// Each placement's position in `placements`, by (node, tier).
-    fn placement_index(&self) -> FxHashMap<(&str, &str), usize> {
-        self.placements.iter().enumerate().map(|(i, p)| ((p.node.as_str(), p.tier.as_str()), i)).collect()
+    /// The placement a job runs on, by position in `placements`.
+    fn running_slot(&self, r: &Running) -> Option<usize> {
+        r.slot.or_else(|| self.slot(&r.node, &r.tier))
     }
 
     /// Whether any job waits in the global or a personal queue: with none,
@@ -55,9 +55,6 @@ impl World {
     }
 
     pub fn snapshot(&self) -> Snapshot {
-        // (hashed once per placement, not per GPU: the simulator builds a
-        // snapshot per event, and the string-keyed maps were a sixth of it)
-        let index = self.placement_index();
         let mut busy: Vec<Vec<u32>> = vec![Vec::new(); self.placements.len()];
         // one walk of the jobs for all that is counted from them (six
         // walks were a tenth of a planned replay under overload)
@@ -65,16 +62,24 @@ impl World {
         let mut queue = Vec::with_capacity(self.jobs.len());
         let mut personal = Vec::new();
         let mut research_active = 0;
+        // only `planned` reads them (the server's snapshot has them in
+        // that mode only, too)
+        let planned = matches!(self.mode, PolicyMode::Planned(_));
+        let mut busy_until = Vec::new();
         for j in self.jobs.values() {
             if let Some(r) = &j.running {
                 research_active += 1;
-                if let Some(&i) = index.get(&(r.node.as_str(), r.tier.as_str())) {
+                let slot = self.running_slot(r);
+                if let Some(i) = slot {
                     busy[i].extend(&r.gpus);
                 }
+                if planned {
+                    self.busy_until(&mut busy_until, j, r, slot);
+                }
             }
-            if j.state.holds_slot() {
-                *users.entry(j.user).or_default() += 1;
-            }
+            // users without jobs decide nothing: listing every user ever
+            // seen was hundreds of rows an event
+            *users.entry(j.user).or_default() += u32::from(j.state.holds_slot());
             match j.state {
                 JobState::GlobalQueueWait => queue.push(Self::queued(j)),
                 JobState::UserQueueWait => {
@@ -85,7 +90,7 @@ impl World {
         }
         let mut backfill_on: Vec<&[u32]> = vec![&[]; self.placements.len()];
         for ((node, tier), gpus) in &self.backfill {
-            if let Some(&i) = index.get(&(node.as_str(), tier.as_str())) {
+            if let Some(i) = self.slot(node, tier) {
                 backfill_on[i] = gpus;
             }
         }
@@ -115,59 +120,28 @@ impl World {
             queue,
             personal,
             arrays: self.array_limits(),
-            users: self
-                .max_concurrent
+            users: users
                 .iter()
-                .map(|(&user, &max)| UserSlots {
-                    user,
-                    max_concurrent: max,
-                    holding: users.get(&user).copied().unwrap_or(0),
+                .filter_map(|(&user, &holding)| {
+                    let max = *self.max_concurrent.get(&user)?;
+                    Some(UserSlots { user, max_concurrent: max, holding })
                 })
                 .collect(),
             research_active,
             backfill_active: self.backfill.values().map(|b| b.len() as u32).sum(),
             mode: self.mode,
-            busy_until: self.busy_until(&index),
+            busy_until,
         }
     }
 
-    /// Each running job's GPUs with its limit's end; only `planned` reads
-    /// them (the server's snapshot has them in that mode only, too).
-    fn busy_until(&self, index: &FxHashMap<(&str, &str), usize>) -> Vec<BusyGpu> {
-        if !matches!(self.mode, PolicyMode::Planned(_)) {
-            return Vec::new();
-        }
-        let names: Vec<(Arc<str>, Arc<str>)> =
-            self.placements.iter().map(|p| (Arc::from(p.node.as_str()), Arc::from(p.tier.as_str()))).collect();
-        let running = || self.jobs.values().filter_map(|j| j.running.as_ref().map(|r| (j, r)));
-        let mut busy = Vec::with_capacity(running().map(|(_, r)| r.gpus.len()).sum());
-        for (j, r) in running() {
-            let until = r.started_ms + j.time_limit_ms;
-            let shared = match index.get(&(r.node.as_str(), r.tier.as_str())) {
-                Some(&i) => (names[i].0.clone(), names[i].1.clone()),
-                None => (Arc::from(r.node.as_str()), Arc::from(r.tier.as_str())),
-            };
-            let (node, tier) = (&shared.0, &shared.1);
-            busy.extend(
-                r.gpus.iter().map(|&gpu| BusyGpu::shared((node, tier), gpu, (j.lab, j.user), r.started_ms, until)),
-            );
-        }
-        busy
-    }
-
-    /// GPUs neither running nor reserved, per placement (placement order).
-    pub fn snapshot_free(&self) -> Vec<u32> {
-        let index = self.placement_index();
-        let mut busy = vec![0u32; self.placements.len()];
-        let spans = self.jobs.values().flat_map(|j| {
-            let running = j.running.as_ref().map(|r| (r.node.as_str(), r.tier.as_str(), r.gpus.len()));
-            running.into_iter().chain(j.reservation.as_ref().map(|r| (r.node.as_str(), r.tier.as_str(), r.gpus.len())))
-        });
-        for (node, tier, n) in spans {
-            if let Some(&i) = index.get(&(node, tier)) {
-                busy[i] += n as u32;
-            }
-        }
-        self.placements.iter().zip(busy).map(|(p, used)| (p.gpus.len() as u32).saturating_sub(used)).collect()
+    /// The running job's GPUs with its limit's end.
+    fn busy_until(&self, busy: &mut Vec<BusyGpu>, j: &WorldJob, r: &Running, slot: Option<usize>) {
+        let until = r.started_ms + j.time_limit_ms;
+        let shared = match slot.and_then(|i| self.names.get(i)) {
+            Some((node, tier)) => (node.clone(), tier.clone()),
+            None => (Arc::from(r.node.as_str()), Arc::from(r.tier.as_str())),
+        };
+        let (node, tier) = (&shared.0, &shared.1);
+        busy.extend(r.gpus.iter().map(|&gpu| BusyGpu::shared((node, tier), gpu, (j.lab, j.user), r.started_ms, until)));
     }
 }

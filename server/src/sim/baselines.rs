@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::policy::usage;
 use crate::policy::world::PlacementDef;
 use crate::policy::{LabUsage, TierInfo};
@@ -182,8 +184,8 @@ impl Baseline {
     }
 
     /// Per lab: (GPUs running, GPUs demanded by running + waiting jobs).
-    pub fn lab_load(&self) -> HashMap<i64, (u32, u32)> {
-        let mut load: HashMap<i64, (u32, u32)> = HashMap::new();
+    pub fn lab_load(&self) -> FxHashMap<i64, (u32, u32)> {
+        let mut load: FxHashMap<i64, (u32, u32)> = FxHashMap::default();
         for r in self.running.values() {
             let e = load.entry(r.lab).or_default();
             e.0 += r.gpus;

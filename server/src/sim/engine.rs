@@ -9,6 +9,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+
+use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 use app::model::{JobState, MaintenancePhase};
@@ -177,8 +179,8 @@ trait Cluster {
     /// One pass; returns the jobs started and whether anything changed.
     fn pass(&mut self, now: i64) -> (Vec<i64>, bool);
     fn end(&mut self, id: i64, now: i64);
-    /// (running GPUs, reserved GPUs, waiting jobs' sizes, free per placement)
-    fn census(&self) -> (u32, u32, Vec<u32>, Vec<u32>);
+    /// What the interval since the last pass is measured by.
+    fn census(&self) -> Census;
     fn backfill_gpus(&self) -> u32 {
         0
     }
@@ -187,13 +189,26 @@ trait Cluster {
     fn wakeup_after(&self, _now: i64) -> Option<i64> {
         None
     }
-    /// Per lab: (GPUs running, GPUs demanded by running + waiting jobs).
-    fn lab_load(&self) -> HashMap<i64, (u32, u32)>;
     /// The product's forecast of the current state at `at` until `wanted`
     /// have estimates; None for a policy without one.
     fn forecast(&self, _at: i64, _wanted: &[i64]) -> Option<HashMap<i64, i64>> {
         None
     }
+}
+
+/// The cluster between two passes, counted in one walk of its jobs (one
+/// per event: three walks and string-keyed look-ups were a seventh of a
+/// planned replay, and an eighth at 48×8, where thousands wait).
+#[derive(Debug, Default)]
+pub struct Census {
+    pub running: u32,
+    pub reserved: u32,
+    /// Waiting jobs' sizes.
+    pub waiting: Vec<u32>,
+    /// GPUs neither running nor reserved, per placement.
+    pub free: Vec<u32>,
+    /// Per lab: (GPUs running, GPUs demanded by running + waiting jobs).
+    pub load: FxHashMap<i64, (u32, u32)>,
 }
 
 /// Max-min fair shares of `capacity` for these demands (water-filling).
@@ -210,7 +225,7 @@ pub fn max_min_shares(capacity: f64, demands: &[f64]) -> Vec<f64> {
     shares
 }
 
-fn unfairness(load: &HashMap<i64, (u32, u32)>, total: u32) -> f64 {
+fn unfairness(load: &FxHashMap<i64, (u32, u32)>, total: u32) -> f64 {
     let mut labs: Vec<(i64, (u32, u32))> = load.iter().map(|(k, v)| (*k, *v)).collect();
     labs.sort_unstable_by_key(|l| l.0);
     let demands: Vec<f64> = labs.iter().map(|l| f64::from(l.1 .1)).collect();
@@ -330,19 +345,32 @@ impl Cluster for JpuCluster {
         self.world.jobs.remove(&id);
     }
 
-    fn census(&self) -> (u32, u32, Vec<u32>, Vec<u32>) {
-        let mut running = 0;
-        let mut reserved = 0;
-        let mut waiting = Vec::new();
-        for j in self.world.jobs.values() {
-            running += j.running.as_ref().map_or(0, |r| r.gpus.len() as u32);
-            reserved += j.reservation.as_ref().map_or(0, |r| r.gpus.len() as u32);
-            if j.running.is_none() {
-                waiting.push(j.num_gpus);
+    fn census(&self) -> Census {
+        let world = &self.world;
+        let mut census =
+            Census { free: world.placements.iter().map(|p| p.gpus.len() as u32).collect(), ..Census::default() };
+        let mut take = |at: Option<usize>, n: usize| {
+            if let Some(free) = at.and_then(|i| census.free.get_mut(i)) {
+                *free = free.saturating_sub(n as u32);
+            }
+        };
+        for j in world.jobs.values() {
+            let load = census.load.entry(j.lab).or_default();
+            load.1 += j.num_gpus;
+            match &j.running {
+                Some(r) => {
+                    census.running += r.gpus.len() as u32;
+                    load.0 += r.gpus.len() as u32;
+                    take(r.slot, r.gpus.len());
+                }
+                None => census.waiting.push(j.num_gpus),
+            }
+            if let Some(r) = &j.reservation {
+                census.reserved += r.gpus.len() as u32;
+                take(world.slot(&r.node, &r.tier), r.gpus.len());
             }
         }
-        let free = self.world.snapshot_free();
-        (running, reserved, waiting, free)
+        census
     }
 
     fn backfill_gpus(&self) -> u32 {
@@ -351,16 +379,6 @@ impl Cluster for JpuCluster {
 
     fn wakeup_after(&self, now: i64) -> Option<i64> {
         self.backfill.as_ref().and_then(|b| b.next_deploy_after(now))
-    }
-
-    fn lab_load(&self) -> HashMap<i64, (u32, u32)> {
-        let mut load: HashMap<i64, (u32, u32)> = HashMap::new();
-        for j in self.world.jobs.values() {
-            let e = load.entry(j.lab).or_default();
-            e.0 += j.running.as_ref().map_or(0, |r| r.gpus.len() as u32);
-            e.1 += j.num_gpus;
-        }
-        load
     }
 
     fn forecast(&self, at: i64, wanted: &[i64]) -> Option<HashMap<i64, i64>> {
@@ -393,11 +411,14 @@ impl Cluster for Baseline {
     fn end(&mut self, id: i64, now: i64) {
         self.finish(id, now);
     }
-    fn census(&self) -> (u32, u32, Vec<u32>, Vec<u32>) {
-        (self.running_gpus(), 0, self.waiting_sizes(), self.free_per_placement())
-    }
-    fn lab_load(&self) -> HashMap<i64, (u32, u32)> {
-        Baseline::lab_load(self)
+    fn census(&self) -> Census {
+        Census {
+            running: self.running_gpus(),
+            reserved: 0,
+            waiting: self.waiting_sizes(),
+            free: self.free_per_placement(),
+            load: self.lab_load(),
+        }
     }
 }
 
@@ -536,7 +557,7 @@ fn run(
         // the cluster was constant since the last pass
         if let Some(from) = last_t {
             if t > from {
-                let (running, reserved, waiting, free) = cluster.census();
+                let Census { running, reserved, waiting, free, load } = cluster.census();
                 let idle = total_gpus.saturating_sub(running + reserved);
                 let max_place = free.iter().copied().max().unwrap_or(0);
                 let fragmented = waiting.iter().any(|&n| n <= idle && n > max_place);
@@ -549,7 +570,7 @@ fn run(
                     backfill_gpus: cluster.backfill_gpus(),
                     waiting: !waiting.is_empty(),
                     fragmented,
-                    unfairness: unfairness(&cluster.lab_load(), total_gpus),
+                    unfairness: unfairness(&load, total_gpus),
                 });
             }
         }
@@ -769,7 +790,7 @@ mod tests {
     fn max_min_shares_fill_small_demands_first() {
         assert_eq!(max_min_shares(10.0, &[2.0, 8.0, 8.0]), vec![2.0, 4.0, 4.0]);
         assert_eq!(max_min_shares(10.0, &[1.0, 1.0]), vec![1.0, 1.0]);
-        let mut load = HashMap::new();
+        let mut load = FxHashMap::default();
         load.insert(1, (4, 8));
         load.insert(2, (4, 8));
         assert_eq!(unfairness(&load, 8), 0.0);

@@ -1,0 +1,157 @@
+//! How the [`Timeline`] is made from a snapshot each cycle: the
+//! placements the policy can use, in (node, tier) order, and when each of
+//! their GPUs is free. Built once per cycle, so it keeps to a few
+//! allocations and no names hashed per GPU.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::model::*;
+use super::timeline::{max_idle, Timeline, UNKNOWN_END_MS};
+
+impl<'a> Timeline<'a> {
+    pub(super) fn new(snap: &'a Snapshot) -> Self {
+        // a tier named twice counts as its last row
+        let tier_of = |name: &str| snap.tiers.iter().rev().find(|t| t.name == name);
+        let mut slots: Vec<(&PlacementState, &TierInfo)> =
+            snap.placements.iter().filter_map(|p| Some((p, tier_of(&p.tier)?))).collect();
+        fn key(p: &PlacementState) -> (&str, &str) {
+            (p.node.as_str(), p.tier.as_str())
+        }
+        // the server and the simulator list placements in this order
+        // already: checking is one comparison a pair
+        if !slots.is_sorted_by(|a, b| key(a.0) <= key(b.0)) {
+            slots.sort_by(|a, b| key(a.0).cmp(&key(b.0)));
+        }
+        let (slots, tiers): (Vec<&PlacementState>, Vec<&TierInfo>) = slots.into_iter().unzip();
+        let gpus = busy_gpus(snap, &slots);
+        let start = gpus.start;
+        let gpus = gpus.gpus;
+        let mut timeline = Timeline {
+            free_sorted: Vec::new(),
+            bookings: vec![Vec::new(); gpus.len()],
+            by_order: Vec::new(),
+            now: snap.now_ms,
+            max_idle: 0,
+            widest: start.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+            window_cache: None,
+            idle: Vec::new(),
+            held_by: vec![None; gpus.len()],
+            any_held: false,
+            held_before: FxHashMap::default(),
+            holds_on: vec![0; slots.len()],
+            initial_free: slots.iter().map(|p| if p.usable { p.free.len() } else { 0 }).collect(),
+            fit_now: FxHashMap::default(),
+            by_bound: Vec::new(),
+            tiers,
+            slots,
+            start,
+            gpus,
+        };
+        for j in &snap.queue {
+            if let Some(r) = &j.reservation {
+                if let Some(i) = timeline.find(&r.node, &r.tier) {
+                    // drained GPUs too: a job that can start as early
+                    // elsewhere leaves a drain that is filling alone
+                    let n = r.charged_gpus() as usize;
+                    timeline.held_before.entry(j.id).or_default().extend(std::iter::repeat_n(i, n));
+                    timeline.holds_on[i] += n;
+                }
+            }
+        }
+        let now = snap.now_ms;
+        timeline.idle =
+            (0..timeline.slots.len()).map(|i| timeline.of(i).iter().filter(|&&(_, at)| at <= now).count()).collect();
+        timeline.max_idle = max_idle(timeline.slots.iter().map(|p| p.usable).zip(&timeline.idle));
+        timeline.free_sorted = timeline.gpus.iter().map(|&(_, at)| at).collect();
+        for i in 0..timeline.slots.len() {
+            let span = timeline.span(i);
+            timeline.free_sorted[span].sort_unstable();
+        }
+        // best tier, then node: `slots` is in node order already, so its
+        // positions stand for the names (no string compared per pair)
+        let mut by_order: Vec<usize> = (0..timeline.slots.len()).collect();
+        by_order.sort_by_key(|&i| (-timeline.tiers[i].sort_order, i));
+        timeline.by_order = by_order;
+        timeline
+    }
+}
+
+/// Every slot's GPUs, flat, with when each is free.
+struct Flat {
+    /// Where each slot's GPUs begin (and, last, the end).
+    start: Vec<usize>,
+    /// (gpu, free from), by GPU within a slot.
+    gpus: Vec<(u32, Millis)>,
+}
+
+/// When each GPU of `slots` (by node, tier) is free: now, at its job's
+/// end (the limit's, or the predicted one), or a day from now if its job
+/// is unknown.
+fn busy_gpus(snap: &Snapshot, slots: &[&PlacementState]) -> Flat {
+    let predicted = snap.mode.predicts_ends();
+    let find =
+        |node: &str, tier: &str| slots.binary_search_by(|p| (p.node.as_str(), p.tier.as_str()).cmp(&(node, tier))).ok();
+    // a placement's GPUs come in runs sharing its names: one look-up per
+    // pair of names, then by their addresses (hashing names per GPU was a
+    // tenth of a cycle)
+    let same_place = |a: &BusyGpu, b: &BusyGpu| Arc::ptr_eq(&a.node, &b.node) && Arc::ptr_eq(&a.tier, &b.tier);
+    let mut slot_of: FxHashMap<(*const u8, *const u8), Option<usize>> = FxHashMap::default();
+    let mut tagged: Vec<(usize, u32, Millis)> = Vec::with_capacity(snap.busy_until.len());
+    for run in snap.busy_until.chunk_by(same_place) {
+        let names = (Arc::as_ptr(&run[0].node).cast::<u8>(), Arc::as_ptr(&run[0].tier).cast::<u8>());
+        let Some(i) = *slot_of.entry(names).or_insert_with(|| find(&run[0].node, &run[0].tier)) else { continue };
+        for b in run {
+            let end = if predicted { b.predicted_ms } else { b.until_ms };
+            // a busy GPU is not free now even if its job is past its
+            // limit or cancelled: it frees when the job is seen to end
+            tagged.push((i, b.gpu, end.max(snap.now_ms + 1)));
+        }
+    }
+    // by slot, keeping each slot's in the order found
+    let mut from = vec![0usize; slots.len() + 1];
+    for &(i, _, _) in &tagged {
+        from[i + 1] += 1;
+    }
+    for i in 0..slots.len() {
+        from[i + 1] += from[i];
+    }
+    let mut busy = vec![(0u32, 0 as Millis); tagged.len()];
+    let mut next = from.clone();
+    for (i, gpu, end) in tagged {
+        busy[next[i]] = (gpu, end);
+        next[i] += 1;
+    }
+    let mut flat = Flat { start: Vec::with_capacity(slots.len() + 1), gpus: Vec::new() };
+    flat.start.push(0);
+    let mut one: Vec<(u32, Millis)> = Vec::new();
+    for (i, p) in slots.iter().enumerate() {
+        one.clear();
+        one.extend(p.free.iter().map(|&g| (g, snap.now_ms)));
+        one.extend(busy[from[i]..from[i + 1]].iter().filter(|(g, _)| !p.free.contains(g)));
+        // a GPU busy for two jobs (a cancelled one still ending, and
+        // the next) is free only when the later ends: never started
+        // twice, and counted once below
+        one.sort_unstable();
+        one.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                earlier.1 = earlier.1.max(later.1);
+            }
+            same
+        });
+        // busy GPUs whose end is unknown
+        let mut next = 0u32;
+        while (one.len() as u32) < p.capacity {
+            while one.iter().any(|&(g, _)| g == next) {
+                next += 1;
+            }
+            one.push((next, snap.now_ms + UNKNOWN_END_MS));
+        }
+        one.sort_unstable();
+        flat.gpus.extend_from_slice(&one);
+        flat.start.push(flat.gpus.len());
+    }
+    flat
+}
