@@ -43,13 +43,23 @@ pub(super) fn fair_share_order(snap: &Snapshot, queue: Vec<QueuedJob>) -> Vec<Qu
     let usage_now: FxHashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
     // the keys are sorted, not the jobs: moving whole jobs about was a
     // tenth of a planned replay (perf, October on 56×8)
-    let mut keyed: Vec<(f64, Millis, JobId, usize)> = queue
+    // and as integers: usage in `f64::total_cmp`'s order, so the tuples
+    // compare field by field without a closure (a float comparator was a
+    // tenth of a planned replay at 48×8, thousands waiting each cycle)
+    let mut keyed: Vec<(i64, Millis, JobId, usize)> = queue
         .iter()
         .enumerate()
-        .map(|(i, j)| (usage_now.get(&j.lab).copied().unwrap_or(0.0), j.queue_entered_at_ms, j.id, i))
+        .map(|(i, j)| (total_order(usage_now.get(&j.lab).copied().unwrap_or(0.0)), j.queue_entered_at_ms, j.id, i))
         .collect();
-    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    keyed.sort_unstable();
     in_order(queue, keyed.into_iter().map(|k| k.3))
+}
+
+/// `x` as an integer ordered as [`f64::total_cmp`] orders floats.
+fn total_order(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    // negative floats' bits count down: flip all but the sign
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
 }
 
 /// The jobs at these positions of `queue`, in this order, each moved once
@@ -76,5 +86,27 @@ pub(super) fn charge_reservation(plan: &mut Plan, job: &mut QueuedJob, tier: &st
             gpu_seconds: acc.gpu_seconds,
             amount: acc.cost,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn usage_keys_order_as_the_floats_do(a in any::<f64>(), b in any::<f64>()) {
+            prop_assert_eq!(super::total_order(a).cmp(&super::total_order(b)), a.total_cmp(&b));
+        }
+    }
+
+    #[test]
+    fn usage_keys_order_the_edges_as_the_floats_do() {
+        let floats = [f64::NEG_INFINITY, -1.0, -0.0, 0.0, f64::MIN_POSITIVE, 1.0, f64::INFINITY, f64::NAN];
+        for a in floats {
+            for b in floats {
+                assert_eq!(super::total_order(a).cmp(&super::total_order(b)), a.total_cmp(&b), "{a} against {b}");
+            }
+        }
     }
 }
