@@ -220,6 +220,11 @@ fn best_start(
             if bound > b.0 || (bound == b.0 && settled) {
                 break;
             }
+            // cannot start before the best found, bookings counted: not
+            // tried (a tie could still win on the tie-breakers)
+            if time.open_bound(i, job.num_gpus) > b.0 {
+                continue;
+            }
         }
         if let Some(at) = time.earliest(i, job) {
             if best.is_none_or(|b| key(at, i) < key(b.0, b.1)) {

@@ -236,3 +236,36 @@ fn predicted_ends_choose_the_placement_whose_residents_leave_first() {
         assert_eq!((at.as_str(), *start_ms, *h), (node, NOW + start * MIN, held), "predicted ends {predicted}");
     }
 }
+
+proptest::proptest! {
+    /// The start search skips a placement whose open bound is later than
+    /// the best start found: no start there may be earlier, whatever its
+    /// GPUs' ends, the bookings made before and the job's size and limit.
+    #[test]
+    fn no_start_is_earlier_than_its_placements_open_bound(
+        ends in proptest::collection::vec(0i64..=120, 8),
+        booked in proptest::collection::vec(proptest::option::of((0i64..=180, 1i64..=120, 0i64..=60, 1i64..=120)), 8),
+        n in 1u32..=8,
+        minutes in 1i64..=240,
+    ) {
+        // GPU g busy until `ends[g]` minutes from now (0: free now)
+        let free: Vec<u32> = (0..8).filter(|&g| ends[g as usize] == 0).collect();
+        let busy: Vec<(&str, u32, Millis)> =
+            (0..8).filter(|&g| ends[g as usize] > 0).map(|g| ("a", g, NOW + ends[g as usize] * MIN)).collect();
+        let snap = planned(snapshot(vec![state("a", "rtx4090", 8, &free)], &[(BCG, 0.0)], vec![]), 1, &busy);
+        let mut time = timeline::Timeline::new(&snap);
+        // up to two bookings a GPU, one after the other
+        for (g, b) in booked.iter().enumerate() {
+            if let Some((start, len, gap, len2)) = *b {
+                let first = NOW + start * MIN;
+                time.book(0, &[g as u32], first, first + len * MIN, 90 + g as JobId);
+                let second = first + (len + gap) * MIN + timeline::HOLD_AHEAD_MS;
+                time.book(0, &[g as u32], second, second + len2 * MIN, 80 + g as JobId);
+            }
+        }
+        let j = limit(job(1, BCG, n, 0), minutes);
+        let at = time.earliest(0, &j).expect("8 GPUs fit any size up to 8");
+        proptest::prop_assert!(at >= time.open_bound(0, n), "start {at} before the bound {}", time.open_bound(0, n));
+        proptest::prop_assert!(time.open_bound(0, n) >= time.lower_bound(0, n));
+    }
+}

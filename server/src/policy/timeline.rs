@@ -35,6 +35,14 @@ pub(super) struct Timeline<'a> {
     /// Per slot: the free-from times in order (the n-th is a start's
     /// lower bound, asked for every placement of every planned job).
     pub(super) free_sorted: Vec<Millis>,
+    /// Per slot, in order (as `free_sorted`): the earliest each GPU could
+    /// start the shortest job, after the bookings in its way (holds
+    /// aside) — no start there is earlier, whatever the job. Kept as
+    /// bookings and starts change it: the start search skips a placement
+    /// that cannot beat the best start found without trying it (1-GPU
+    /// jobs behind others' bookings tried 22 placements each, 61 million
+    /// tries in a month at 80×8).
+    pub(super) open_sorted: Vec<Millis>,
     /// Per GPU: (from, to, for whom) that planned starts keep other jobs
     /// off, by `from`; never overlapping. `from` is [`HOLD_AHEAD_MS`]
     /// before the start: the GPU will be held then, and a plan that let a
@@ -305,6 +313,42 @@ impl<'a> Timeline<'a> {
             }
         }
         self.window_cache = None;
+        self.sort_open(i);
+    }
+
+    /// No start on slot `i` for `n` GPUs before its n-th GPU is open,
+    /// bookings counted ([`Timeline::open_sorted`]); at least
+    /// [`Timeline::lower_bound`].
+    pub(super) fn open_bound(&self, i: usize, n: u32) -> Millis {
+        match n as usize {
+            0 => self.now,
+            n => self.open_sorted[self.span(i)].get(n - 1).copied().unwrap_or(Millis::MAX),
+        }
+    }
+
+    /// The earliest the GPU at `pos` could start a job of 1 ms: when it is
+    /// free, or after the first booking that leaves no gap before it.
+    fn open_from(&self, pos: usize) -> Millis {
+        let mut from = self.gpus[pos].1.max(self.now);
+        for &(a, b, _) in &self.bookings[pos] {
+            if b <= from {
+                continue;
+            }
+            if a > from {
+                break;
+            }
+            from = b;
+        }
+        from
+    }
+
+    /// Recomputes slot `i`'s [`Timeline::open_sorted`].
+    pub(super) fn sort_open(&mut self, i: usize) {
+        let span = self.span(i);
+        for p in span.clone() {
+            self.open_sorted[p] = self.open_from(p);
+        }
+        self.open_sorted[span].sort_unstable();
     }
 
     /// Per job, its booked GPUs idle now and held for nobody: no job
@@ -363,6 +407,7 @@ impl<'a> Timeline<'a> {
             *sorted = at;
         }
         self.free_sorted[span].sort_unstable();
+        self.sort_open(i);
         self.by_bound.clear();
         self.window_cache = None;
         self.max_idle = max_idle(self.slots.iter().map(|p| p.usable).zip(&self.idle));

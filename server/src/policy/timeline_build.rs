@@ -30,6 +30,7 @@ impl<'a> Timeline<'a> {
         let gpus = gpus.gpus;
         let mut timeline = Timeline {
             free_sorted: Vec::new(),
+            open_sorted: Vec::new(),
             bookings: vec![Vec::new(); gpus.len()],
             by_order: Vec::new(),
             now: snap.now_ms,
@@ -69,6 +70,9 @@ impl<'a> Timeline<'a> {
             let span = timeline.span(i);
             timeline.free_sorted[span].sort_unstable();
         }
+        // no bookings yet: each GPU is open from when it is free (from now
+        // at the earliest)
+        timeline.open_sorted = timeline.free_sorted.iter().map(|&at| at.max(now)).collect();
         // best tier, then node: `slots` is in node order already, so its
         // positions stand for the names (no string compared per pair)
         let mut by_order: Vec<usize> = (0..timeline.slots.len()).collect();
