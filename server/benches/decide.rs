@@ -89,10 +89,10 @@ fn bench(c: &mut Criterion) {
     // the planned policy at its default depth, busy GPUs ending over a day
     let mut planned = snapshot(10_000);
     let running = running_jobs(&planned);
-    planned.busy_until = running
-        .iter()
-        .map(|r| BusyGpu::new(&r.node, &r.tier, r.gpus[0], (r.lab, r.user), r.started_ms, r.ends_ms))
-        .collect();
+    let on = |r: &forecast::RunningJob| planned.placements.iter().position(|p| p.node == r.node && p.tier == r.tier);
+    let busy =
+        running.iter().map(|r| BusyGpu::new(on(r), r.gpus[0], (r.lab, r.user), r.started_ms, r.ends_ms)).collect();
+    planned.busy_until = busy;
     planned.mode = PolicyMode::Planned(jpu_share::config::SchedulerSettings::default().planned_params());
     let plan = decide(&planned);
     assert!(plan.waiting.iter().any(|w| matches!(w.reason, PendingReason::Planned { .. })));

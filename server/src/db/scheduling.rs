@@ -205,6 +205,10 @@ pub async fn load_snapshot(conn: &mut impl AsConn, now_ms: i64, mode: PolicyMode
         sqlx::query_scalar!(r#"SELECT COUNT(*) AS "n!: i64" FROM backfill_instances WHERE ended_at IS NULL"#)
             .fetch_one(&mut *conn)
             .await?;
+    let busy_until = match mode {
+        PolicyMode::Seed => Vec::new(),
+        PolicyMode::Planned { .. } => busy_until(conn, now_ms, &placements).await?,
+    };
     Ok(Snapshot {
         now_ms,
         phase,
@@ -218,24 +222,26 @@ pub async fn load_snapshot(conn: &mut impl AsConn, now_ms: i64, mode: PolicyMode
         research_active: research_active as u32,
         backfill_active: backfill_active as u32,
         mode,
-        busy_until: match mode {
-            PolicyMode::Seed => Vec::new(),
-            PolicyMode::Planned { .. } => busy_until(conn, now_ms).await?,
-        },
+        busy_until,
     })
 }
 
 /// Each GPU of a research job, until its job's limit ends it (the
 /// planned policy's start plan; a cancelled one ends now).
 #[dual]
-async fn busy_until(conn: &mut impl AsConn, now_ms: i64) -> Result<Vec<BusyGpu>, sqlx::Error> {
+async fn busy_until(
+    conn: &mut impl AsConn,
+    now_ms: i64,
+    placements: &[PlacementState],
+) -> Result<Vec<BusyGpu>, sqlx::Error> {
+    let index: HashMap<(&str, &str), usize> =
+        placements.iter().enumerate().map(|(k, p)| ((p.node.as_str(), p.tier.as_str()), k)).collect();
     Ok(running_jobs(conn, now_ms)
         .await?
         .into_iter()
         .flat_map(|r| {
-            r.gpus
-                .into_iter()
-                .map(move |gpu| BusyGpu::new(&r.node, &r.tier, gpu, (r.lab, r.user), r.started_ms, r.ends_ms))
+            let placement = index.get(&(r.node.as_str(), r.tier.as_str())).copied();
+            r.gpus.into_iter().map(move |gpu| BusyGpu::new(placement, gpu, (r.lab, r.user), r.started_ms, r.ends_ms))
         })
         .collect())
 }

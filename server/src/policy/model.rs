@@ -2,7 +2,6 @@
 //! [`Plan`]). Plain data: no database rows, no async, no clocks.
 
 use std::fmt;
-use std::sync::Arc;
 
 use app::model::MaintenancePhase;
 
@@ -211,11 +210,12 @@ pub enum DrainBudget {
 /// at the latest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BusyGpu {
-    /// Shared by the GPUs of one placement: a snapshot lists every busy
-    /// GPU, and two strings copied per GPU were a fifth of a simulated
-    /// cycle at 80×8.
-    pub node: Arc<str>,
-    pub tier: Arc<str>,
+    /// Its placement's position in [`Snapshot::placements`]; `None` for a
+    /// placement the snapshot does not list (its lab still runs it). An
+    /// index, not names: a snapshot lists every busy GPU, and names per
+    /// GPU (copied, then shared and counted) were a fifth of a simulated
+    /// cycle at 80×8, then a tenth.
+    pub placement: Option<usize>,
     pub gpu: u32,
     pub until_ms: Millis,
     /// Whose job it is (a lab running its share is not light, §11) and
@@ -230,28 +230,16 @@ pub struct BusyGpu {
 }
 
 impl BusyGpu {
-    /// A GPU of `user`'s job (of `lab`) started at `started_ms`, ending by
-    /// `until_ms` and not predicted yet.
+    /// A GPU of `user`'s job (of `lab`) on the `placement`-th placement,
+    /// started at `started_ms`, ending by `until_ms` and not predicted yet.
     pub fn new(
-        node: &str,
-        tier: &str,
+        placement: Option<usize>,
         gpu: u32,
         (lab, user): (LabId, UserId),
         started_ms: Millis,
         until_ms: Millis,
     ) -> Self {
-        Self::shared((&node.into(), &tier.into()), gpu, (lab, user), started_ms, until_ms)
-    }
-
-    /// [`BusyGpu::new`] with the placement's names already shared.
-    pub fn shared(
-        (node, tier): (&Arc<str>, &Arc<str>),
-        gpu: u32,
-        (lab, user): (LabId, UserId),
-        started_ms: Millis,
-        until_ms: Millis,
-    ) -> Self {
-        BusyGpu { node: node.clone(), tier: tier.clone(), gpu, until_ms, lab, user, started_ms, predicted_ms: until_ms }
+        BusyGpu { placement, gpu, until_ms, lab, user, started_ms, predicted_ms: until_ms }
     }
 }
 

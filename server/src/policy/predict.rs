@@ -250,14 +250,14 @@ mod tests {
     #[test]
     fn a_busy_gpu_frees_at_its_prediction_raised_when_the_job_outruns_it() {
         let history = RuntimeHistory::from_recent([10, 20, 30, 40].map(|r| (1, r * MIN, 60 * MIN)));
-        let gpu = |started: Millis| vec![BusyGpu::new("a", "t", 0, (1, 1), started, started + 60 * MIN)];
+        let gpu = |started: Millis| vec![BusyGpu::new(None, 0, (1, 1), started, started + 60 * MIN)];
         for (elapsed, predicted) in [(0, 30), (15, 30), (29, 30), (30, 60), (41, 60), (70, 70)] {
             let mut busy = gpu(0);
             predict_busy(&mut busy, &history, elapsed * MIN);
             assert_eq!(busy[0].predicted_ms, predicted * MIN, "{elapsed} min in");
             assert_eq!(busy[0].until_ms, 60 * MIN, "the limit is left as it is");
         }
-        let mut stranger = vec![BusyGpu::new("a", "t", 0, (1, 2), 0, 60 * MIN)];
+        let mut stranger = vec![BusyGpu::new(None, 0, (1, 2), 0, 60 * MIN)];
         predict_busy(&mut stranger, &history, 0);
         assert_eq!(stranger[0].predicted_ms, 60 * MIN, "no history: its limit");
     }

@@ -96,7 +96,7 @@ proptest! {
         for (n, (mut place, gpus)) in places.into_iter().enumerate() {
             place.node = format!("n{n}");
             for (k, (g, until)) in gpus.into_iter().enumerate() {
-                let mut b = BusyGpu::new(&place.node, "rtx4090", g, (1, 100), 0, until);
+                let mut b = BusyGpu::new(Some(n), g, (1, 100), 0, until);
                 // predicted anywhere from long past to the limit
                 b.predicted_ms = until - early[k % early.len()] * 30 * MIN;
                 busy.push(b);

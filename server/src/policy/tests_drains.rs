@@ -3,7 +3,7 @@
 
 use super::model::*;
 use super::tests::{dispatch_of, job, snapshot, state, waiting_of, BCG, KDG, MIN};
-use super::tests_planned::{limit, params};
+use super::tests_planned::{limit, on, params};
 use super::*;
 
 const NOW: Millis = 10 * MIN;
@@ -25,7 +25,7 @@ fn mode(drains: Option<DrainBudget>, after: u32, charge: bool) -> PolicyMode {
 fn one_drain(queue: Vec<QueuedJob>, charge: bool) -> Snapshot {
     let mut snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0), (KDG, 2.0)], queue);
     snap.mode = mode(None, 0, charge);
-    snap.busy_until = vec![BusyGpu::new("a", "rtx4090", 1, (0, 0), 0, NOW + 60 * MIN)];
+    snap.busy_until = vec![BusyGpu::new(on(&snap, "a"), 1, (0, 0), 0, NOW + 60 * MIN)];
     snap
 }
 
@@ -69,7 +69,7 @@ fn three_waiting(budget: Option<DrainBudget>, after: u32, entered: Millis) -> Sn
         (1..=3).map(|id| limit(job(id, BCG, 2, entered + id), 60)).collect(),
     );
     snap.mode = mode(budget, after, true);
-    snap.busy_until = nodes.iter().map(|n| BusyGpu::new(n, "rtx4090", 1, (0, 0), 0, NOW + 60 * MIN)).collect();
+    snap.busy_until = nodes.iter().map(|n| BusyGpu::new(on(&snap, n), 1, (0, 0), 0, NOW + 60 * MIN)).collect();
     snap
 }
 
@@ -167,7 +167,7 @@ fn a_light_lab_goes_ahead_only_within_its_share() {
     let queue = [job(1, BCG, 1, NOW), job(2, BCG, 1, NOW), job(3, HEAVY, 8, 0)];
     for (running, light) in [(0, 2), (1, 2), (2, 1), (3, 0)] {
         let mut snap = snapshot(vec![state("a", "rtx4090", 6, &[])], &[(BCG, 1.0), (HEAVY, 1_000.0)], vec![]);
-        snap.busy_until = (0..running).map(|g| BusyGpu::new("a", "rtx4090", g, (BCG, 100), 0, NOW + MIN)).collect();
+        snap.busy_until = (0..running).map(|g| BusyGpu::new(on(&snap, "a"), g, (BCG, 100), 0, NOW + MIN)).collect();
         assert_eq!(planned::light_prefix(&snap, &queue), light, "{running} GPUs running");
     }
 }
@@ -194,7 +194,7 @@ fn a_drain_does_not_tie_a_job_to_its_placement() {
             vec![first, limit(job(2, KDG, 2, 0), 60)],
         );
         snap.mode = mode(None, 0, true);
-        snap.busy_until = vec![BusyGpu::new("a", "rtx4090", 1, (KDG, 0), 0, NOW + 3 * 24 * 60 * MIN)];
+        snap.busy_until = vec![BusyGpu::new(on(&snap, "a"), 1, (KDG, 0), 0, NOW + 3 * 24 * 60 * MIN)];
         let plan = decide(&snap);
         let on_b = dispatch_of(&plan, 1).is_some_and(|d| d.node == "b");
         assert_eq!(on_b, starts_on_b, "holding {held:?}");
@@ -214,9 +214,9 @@ fn only_idle_gpus_are_drained_and_a_gpu_listed_twice_is_one() {
     let mut snap = snapshot(vec![state("a", "rtx4090", 2, &[])], &[(BCG, 1.0)], vec![limit(job(1, BCG, 2, 0), 60)]);
     snap.mode = mode(None, 0, true);
     snap.busy_until = vec![
-        BusyGpu::new("a", "rtx4090", 0, (KDG, 0), 0, NOW),
-        BusyGpu::new("a", "rtx4090", 0, (KDG, 0), 0, NOW),
-        BusyGpu::new("a", "rtx4090", 1, (KDG, 0), 0, NOW + 60 * MIN),
+        BusyGpu::new(on(&snap, "a"), 0, (KDG, 0), 0, NOW),
+        BusyGpu::new(on(&snap, "a"), 0, (KDG, 0), 0, NOW),
+        BusyGpu::new(on(&snap, "a"), 1, (KDG, 0), 0, NOW + 60 * MIN),
     ];
     let plan = decide(&snap);
     assert!(plan.dispatches.is_empty());
@@ -238,7 +238,7 @@ fn a_stored_drain_stops_accruing_when_drains_are_no_longer_charged() {
         }));
         let mut snap = snapshot(vec![state("a", "rtx4090", 2, &[0])], &[(BCG, 1.0)], vec![first]);
         snap.mode = policy;
-        snap.busy_until = vec![BusyGpu::new("a", "rtx4090", 1, (KDG, 0), 0, NOW + 60 * MIN)];
+        snap.busy_until = vec![BusyGpu::new(on(&snap, "a"), 1, (KDG, 0), 0, NOW + 60 * MIN)];
         let plan = decide(&snap);
         let w = waiting_of(&plan, 1);
         // carried on, or charged with a release

@@ -10,8 +10,13 @@ const NOW: Millis = 10 * MIN;
 fn planned(mut snap: Snapshot, depth: usize, busy: &[(&str, u32, Millis)]) -> Snapshot {
     snap.mode = PolicyMode::Planned(params(depth, 1_000 * MIN));
     snap.busy_until =
-        busy.iter().map(|&(node, gpu, until)| BusyGpu::new(node, "rtx4090", gpu, (0, 0), 0, until)).collect();
+        busy.iter().map(|&(node, gpu, until)| BusyGpu::new(on(&snap, node), gpu, (0, 0), 0, until)).collect();
     snap
+}
+
+/// The position of `node`'s placement in the snapshot.
+pub(super) fn on(snap: &Snapshot, node: &str) -> Option<usize> {
+    snap.placements.iter().position(|p| p.node == node)
 }
 
 /// `planned` with every planned job booking its start (v2's drains), and

@@ -3,8 +3,6 @@
 //! their GPUs is free. Built once per cycle, so it keeps to a few
 //! allocations and no names hashed per GPU.
 
-use std::sync::Arc;
-
 use rustc_hash::FxHashMap;
 
 use super::model::*;
@@ -14,8 +12,9 @@ impl<'a> Timeline<'a> {
     pub(super) fn new(snap: &'a Snapshot) -> Self {
         // a tier named twice counts as its last row
         let tier_of = |name: &str| snap.tiers.iter().rev().find(|t| t.name == name);
-        let mut slots: Vec<(&PlacementState, &TierInfo)> =
-            snap.placements.iter().filter_map(|p| Some((p, tier_of(&p.tier)?))).collect();
+        // (slot, its position in the snapshot, tier)
+        let mut slots: Vec<(&PlacementState, usize, &TierInfo)> =
+            snap.placements.iter().enumerate().filter_map(|(k, p)| Some((p, k, tier_of(&p.tier)?))).collect();
         fn key(p: &PlacementState) -> (&str, &str) {
             (p.node.as_str(), p.tier.as_str())
         }
@@ -24,8 +23,13 @@ impl<'a> Timeline<'a> {
         if !slots.is_sorted_by(|a, b| key(a.0) <= key(b.0)) {
             slots.sort_by(|a, b| key(a.0).cmp(&key(b.0)));
         }
-        let (slots, tiers): (Vec<&PlacementState>, Vec<&TierInfo>) = slots.into_iter().unzip();
-        let gpus = busy_gpus(snap, &slots);
+        let mut slot_of = vec![None; snap.placements.len()];
+        for (i, &(_, k, _)) in slots.iter().enumerate() {
+            slot_of[k] = Some(i);
+        }
+        let tiers: Vec<&TierInfo> = slots.iter().map(|s| s.2).collect();
+        let slots: Vec<&PlacementState> = slots.into_iter().map(|s| s.0).collect();
+        let gpus = busy_gpus(snap, &slots, &slot_of);
         let start = gpus.start;
         let gpus = gpus.gpus;
         let mut timeline = Timeline {
@@ -93,25 +97,16 @@ struct Flat {
 /// When each GPU of `slots` (by node, tier) is free: now, at its job's
 /// end (the limit's, or the predicted one), or a day from now if its job
 /// is unknown.
-fn busy_gpus(snap: &Snapshot, slots: &[&PlacementState]) -> Flat {
+fn busy_gpus(snap: &Snapshot, slots: &[&PlacementState], slot_of: &[Option<usize>]) -> Flat {
     let predicted = snap.mode.predicts_ends();
-    let find =
-        |node: &str, tier: &str| slots.binary_search_by(|p| (p.node.as_str(), p.tier.as_str()).cmp(&(node, tier))).ok();
-    // a placement's GPUs come in runs sharing its names: one look-up per
-    // pair of names, then by their addresses (hashing names per GPU was a
-    // tenth of a cycle)
-    let same_place = |a: &BusyGpu, b: &BusyGpu| Arc::ptr_eq(&a.node, &b.node) && Arc::ptr_eq(&a.tier, &b.tier);
-    let mut slot_of: FxHashMap<(*const u8, *const u8), Option<usize>> = FxHashMap::default();
+    // (slot, GPU, free from) of each busy GPU on a slot
     let mut tagged: Vec<(usize, u32, Millis)> = Vec::with_capacity(snap.busy_until.len());
-    for run in snap.busy_until.chunk_by(same_place) {
-        let names = (Arc::as_ptr(&run[0].node).cast::<u8>(), Arc::as_ptr(&run[0].tier).cast::<u8>());
-        let Some(i) = *slot_of.entry(names).or_insert_with(|| find(&run[0].node, &run[0].tier)) else { continue };
-        for b in run {
-            let end = if predicted { b.predicted_ms } else { b.until_ms };
-            // a busy GPU is not free now even if its job is past its
-            // limit or cancelled: it frees when the job is seen to end
-            tagged.push((i, b.gpu, end.max(snap.now_ms + 1)));
-        }
+    for b in &snap.busy_until {
+        let Some(i) = b.placement.and_then(|k| slot_of.get(k).copied().flatten()) else { continue };
+        let end = if predicted { b.predicted_ms } else { b.until_ms };
+        // a busy GPU is not free now even if its job is past its limit or
+        // cancelled: it frees when the job is seen to end
+        tagged.push((i, b.gpu, end.max(snap.now_ms + 1)));
     }
     // by slot, keeping each slot's in the order found
     let mut from = vec![0usize; slots.len() + 1];

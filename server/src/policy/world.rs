@@ -3,7 +3,6 @@
 //! and the simulator drive it; it holds state, never policy.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -101,10 +100,8 @@ pub struct World {
     pub mode: PolicyMode,
     /// Arrays' `%N` limits.
     pub arrays: HashMap<ArrayId, u32>,
-    /// `placements` by (node, tier), and their names as a snapshot shares
-    /// them ([`BusyGpu`]), made once instead of per snapshot.
+    /// `placements` by node, made once instead of per snapshot.
     index: FxHashMap<String, Vec<usize>>,
-    pub(super) names: Vec<(Arc<str>, Arc<str>)>,
 }
 
 impl World {
@@ -113,10 +110,8 @@ impl World {
         for (i, p) in placements.iter().enumerate() {
             index.entry(p.node.clone()).or_default().push(i);
         }
-        let names = placements.iter().map(|p| (Arc::from(p.node.as_str()), Arc::from(p.tier.as_str()))).collect();
         World {
             index,
-            names,
             now: 0,
             phase: MaintenancePhase::Normal,
             tiers,

@@ -4,7 +4,6 @@
 //! month), so it is built in one walk of the jobs.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -74,7 +73,7 @@ impl World {
                     busy[i].extend(&r.gpus);
                 }
                 if planned {
-                    self.busy_until(&mut busy_until, j, r, slot);
+                    Self::busy_until(&mut busy_until, j, r, slot);
                 }
             }
             // users without jobs decide nothing: listing every user ever
@@ -135,13 +134,8 @@ impl World {
     }
 
     /// The running job's GPUs with its limit's end.
-    fn busy_until(&self, busy: &mut Vec<BusyGpu>, j: &WorldJob, r: &Running, slot: Option<usize>) {
+    fn busy_until(busy: &mut Vec<BusyGpu>, j: &WorldJob, r: &Running, slot: Option<usize>) {
         let until = r.started_ms + j.time_limit_ms;
-        let shared = match slot.and_then(|i| self.names.get(i)) {
-            Some((node, tier)) => (node.clone(), tier.clone()),
-            None => (Arc::from(r.node.as_str()), Arc::from(r.tier.as_str())),
-        };
-        let (node, tier) = (&shared.0, &shared.1);
-        busy.extend(r.gpus.iter().map(|&gpu| BusyGpu::shared((node, tier), gpu, (j.lab, j.user), r.started_ms, until)));
+        busy.extend(r.gpus.iter().map(|&gpu| BusyGpu::new(slot, gpu, (j.lab, j.user), r.started_ms, until)));
     }
 }
