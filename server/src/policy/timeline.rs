@@ -263,6 +263,11 @@ impl<'a> Timeline<'a> {
                 from = from.max(start);
             }
         }
+        self.windows_from(pos, from, limit)
+    }
+
+    /// [`Timeline::windows`] from `from` on, holds aside.
+    fn windows_from(&self, pos: usize, mut from: Millis, limit: Millis) -> impl Iterator<Item = (Millis, Millis)> + '_ {
         let mut bookings = self.bookings[pos].iter();
         let mut open = true;
         std::iter::from_fn(move || {
@@ -326,29 +331,28 @@ impl<'a> Timeline<'a> {
         }
     }
 
-    /// The earliest the GPU at `pos` could start a job of 1 ms: when it is
-    /// free, or after the first booking that leaves no gap before it.
-    fn open_from(&self, pos: usize) -> Millis {
-        let mut from = self.gpus[pos].1.max(self.now);
-        for &(a, b, _) in &self.bookings[pos] {
-            if b <= from {
-                continue;
-            }
-            if a > from {
-                break;
-            }
-            from = b;
-        }
-        from
-    }
-
-    /// Recomputes slot `i`'s [`Timeline::open_sorted`].
-    pub(super) fn sort_open(&mut self, i: usize) {
+    /// Recomputes slot `i`'s [`Timeline::open_sorted`]: each GPU's first
+    /// window for a job of 1 ms, holds aside.
+    fn sort_open(&mut self, i: usize) {
         let span = self.span(i);
         for p in span.clone() {
-            self.open_sorted[p] = self.open_from(p);
+            let free = self.gpus[p].1.max(self.now);
+            let open = self.windows_from(p, free, 1).next().map_or(Millis::MAX, |w| w.0);
+            self.open_sorted[p] = open;
         }
         self.open_sorted[span].sort_unstable();
+    }
+
+    /// Brings slot `i`'s idle count and its ordered free and open times up
+    /// to its GPUs' free times (after the build, and after each start).
+    pub(super) fn refresh(&mut self, i: usize) {
+        let span = self.span(i);
+        self.idle[i] = self.of(i).iter().filter(|&&(_, at)| at <= self.now).count();
+        for p in span.clone() {
+            self.free_sorted[p] = self.gpus[p].1;
+        }
+        self.free_sorted[span].sort_unstable();
+        self.sort_open(i);
     }
 
     /// Per job, its booked GPUs idle now and held for nobody: no job
@@ -397,17 +401,12 @@ impl<'a> Timeline<'a> {
     /// The GPUs run a job until `until`.
     pub(super) fn run(&mut self, i: usize, gpus: &[u32], until: Millis) {
         let span = self.span(i);
-        for (g, at) in self.gpus[span.clone()].iter_mut() {
+        for (g, at) in self.gpus[span].iter_mut() {
             if gpus.contains(g) {
                 *at = until;
             }
         }
-        self.idle[i] = self.of(i).iter().filter(|&&(_, at)| at <= self.now).count();
-        for (sorted, &(_, at)) in self.free_sorted[span.clone()].iter_mut().zip(&self.gpus[span.clone()]) {
-            *sorted = at;
-        }
-        self.free_sorted[span].sort_unstable();
-        self.sort_open(i);
+        self.refresh(i);
         self.by_bound.clear();
         self.window_cache = None;
         self.max_idle = max_idle(self.slots.iter().map(|p| p.usable).zip(&self.idle));

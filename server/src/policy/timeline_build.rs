@@ -33,15 +33,15 @@ impl<'a> Timeline<'a> {
         let start = gpus.start;
         let gpus = gpus.gpus;
         let mut timeline = Timeline {
-            free_sorted: Vec::new(),
-            open_sorted: Vec::new(),
+            free_sorted: vec![0; gpus.len()],
+            open_sorted: vec![0; gpus.len()],
             bookings: vec![Vec::new(); gpus.len()],
             by_order: Vec::new(),
             now: snap.now_ms,
             max_idle: 0,
             widest: start.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
             window_cache: None,
-            idle: Vec::new(),
+            idle: vec![0; slots.len()],
             held_by: vec![None; gpus.len()],
             any_held: false,
             held_before: FxHashMap::default(),
@@ -65,18 +65,10 @@ impl<'a> Timeline<'a> {
                 }
             }
         }
-        let now = snap.now_ms;
-        timeline.idle =
-            (0..timeline.slots.len()).map(|i| timeline.of(i).iter().filter(|&&(_, at)| at <= now).count()).collect();
-        timeline.max_idle = max_idle(timeline.slots.iter().map(|p| p.usable).zip(&timeline.idle));
-        timeline.free_sorted = timeline.gpus.iter().map(|&(_, at)| at).collect();
         for i in 0..timeline.slots.len() {
-            let span = timeline.span(i);
-            timeline.free_sorted[span].sort_unstable();
+            timeline.refresh(i);
         }
-        // no bookings yet: each GPU is open from when it is free (from now
-        // at the earliest)
-        timeline.open_sorted = timeline.free_sorted.iter().map(|&at| at.max(now)).collect();
+        timeline.max_idle = max_idle(timeline.slots.iter().map(|p| p.usable).zip(&timeline.idle));
         // best tier, then node: `slots` is in node order already, so its
         // positions stand for the names (no string compared per pair)
         let mut by_order: Vec<usize> = (0..timeline.slots.len()).collect();

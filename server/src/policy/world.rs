@@ -27,7 +27,8 @@ pub struct Running {
     pub started_ms: Millis,
     /// Run time before this is already charged (`charge_running`).
     pub charged_until_ms: Millis,
-    /// Its placement's position in [`World::placements`], if known: a
+    /// Its placement's position in [`World::placements`] ([`World::slot`]
+    /// of `node`, `tier`; `None`: not a placement of the world): a
     /// snapshot finds its busy GPUs without hashing names (per running job
     /// per event, a tenth of a planned replay at 80×8).
     pub slot: Option<usize>,
@@ -132,7 +133,7 @@ impl World {
         let named = |i: &usize| self.placements.get(*i).is_some_and(|p| p.node == node && p.tier == tier);
         // (a placement added after the world was made is not in the index)
         let indexed = self.index.get(node).and_then(|slots| slots.iter().copied().find(named));
-        indexed.or_else(|| self.placements.iter().position(|p| p.node == node && p.tier == tier))
+        indexed.or_else(|| (0..self.placements.len()).find(named))
     }
 
     pub fn tier(&self, name: &str) -> &TierInfo {

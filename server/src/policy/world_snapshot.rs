@@ -42,11 +42,6 @@ impl World {
         limits.into_values().collect()
     }
 
-    /// The placement a job runs on, by position in `placements`.
-    fn running_slot(&self, r: &Running) -> Option<usize> {
-        r.slot.or_else(|| self.slot(&r.node, &r.tier))
-    }
-
     /// Whether any job waits in the global or a personal queue: with none,
     /// a cycle decides nothing (the property test in `proptests_snap`).
     pub fn anyone_waiting(&self) -> bool {
@@ -68,12 +63,11 @@ impl World {
         for j in self.jobs.values() {
             if let Some(r) = &j.running {
                 research_active += 1;
-                let slot = self.running_slot(r);
-                if let Some(i) = slot {
+                if let Some(i) = r.slot {
                     busy[i].extend(&r.gpus);
                 }
                 if planned {
-                    Self::busy_until(&mut busy_until, j, r, slot);
+                    Self::busy_until(&mut busy_until, j, r);
                 }
             }
             // users without jobs decide nothing: listing every user ever
@@ -134,8 +128,8 @@ impl World {
     }
 
     /// The running job's GPUs with its limit's end.
-    fn busy_until(busy: &mut Vec<BusyGpu>, j: &WorldJob, r: &Running, slot: Option<usize>) {
+    fn busy_until(busy: &mut Vec<BusyGpu>, j: &WorldJob, r: &Running) {
         let until = r.started_ms + j.time_limit_ms;
-        busy.extend(r.gpus.iter().map(|&gpu| BusyGpu::new(slot, gpu, (j.lab, j.user), r.started_ms, until)));
+        busy.extend(r.gpus.iter().map(|&gpu| BusyGpu::new(r.slot, gpu, (j.lab, j.user), r.started_ms, until)));
     }
 }

@@ -9,9 +9,9 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::time::Instant;
 
 use rustc_hash::FxHashMap;
-use std::time::Instant;
 
 use app::model::{JobState, MaintenancePhase};
 
@@ -308,8 +308,8 @@ impl Cluster for JpuCluster {
             self.world.charge_running();
         }
         // with nobody waiting the cycle decides nothing (a property test
-        // in `policy::proptests_snap`): on a cluster with room most events are such,
-        // and their snapshots were two-fifths of the replay at 80×8
+        // in `policy::proptests_snap`): on a cluster with room most events
+        // are such, and their snapshots were two-fifths of the replay at 80×8
         if self.backfill.is_none() && self.world.phase == MaintenancePhase::Normal && !self.world.anyone_waiting() {
             return (Vec::new(), false);
         }
