@@ -28,7 +28,12 @@ pub(super) struct Drains {
 }
 
 impl Drains {
-    pub(super) fn new(snap: &Snapshot, params: &PlannedParams, queue: &[QueuedJob]) -> Self {
+    /// `queue`: the jobs in the cycle's order.
+    pub(super) fn new<'a>(
+        snap: &Snapshot,
+        params: &PlannedParams,
+        queue: impl IntoIterator<Item = &'a QueuedJob>,
+    ) -> Self {
         let budget = match params.drains {
             None => u32::MAX,
             Some(DrainBudget::Jobs(k)) => k,
@@ -38,7 +43,7 @@ impl Drains {
             }
         };
         let kept: FxHashSet<JobId> = queue
-            .iter()
+            .into_iter()
             .take(params.depth)
             .filter(|j| j.reservation.is_some())
             .map(|j| j.id)

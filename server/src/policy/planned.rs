@@ -16,6 +16,10 @@
 //! every booking on the GPUs it would take (backfill): the plan is never
 //! delayed by a job behind it.
 
+use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use app::model::MaintenancePhase;
@@ -23,24 +27,35 @@ use app::model::MaintenancePhase;
 use super::drains::{charge_drains, Drains};
 use super::model::*;
 use super::personal::promote;
-use super::steps::{advance_maintenance, charge_reservation, fair_share_order, in_order, waiting};
+use super::steps::{advance_maintenance, charge_reservation, fair_share_positions, waiting};
 use super::timeline::{Timeline, HOLD_AHEAD_MS};
 use super::usage;
 
 pub(super) fn decide(snap: &Snapshot, params: &PlannedParams) -> Plan {
     let mut plan = Plan::default();
     let dispatching = advance_maintenance(snap, &mut plan) == MaintenancePhase::Normal;
-    let mut queue: Vec<QueuedJob> = snap.queue.clone();
-    promote(snap, &mut plan, &mut queue);
+    let mut promoted = Vec::new();
+    promote(snap, &mut plan, &mut promoted);
+    // the order is worked out on positions, and each job is copied once,
+    // when its turn comes (copying thousands of jobs, and moving them
+    // twice more into order, was a fifth of a replay at 48×8)
+    let queue: Cow<[QueuedJob]> = match promoted.is_empty() {
+        true => Cow::Borrowed(&snap.queue),
+        false => Cow::Owned(snap.queue.iter().cloned().chain(promoted).collect()),
+    };
     let lift = lift_gpus(snap, params.lift_percent);
-    let queue = fair_share_order(snap, queue);
-    let light = if params.lift_ahead_of_light == u32::MAX { 0 } else { light_prefix(snap, &queue) };
+    let order = fair_share_positions(snap, &queue);
+    let light = match params.lift_ahead_of_light {
+        u32::MAX => 0,
+        _ => light_prefix(snap, order.iter().map(|&at| &queue[at])),
+    };
     let lifted = Lift { max_wait_ms: params.max_wait_ms, gpus: lift, behind: light, ahead: params.lift_ahead_of_light };
-    let queue = overdue_first(queue, snap.now_ms, lifted);
+    let order = overdue_first(&queue, order, snap.now_ms, lifted);
     plan.waiting.reserve(queue.len());
-    let mut drains = Drains::new(snap, params, &queue);
+    let mut drains = Drains::new(snap, params, order.iter().map(|&at| &queue[at]));
     let mut time = Timeline::new(snap);
-    for (pos, mut job) in queue.into_iter().enumerate() {
+    for (pos, &at) in order.iter().enumerate() {
+        let mut job = queue[at].clone();
         let rank = pos as u32 + 1;
         let own = accrue_hold(snap, &mut job, &time);
         if !params.charge_drains {
@@ -106,23 +121,28 @@ pub(super) struct Lift {
 /// Lifted jobs go behind the first `lift.behind` jobs (light labs') but
 /// for the oldest `lift.ahead` (measured on October at 56×8: lifting all
 /// of them ahead of light labs made those wait 12.7× their limit).
-pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, lift: Lift) -> Vec<QueuedJob> {
-    let keep = lift.behind.min(queue.len());
-    // (entered, id, GPUs, position) of the overdue behind light labs
-    let mut overdue: Vec<(Millis, JobId, u64, usize)> = queue[keep..]
+///
+/// `order` is the order so far, as positions of `queue`; so is the result.
+pub(super) fn overdue_first(queue: &[QueuedJob], order: Vec<usize>, now: Millis, lift: Lift) -> Vec<usize> {
+    let keep = lift.behind.min(order.len());
+    // (entered, id, GPUs, place in `order`) of the overdue behind light labs
+    let overdue: Vec<Reverse<(Millis, JobId, u64, usize)>> = order[keep..]
         .iter()
         .enumerate()
-        .filter(|(_, j)| now - j.queue_entered_at_ms >= lift.max_wait_ms)
-        .map(|(k, j)| (j.queue_entered_at_ms, j.id, u64::from(j.num_gpus), keep + k))
+        .map(|(k, &at)| (&queue[at], keep + k))
+        .filter(|(j, _)| now - j.queue_entered_at_ms >= lift.max_wait_ms)
+        .map(|(j, k)| Reverse((j.queue_entered_at_ms, j.id, u64::from(j.num_gpus), k)))
         .collect();
     if overdue.is_empty() {
-        return queue;
+        return order;
     }
-    overdue.sort_unstable();
-    // the oldest, as many as fit in the lift's GPUs (at least one)
+    // the oldest, as many as fit in the lift's GPUs (at least one): a few
+    // of the thousands overdue under overload, so taken from a heap
+    // (sorting them all was a twentieth of a replay at 48×8)
+    let mut overdue = BinaryHeap::from(overdue);
     let mut lifted: Vec<usize> = Vec::new();
     let mut used = 0u64;
-    for (_, _, n, at) in overdue {
+    while let Some(Reverse((_, _, n, at))) = overdue.pop() {
         if !lifted.is_empty() && used + n > lift.gpus {
             break;
         }
@@ -130,20 +150,20 @@ pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, lift: Lift) -> V
         lifted.push(at);
     }
     let ahead = (lift.ahead as usize).min(lifted.len());
-    let mut is_lifted = vec![false; queue.len()];
+    let mut is_lifted = vec![false; order.len()];
     for &at in &lifted {
         is_lifted[at] = true;
     }
-    // positions in the new order: the oldest `ahead` lifted, light labs',
-    // the other lifted, the rest as they were; each job moves once
-    let order: Vec<usize> = lifted[..ahead]
+    // places in the new order: the oldest `ahead` lifted, light labs',
+    // the other lifted, the rest as they were
+    lifted[..ahead]
         .iter()
         .copied()
         .chain(0..keep)
         .chain(lifted[ahead..].iter().copied())
-        .chain((keep..queue.len()).filter(|&at| !is_lifted[at]))
-        .collect();
-    in_order(queue, order)
+        .chain((keep..order.len()).filter(|&at| !is_lifted[at]))
+        .map(|at| order[at])
+        .collect()
 }
 
 /// How many jobs at the head of the fair-share order are light labs':
@@ -156,10 +176,10 @@ pub(super) fn overdue_first(queue: Vec<QueuedJob>, now: Millis, lift: Lift) -> V
 /// bounded time. (Usage alone would not bound it: a run is charged when
 /// it ends, and a lab filling the cluster with long jobs stays light
 /// until then.)
-pub(super) fn light_prefix(snap: &Snapshot, ordered: &[QueuedJob]) -> usize {
+pub(super) fn light_prefix<'a>(snap: &Snapshot, ordered: impl IntoIterator<Item = &'a QueuedJob> + Clone) -> usize {
     let usage: FxHashMap<LabId, f64> = snap.labs.iter().map(|l| (l.lab, usage::decayed(l, snap.now_ms))).collect();
     let of = |lab: LabId| usage.get(&lab).copied().unwrap_or(0.0);
-    let waiting: FxHashSet<LabId> = ordered.iter().map(|j| j.lab).collect();
+    let waiting: FxHashSet<LabId> = ordered.clone().into_iter().map(|j| j.lab).collect();
     if waiting.is_empty() {
         return 0;
     }
@@ -173,7 +193,7 @@ pub(super) fn light_prefix(snap: &Snapshot, ordered: &[QueuedJob]) -> usize {
     // within an equal share: n × labs ≤ gpus, in integers
     let share_fits = |n: u64| n.saturating_mul(labs as u64) <= gpus;
     ordered
-        .iter()
+        .into_iter()
         .take_while(|j| {
             let t = taken.entry(j.lab).or_default();
             *t += u64::from(j.num_gpus);

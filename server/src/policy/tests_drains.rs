@@ -3,7 +3,7 @@
 
 use super::model::*;
 use super::tests::{dispatch_of, job, snapshot, state, waiting_of, BCG, KDG, MIN};
-use super::tests_planned::{limit, on, params};
+use super::tests_planned::{lifted, limit, on, params};
 use super::*;
 
 const NOW: Millis = 10 * MIN;
@@ -148,13 +148,13 @@ fn overdue_jobs_go_behind_light_labs_but_for_the_oldest_few() {
     assert_eq!(light, 2);
     for (ahead, order) in [(0, [1, 2, 3, 4, 5]), (1, [3, 1, 2, 4, 5]), (2, [3, 4, 1, 2, 5]), (3, [3, 4, 1, 2, 5])] {
         let lift = planned::Lift { max_wait_ms: 5 * MIN, gpus: 16, behind: light, ahead };
-        let got: Vec<JobId> = planned::overdue_first(queue(), NOW, lift).into_iter().map(|j| j.id).collect();
+        let got: Vec<JobId> = lifted(&queue(), lift);
         assert_eq!(got, order, "{ahead} ahead of light labs");
     }
     // a lab just over the mean is heavy
     let even = snapshot(gpus(), &[(BCG, 1.0), (KDG, 1.0), (HEAVY, 1.0 + 1e-9)], vec![]);
     assert_eq!(planned::light_prefix(&even, &queue()), 2);
-    assert_eq!(planned::light_prefix(&even, &[]), 0);
+    assert_eq!(planned::light_prefix(&even, &[] as &[QueuedJob]), 0);
 }
 
 /// A light lab's jobs go ahead of overdue ones only as far as its running

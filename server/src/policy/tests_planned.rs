@@ -139,6 +139,11 @@ fn lifting(max_wait_ms: Millis, gpus: u64) -> planned::Lift {
     planned::Lift { max_wait_ms, gpus, behind: 0, ahead: u32::MAX }
 }
 
+/// The ids of `queue` (in its order) after the overdue are lifted.
+pub(super) fn lifted(queue: &[QueuedJob], lift: planned::Lift) -> Vec<JobId> {
+    planned::overdue_first(queue, (0..queue.len()).collect(), NOW, lift).into_iter().map(|at| queue[at].id).collect()
+}
+
 /// Overdue jobs go first, oldest first, only while their GPUs fit in the
 /// lift: under overload the rest keep the fair-share order (§11).
 #[test]
@@ -154,12 +159,10 @@ fn overdue_jobs_are_lifted_only_within_the_bound() {
         (8, [2, 1, 3, 4]),
         (0, [2, 1, 3, 4]), // the oldest always: every job starts in bounded time
     ] {
-        let got: Vec<JobId> =
-            planned::overdue_first(queue(), NOW, lifting(5 * MIN, lift)).into_iter().map(|j| j.id).collect();
+        let got: Vec<JobId> = lifted(&queue(), lifting(5 * MIN, lift));
         assert_eq!(got, order, "lift {lift} GPUs");
     }
-    let none_overdue: Vec<JobId> =
-        planned::overdue_first(queue(), NOW, lifting(60 * MIN, 0)).into_iter().map(|j| j.id).collect();
+    let none_overdue: Vec<JobId> = lifted(&queue(), lifting(60 * MIN, 0));
     assert_eq!(none_overdue, [1, 2, 3, 4]);
     let cluster = snapshot(vec![state("a", "rtx4090", 8, &[]), state("b", "rtx4090", 8, &[])], &[], vec![]);
     for (percent, gpus) in [(0, 0), (10, 2), (50, 8), (100, 16)] {

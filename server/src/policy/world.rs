@@ -199,7 +199,9 @@ impl World {
         // (sorting ids, not references to the rows: a reference per
         // comparison was a twentieth of a planned replay at 48×8)
         let mut rows: Vec<(JobId, usize)> = plan.waiting.iter().enumerate().map(|(k, w)| (w.job, k)).collect();
-        rows.sort_unstable();
+        // stable: the fair-share order is a run of ascending ids per lab
+        // usage, which a run-merging sort takes in a few passes
+        rows.sort();
         let mut jobs = self.jobs.iter_mut().peekable();
         for w in rows.into_iter().map(|(_, k)| &plan.waiting[k]) {
             while jobs.next_if(|(&id, _)| id < w.job).is_some() {}
