@@ -159,6 +159,7 @@ fn world_of(input: &ForecastInput<'_>) -> World {
         })
         .collect();
     let mut world = World::new(snap.tiers.clone(), placements);
+    world.keep_ledger = false;
     world.mode = snap.mode;
     world.now = snap.now_ms;
     world.labs = snap.labs.iter().map(|l| (l.lab, *l)).collect();

@@ -351,8 +351,15 @@ impl<'a> Timeline<'a> {
         for p in span.clone() {
             self.free_sorted[p] = self.gpus[p].1;
         }
-        self.free_sorted[span].sort_unstable();
-        self.sort_open(i);
+        self.free_sorted[span.clone()].sort_unstable();
+        if self.bookings[span.clone()].iter().all(Vec::is_empty) {
+            // nothing booked (as at the build): open when free
+            for p in span {
+                self.open_sorted[p] = self.free_sorted[p].max(self.now);
+            }
+        } else {
+            self.sort_open(i);
+        }
     }
 
     /// Per job, its booked GPUs idle now and held for nobody: no job

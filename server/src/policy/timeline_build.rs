@@ -114,7 +114,8 @@ fn busy_gpus(snap: &Snapshot, slots: &[&PlacementState], slot_of: &[Option<usize
         busy[next[i]] = (gpu, end);
         next[i] += 1;
     }
-    let mut flat = Flat { start: Vec::with_capacity(slots.len() + 1), gpus: Vec::new() };
+    let all = slots.iter().map(|p| p.capacity as usize).sum();
+    let mut flat = Flat { start: Vec::with_capacity(slots.len() + 1), gpus: Vec::with_capacity(all) };
     flat.start.push(0);
     let mut one: Vec<(u32, Millis)> = Vec::new();
     for (i, p) in slots.iter().enumerate() {

@@ -91,8 +91,11 @@ pub struct World {
     pub labs: BTreeMap<LabId, LabUsage>,
     pub max_concurrent: HashMap<UserId, u32>,
     pub jobs: BTreeMap<JobId, WorldJob>,
-    /// Every charge ever made, in order.
+    /// Every charge ever made, in order (while `keep_ledger`).
     pub ledger: Vec<Charge>,
+    /// Whether charges are kept in `ledger`: the simulator reads lab
+    /// usage, never the ledger, and a month's drains charge every cycle.
+    pub keep_ledger: bool,
     /// GPUs running backfill, by (node, tier).
     pub backfill: HashMap<(String, String), Vec<u32>>,
     /// Concurrency limit of users not in `max_concurrent` (policy default 2).
@@ -121,6 +124,7 @@ impl World {
             max_concurrent: HashMap::new(),
             jobs: BTreeMap::new(),
             ledger: Vec::new(),
+            keep_ledger: true,
             backfill: HashMap::new(),
             default_max_concurrent: 2,
             mode: PolicyMode::Seed,
@@ -163,12 +167,14 @@ impl World {
         self.jobs.insert(id, WorldJob::new(id, lab, user, num_gpus, state, self.now));
     }
 
-    fn charge(&mut self, charges: impl IntoIterator<Item = Charge>) {
+    fn charge<'c>(&mut self, charges: impl IntoIterator<Item = &'c Charge>) {
         for c in charges {
             let now = self.now;
             let lab = self.labs.entry(c.lab).or_insert(LabUsage { lab: c.lab, value: 0.0, as_of_ms: now });
             usage::add(lab, c.amount, now);
-            self.ledger.push(c);
+            if self.keep_ledger {
+                self.ledger.push(c.clone());
+            }
         }
     }
 
@@ -188,7 +194,7 @@ impl World {
         for id in &plan.never_satisfied {
             self.jobs.get_mut(id).expect("failed dependant exists").state = JobState::Cancelled;
         }
-        self.charge(plan.charges.iter().cloned());
+        self.charge(&plan.charges);
         for r in &plan.releases {
             let job = self.jobs.get_mut(&r.job).expect("released job exists");
             job.reservation = None;
@@ -278,7 +284,7 @@ impl World {
             res_tier = run.map(|r| r.tier.to_string()).unwrap_or_default();
         }
         let charges = usage::end_charges(job.lab, id, run, accrued, &res_tier);
-        self.charge(charges);
+        self.charge(&charges);
         let job = self.jobs.get_mut(&id).expect("exists");
         job.state = state;
         job.running = None;
@@ -309,7 +315,7 @@ impl World {
                 r.charged_until_ms = r.charged_until_ms.max(now);
             }
         }
-        self.charge(charges);
+        self.charge(&charges);
     }
 
     /// A running attempt hit a GPU OOM: charge it, then retry on a larger

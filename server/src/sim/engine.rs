@@ -502,6 +502,7 @@ fn run(
         Policy::Jpu { .. } | Policy::Planned(..) => {
             let live_charge = matches!(policy, Policy::Jpu { live_charge: true });
             let mut world = World::new(tiers.to_vec(), placements.to_vec());
+            world.keep_ledger = false;
             if let Policy::Planned(params, _) = &policy {
                 world.mode = crate::policy::PolicyMode::Planned(*params);
             }
