@@ -135,13 +135,16 @@ fn busy_gpus(snap: &Snapshot, slots: &[&PlacementState], slot_of: &[Option<usize
         });
         // busy GPUs whose end is unknown
         let mut next = 0u32;
+        let known = one.len();
         while (one.len() as u32) < p.capacity {
             while one.iter().any(|&(g, _)| g == next) {
                 next += 1;
             }
             one.push((next, snap.now_ms + UNKNOWN_END_MS));
         }
-        one.sort_unstable();
+        if one.len() > known {
+            one.sort_unstable();
+        }
         flat.gpus.extend_from_slice(&one);
         flat.start.push(flat.gpus.len());
     }

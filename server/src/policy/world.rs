@@ -220,8 +220,11 @@ impl World {
             job.accrued = w.accrued;
         }
         for d in &plan.dispatches {
-            if let Some(b) = self.backfill.get_mut(&(d.node.clone(), d.tier.clone())) {
-                b.retain(|g| !d.reclaim_backfill.contains(g));
+            // (no names copied for the look-up while nothing backfills)
+            if !self.backfill.is_empty() {
+                if let Some(b) = self.backfill.get_mut(&(d.node.clone(), d.tier.clone())) {
+                    b.retain(|g| !d.reclaim_backfill.contains(g));
+                }
             }
             let slot = self.slot(&d.node, &d.tier);
             let job = self.jobs.get_mut(&d.job).expect("dispatched job exists");
