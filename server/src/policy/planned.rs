@@ -39,9 +39,10 @@ pub(super) fn decide(snap: &Snapshot, params: &PlannedParams) -> Plan {
     // the order is worked out on positions, and each job is copied once,
     // when its turn comes (copying thousands of jobs, and moving them
     // twice more into order, was a fifth of a replay at 48×8)
-    let queue: Cow<[QueuedJob]> = match promoted.is_empty() {
-        true => Cow::Borrowed(&snap.queue),
-        false => Cow::Owned(snap.queue.iter().cloned().chain(promoted).collect()),
+    let queue: Cow<[QueuedJob]> = if promoted.is_empty() {
+        Cow::Borrowed(&snap.queue)
+    } else {
+        Cow::Owned(snap.queue.iter().cloned().chain(promoted).collect())
     };
     let lift = lift_gpus(snap, params.lift_percent);
     let order = fair_share_positions(snap, &queue);

@@ -126,11 +126,11 @@ pub(super) fn charge_reservation(plan: &mut Plan, job: &mut QueuedJob, tier: &st
 mod tests {
     use proptest::prelude::*;
 
-    /// Labs 1–5 with usages from a small set (ties between labs), and
-    /// jobs of labs 1–6 (lab 6 has no usage row), in arrival order or not.
     /// (lab, usage) rows, (lab, entered s) jobs, whether in arrival order.
     type Case = (Vec<(i64, f64)>, Vec<(i64, i64)>, bool);
 
+    /// Labs 1–5 with usages from a small set (ties between labs), and
+    /// jobs of labs 1–6 (lab 6 has no usage row), in arrival order or not.
     fn queue_and_usages() -> impl Strategy<Value = Case> {
         let usages = prop::collection::vec(prop::sample::select(vec![0.0, -0.0, 1.5, 1.5, 7.0, 1e9]), 5);
         let jobs = prop::collection::vec((1i64..=6, 0i64..20), 0..60);

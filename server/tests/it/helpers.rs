@@ -425,8 +425,11 @@ impl TestApp {
     /// Submits and asserts 201; returns the job object.
     pub async fn submit_ok(&self, token: &str, body: Value) -> Value {
         let resp = self.submit(token, body).await;
-        assert_eq!(resp.status(), StatusCode::CREATED, "submit");
-        resp.json().await.expect("job json")
+        let status = resp.status();
+        let body: Value = resp.json().await.expect("job json");
+        // the refusal's code and message say which rule refused it
+        assert_eq!(status, StatusCode::CREATED, "submit: {body}");
+        body
     }
 
     pub async fn job(&self, token: &str, id: i64) -> Response {
