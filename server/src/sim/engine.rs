@@ -234,9 +234,6 @@ fn unfairness(load: &FxHashMap<i64, (u32, u32)>, total: u32) -> f64 {
     off / (2.0 * f64::from(total.max(1)))
 }
 
-/// Labs numbered below this are counted by position in a census.
-const DENSE_LABS: usize = 1 << 16;
-
 struct JpuCluster {
     world: World,
     live_charge: bool,
@@ -368,19 +365,8 @@ impl Cluster for JpuCluster {
                 *free = free.saturating_sub(n as u32);
             }
         };
-        // the replay numbers labs from 0: counted by position, not hashed
-        // per job (a twentieth of a planned replay at 80×8)
-        let mut dense: Vec<Option<(u32, u32)>> = Vec::new();
         for j in world.jobs.values() {
-            let load = match usize::try_from(j.lab).ok().filter(|&l| l < DENSE_LABS) {
-                Some(l) => {
-                    if dense.len() <= l {
-                        dense.resize(l + 1, None);
-                    }
-                    dense[l].get_or_insert_default()
-                }
-                None => census.load.entry(j.lab).or_default(),
-            };
+            let load = census.load.entry(j.lab).or_default();
             load.1 += j.num_gpus;
             match &j.running {
                 Some(r) => {
@@ -395,7 +381,6 @@ impl Cluster for JpuCluster {
                 take(world.slot(&r.node, &r.tier), r.gpus.len());
             }
         }
-        census.load.extend(dense.into_iter().enumerate().filter_map(|(l, v)| Some((l as i64, v?))));
         census
     }
 
