@@ -73,6 +73,11 @@ impl Drains {
 /// cycle's starts, from now until the next cycle (accrued with its
 /// reservation, which a drain without held GPUs gets too).
 pub(super) fn charge_drains(plan: &mut Plan, time: &Timeline<'_>) {
+    // only a planned job is charged a drain: with none (most cycles on a
+    // cluster with room) no GPU needs looking at
+    if !plan.waiting.iter().any(|w| matches!(w.reason, PendingReason::Planned { .. })) {
+        return;
+    }
     let drained = time.drained();
     for w in &mut plan.waiting {
         let PendingReason::Planned { node, tier, .. } = &w.reason else { continue };

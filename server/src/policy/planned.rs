@@ -232,10 +232,12 @@ fn best_start(
     };
     let key = |at: Millis, i: usize| (at, Some(i) != own, time.held_by_others(i), time.order_key(i));
     let mut best: Option<(Millis, usize)> = None;
-    for &(bound, _, i) in candidates.iter().filter(|&&(_, _, i)| time.fits(i, job)) {
+    for &(bound, _, i) in candidates {
         // no start on `i` before its n-th GPU frees up; among equal bounds
         // the dispatch order holds, so an equal start on its own placement
-        // or one nobody holds anything on is already the best
+        // or one nobody holds anything on is already the best, and so on
+        // every later candidate, fitting or not (asked first, whether
+        // each fits was a twentieth of a replay at 80×8)
         if let Some(b) = best {
             let settled = Some(b.1) == own || (own.is_none() && time.held_by_others(b.1) == 0);
             if bound > b.0 || (bound == b.0 && settled) {
@@ -246,6 +248,9 @@ fn best_start(
             if time.open_bound(i, job.num_gpus) > b.0 {
                 continue;
             }
+        }
+        if !time.fits(i, job) {
+            continue;
         }
         if let Some(at) = time.earliest(i, job) {
             if best.is_none_or(|b| key(at, i) < key(b.0, b.1)) {

@@ -72,8 +72,18 @@ impl World {
             if let Some(r) = &j.running {
                 research_active += 1;
                 if let Some(i) = r.slot {
-                    for (k, g) in self.placements[i].gpus.iter().enumerate() {
-                        busy[first[i] + k] |= r.gpus.contains(g);
+                    // a placement's GPUs are mostly 0..n: the GPU's own
+                    // number is its position (each GPU against each of
+                    // the job's was a twentieth of a planned replay at 80×8)
+                    let on = &self.placements[i].gpus;
+                    for &g in &r.gpus {
+                        let at = match on.get(g as usize) {
+                            Some(&same) if same == g => Some(g as usize),
+                            _ => on.iter().position(|&x| x == g),
+                        };
+                        if let Some(k) = at {
+                            busy[first[i] + k] = true;
+                        }
                     }
                 }
                 if planned {
