@@ -12,7 +12,7 @@ fn tier(name: &str, sort_order: i64, tflops: f64, vram_gb: u32, max_gpus: u32) -
     TierInfo { name: name.into(), tflops, vram_gb, sort_order, max_gpus, active: true }
 }
 
-fn rtx4090() -> TierInfo {
+pub(super) fn rtx4090() -> TierInfo {
     tier("rtx4090", 20, 82.6, 24, 2)
 }
 

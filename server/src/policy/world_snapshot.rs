@@ -59,6 +59,8 @@ impl World {
         }
         let gpus = first[first.len() - 1];
         let mut busy = vec![false; gpus];
+        let numbered: Vec<bool> =
+            self.placements.iter().map(|p| p.gpus.iter().enumerate().all(|(k, &g)| g as usize == k)).collect();
         // one walk of the jobs for all that is counted from them (six
         // walks were a tenth of a planned replay under overload)
         let mut queue = Vec::with_capacity(self.jobs.len());
@@ -72,17 +74,17 @@ impl World {
             if let Some(r) = &j.running {
                 research_active += 1;
                 if let Some(i) = r.slot {
-                    // a placement's GPUs are mostly 0..n: the GPU's own
+                    // a placement's GPUs are mostly 0..n: then a GPU's
                     // number is its position (each GPU against each of
                     // the job's was a twentieth of a planned replay at 80×8)
-                    let on = &self.placements[i].gpus;
-                    for &g in &r.gpus {
-                        let at = match on.get(g as usize) {
-                            Some(&same) if same == g => Some(g as usize),
-                            _ => on.iter().position(|&x| x == g),
-                        };
-                        if let Some(k) = at {
-                            busy[first[i] + k] = true;
+                    let (on, at) = (&self.placements[i].gpus, first[i]);
+                    if numbered[i] {
+                        for &g in r.gpus.iter().filter(|&&g| (g as usize) < on.len()) {
+                            busy[at + g as usize] = true;
+                        }
+                    } else {
+                        for (k, g) in on.iter().enumerate() {
+                            busy[at + k] |= r.gpus.contains(g);
                         }
                     }
                 }
@@ -165,5 +167,52 @@ impl World {
     fn busy_until(busy: &mut Vec<BusyGpu>, j: &WorldJob, r: &Running) {
         let until = r.started_ms + j.time_limit_ms;
         busy.extend(r.gpus.iter().map(|&gpu| BusyGpu::new(r.slot, gpu, (j.lab, j.user), r.started_ms, until)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::rtx4090;
+    use super::super::world::PlacementDef;
+    use super::*;
+
+    /// A world with one placement listing `gpus`, and one job running on
+    /// `taken` there.
+    fn running_on(gpus: &[u32], taken: &[u32]) -> World {
+        let def = PlacementDef { node: "a".into(), tier: "rtx4090".into(), gpus: gpus.to_vec(), usable: true };
+        let mut w = World::new(vec![rtx4090()], vec![def]);
+        w.jobs.insert(1, WorldJob::new(1, 1, 1, taken.len() as u32, JobState::Running, 0));
+        let slot = w.slot("a", "rtx4090");
+        let running = Running {
+            node: "a".into(),
+            tier: "rtx4090".into(),
+            gpus: taken.to_vec(),
+            started_ms: 0,
+            charged_until_ms: 0,
+            slot,
+        };
+        w.jobs.get_mut(&1).expect("inserted").running = Some(running);
+        w
+    }
+
+    /// The free GPUs a snapshot shows, whether a placement numbers its
+    /// GPUs 0..n (looked up by number) or otherwise (searched): a GPU
+    /// listed twice is busy at both places, and a job's GPU the placement
+    /// does not list frees nothing and marks nothing.
+    #[test]
+    fn a_snapshot_shows_free_exactly_the_gpus_no_running_job_holds() {
+        let cases: &[(&[u32], &[u32], &[u32])] = &[
+            (&[0, 1, 2, 3], &[1, 3], &[0, 2]),
+            (&[0, 1, 2, 3], &[3, 9], &[0, 1, 2]),
+            (&[4, 5, 6], &[5], &[4, 6]),
+            (&[2, 0, 1], &[0], &[2, 1]),
+            (&[0, 1, 0], &[0], &[1]),
+            (&[], &[0], &[]),
+        ];
+        for &(gpus, taken, free) in cases {
+            let snap = running_on(gpus, taken).snapshot();
+            assert_eq!(snap.placements[0].free, free, "placement {gpus:?}, job on {taken:?}");
+            assert_eq!(snap.placements[0].capacity, gpus.len() as u32);
+        }
     }
 }
