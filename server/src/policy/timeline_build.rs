@@ -183,11 +183,13 @@ pub(super) fn numbered_in_place(
         let t = &mut own[g as usize].1;
         *t = (*t).max(end);
     }
-    for &g in &p.free {
-        own[g as usize].1 = now;
-    }
+    // busy ends are after now, so only a GPU nobody listed is still at
+    // the mark; free GPUs are set last, as `now` may be the mark itself
     for (_, t) in own.iter_mut().filter(|(_, t)| *t == Millis::MIN) {
         *t = now + UNKNOWN_END_MS;
+    }
+    for &g in &p.free {
+        own[g as usize].1 = now;
     }
     true
 }
@@ -199,24 +201,26 @@ mod tests {
     use super::super::tests::state;
     use super::*;
 
-    const NOW: Millis = 1_000;
-
     proptest! {
         /// Placing GPUs by number gives what sorting them gives, whenever
         /// it applies: free GPUs listed twice or also busy, a GPU busy for
-        /// two jobs, GPUs nobody lists; and it declines GPUs numbered past
-        /// the capacity, leaving the output as it was.
+        /// two jobs, GPUs nobody lists, any now (the earliest time too);
+        /// and it declines GPUs numbered past the capacity, leaving the
+        /// output as it was.
         #[test]
         fn placing_by_number_is_sorting(
             capacity in 0u32..10,
+            now in prop_oneof![Just(Millis::MIN), Just(0), -1_000_000..1_000_000i64],
             free in proptest::collection::vec(0u32..12, 0..12),
-            busy in proptest::collection::vec((0u32..12, NOW + 1..NOW + 100), 0..12),
+            busy in proptest::collection::vec((0u32..12, 1..100i64), 0..12),
         ) {
             let p = state("a", "t", capacity, &free);
+            // busy GPUs end after now (the build sees to it)
+            let busy: Vec<(u32, Millis)> = busy.into_iter().map(|(g, after)| (g, now + after)).collect();
             let mut sorted = Vec::new();
-            slot_gpus(&p, &busy, NOW, &mut sorted);
+            slot_gpus(&p, &busy, now, &mut sorted);
             let mut placed = vec![(99, 99)];
-            if numbered_in_place(&p, &busy, NOW, &mut placed) {
+            if numbered_in_place(&p, &busy, now, &mut placed) {
                 prop_assert_eq!(&placed[1..], &sorted[..]);
             } else {
                 prop_assert!(free.iter().chain(busy.iter().map(|(g, _)| g)).any(|&g| g >= capacity));
