@@ -49,6 +49,30 @@ impl World {
     }
 
     pub fn snapshot(&self) -> Snapshot {
+        let mut snap = Snapshot {
+            now_ms: self.now,
+            phase: self.phase,
+            tiers: Vec::new(),
+            placements: Vec::new(),
+            labs: Vec::new(),
+            queue: Vec::new(),
+            personal: Vec::new(),
+            users: Vec::new(),
+            arrays: Vec::new(),
+            research_active: 0,
+            backfill_active: 0,
+            mode: self.mode,
+            busy_until: Vec::new(),
+        };
+        self.snapshot_into(&mut snap);
+        snap
+    }
+
+    /// [`World::snapshot`] written over an earlier one, keeping its
+    /// buffers: the simulator takes one per event, and allocating every
+    /// placement's names and lists anew each time was a tenth of a
+    /// planned replay at 80×8.
+    pub fn snapshot_into(&self, snap: &mut Snapshot) {
         // each placement's GPUs flat, marked busy as running jobs are met
         // (a vector per placement, grown GPU by GPU, and the busy list
         // grown job by job were a tenth of a planned replay at 80×8)
@@ -63,13 +87,15 @@ impl World {
             self.placements.iter().map(|p| p.gpus.iter().enumerate().all(|(k, &g)| g as usize == k)).collect();
         // one walk of the jobs for all that is counted from them (six
         // walks were a tenth of a planned replay under overload)
-        let mut queue = Vec::with_capacity(self.jobs.len());
+        let queue = &mut snap.queue;
+        queue.clear();
         let mut personal = Vec::new();
         let mut research_active = 0;
         // only `planned` reads them (the server's snapshot has them in
         // that mode only, too)
         let planned = matches!(self.mode, PolicyMode::Planned(_));
-        let mut busy_until = Vec::with_capacity(if planned { gpus } else { 0 });
+        let busy_until = &mut snap.busy_until;
+        busy_until.clear();
         for j in self.jobs.values() {
             if let Some(r) = &j.running {
                 research_active += 1;
@@ -89,7 +115,7 @@ impl World {
                     }
                 }
                 if planned {
-                    Self::busy_until(&mut busy_until, j, r);
+                    Self::busy_until(busy_until, j, r);
                 }
             }
             match j.state {
@@ -106,39 +132,41 @@ impl World {
                 backfill_on[i] = gpus;
             }
         }
-        let placements = self
-            .placements
-            .iter()
-            .zip(first.windows(2).zip(backfill_on))
-            .map(|(p, (at, backfill))| {
-                let used = &busy[at[0]..at[1]];
-                let free: Vec<u32> = p.gpus.iter().zip(used).filter(|(_, &u)| !u).map(|(&g, _)| g).collect();
-                let backfill = backfill.iter().copied().filter(|g| free.contains(g)).collect();
-                PlacementState {
-                    node: p.node.clone(),
-                    tier: p.tier.clone(),
-                    capacity: p.gpus.len() as u32,
-                    usable: p.usable,
-                    free,
-                    backfill,
-                }
-            })
-            .collect();
-        Snapshot {
-            now_ms: self.now,
-            phase: self.phase,
-            tiers: self.tiers.clone(),
-            placements,
-            labs: self.labs.values().copied().collect(),
-            queue,
-            users: self.user_slots(&personal),
-            personal,
-            arrays: self.array_limits(),
-            research_active,
-            backfill_active: self.backfill.values().map(|b| b.len() as u32).sum(),
-            mode: self.mode,
-            busy_until,
+        let states = &mut snap.placements;
+        states.truncate(self.placements.len());
+        for (k, (p, (at, backfill))) in self.placements.iter().zip(first.windows(2).zip(backfill_on)).enumerate() {
+            if k == states.len() {
+                states.push(PlacementState {
+                    node: String::new(),
+                    tier: String::new(),
+                    capacity: 0,
+                    usable: false,
+                    free: Vec::new(),
+                    backfill: Vec::new(),
+                });
+            }
+            let state = &mut states[k];
+            state.node.clone_from(&p.node);
+            state.tier.clone_from(&p.tier);
+            state.capacity = p.gpus.len() as u32;
+            state.usable = p.usable;
+            let used = &busy[at[0]..at[1]];
+            state.free.clear();
+            state.free.extend(p.gpus.iter().zip(used).filter(|(_, &u)| !u).map(|(&g, _)| g));
+            state.backfill.clear();
+            state.backfill.extend(backfill.iter().copied().filter(|g| state.free.contains(g)));
         }
+        snap.now_ms = self.now;
+        snap.phase = self.phase;
+        snap.tiers.clone_from(&self.tiers);
+        snap.labs.clear();
+        snap.labs.extend(self.labs.values().copied());
+        snap.users = self.user_slots(&personal);
+        snap.personal = personal;
+        snap.arrays = self.array_limits();
+        snap.research_active = research_active;
+        snap.backfill_active = self.backfill.values().map(|b| b.len() as u32).sum();
+        snap.mode = self.mode;
     }
 
     /// The slots of users with jobs in their personal queue, as the
@@ -193,6 +221,26 @@ mod tests {
         };
         w.jobs.get_mut(&1).expect("inserted").running = Some(running);
         w
+    }
+
+    /// A snapshot written over an earlier one, of a world with more or
+    /// fewer placements, jobs and backfill, is the one taken afresh.
+    #[test]
+    fn a_snapshot_written_over_another_is_the_fresh_one() {
+        let mut big = running_on(&[0, 1, 2, 3], &[1, 2]);
+        big.submit(2, 2, 2, 1);
+        big.submit(3, 1, 1, 4);
+        big.placements.push(PlacementDef { node: "b".into(), tier: "rtx4090".into(), gpus: vec![0, 1], usable: false });
+        big.backfill.insert(("a".into(), "rtx4090".into()), vec![0, 3]);
+        big.now = 5;
+        let mut small = running_on(&[0, 1], &[0]);
+        small.submit(4, 3, 3, 1);
+        for (from, to) in [(&big, &small), (&small, &big)] {
+            let mut snap = from.snapshot();
+            to.snapshot_into(&mut snap);
+            assert_eq!(snap, to.snapshot());
+            assert_eq!(snap.placements.len(), to.placements.len());
+        }
     }
 
     /// The free GPUs a snapshot shows, whether a placement numbers its

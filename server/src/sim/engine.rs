@@ -20,7 +20,7 @@ use super::forecast::{schedule, Moment};
 use super::outcome::{Estimate, Outcome};
 use super::trace::TraceJob;
 use crate::policy::backfill::{self, BackfillPolicy, GpuKey, Instance};
-use crate::policy::model::Millis;
+use crate::policy::model::{Millis, Snapshot};
 use crate::policy::world::{PlacementDef, World};
 use crate::policy::{decide, TierInfo};
 use crate::policy::{forecast, predict};
@@ -243,6 +243,9 @@ struct JpuCluster {
     /// What jobs ran, learnt as they end (the forecast's and the plan's
     /// predictor learns from them as the server's does).
     history: predict::RuntimeHistory,
+    /// The last pass's snapshot, written over by the next
+    /// ([`World::snapshot_into`]).
+    last: Option<Snapshot>,
 }
 
 /// The loop's backfill bookkeeping (`scheduler::backfill`), in memory.
@@ -313,7 +316,13 @@ impl Cluster for JpuCluster {
         if self.backfill.is_none() && self.world.phase == MaintenancePhase::Normal && !self.world.anyone_waiting() {
             return (Vec::new(), false);
         }
-        let mut snap = self.world.snapshot();
+        let mut snap = match self.last.take() {
+            Some(mut last) => {
+                self.world.snapshot_into(&mut last);
+                last
+            }
+            None => self.world.snapshot(),
+        };
         // only waiting jobs hold GPUs (a start, an end and a release clear
         // a hold): the first hold is found among them and the plan's, not
         // by two walks of every job (a twentieth of a replay at 48×8)
@@ -339,7 +348,9 @@ impl Cluster for JpuCluster {
             || !plan.releases.is_empty()
             || !plan.charges.is_empty()
             || before != after;
-        (plan.dispatches.iter().map(|d| d.job).collect(), changed)
+        let started = plan.dispatches.iter().map(|d| d.job).collect();
+        self.last = Some(snap);
+        (started, changed)
     }
 
     fn end(&mut self, id: i64, now: i64) {
@@ -521,6 +532,7 @@ fn run(
                 time_limit: opts.time_limit,
                 forecast_margin: opts.forecast_margin,
                 history: predict::RuntimeHistory::default(),
+                last: None,
             })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),
