@@ -461,14 +461,3 @@ fn maintenance_dispatches_nothing_and_advances_by_itself() {
     let plan = w.cycle();
     assert_eq!(dispatch_of(&plan, 2).map(|d| d.rank), Some(1));
 }
-
-/// A free GPU is free at any now, the earliest time a clock could give
-/// too (the timeline once marked unlisted GPUs with that time).
-#[test]
-fn a_free_gpu_at_the_earliest_time_is_free() {
-    let mut snap = snapshot(vec![state("n", "rtx4090", 2, &[0, 1])], &[], vec![job(1, BCG, 1, Millis::MIN)]);
-    snap.now_ms = Millis::MIN;
-    snap.mode = PolicyMode::Planned(super::tests_planned::params(4, Millis::MAX));
-    let plan = decide(&snap);
-    assert_eq!(plan.dispatches.iter().map(|d| (d.job, d.gpus.clone())).collect::<Vec<_>>(), vec![(1, vec![0])]);
-}
