@@ -243,9 +243,9 @@ struct JpuCluster {
     /// What jobs ran, learnt as they end (the forecast's and the plan's
     /// predictor learns from them as the server's does).
     history: predict::RuntimeHistory,
-    /// The last pass's snapshot, written over by the next
+    /// Each pass's snapshot, written over the last one's
     /// ([`World::snapshot_into`]).
-    last: Option<Snapshot>,
+    snap: Snapshot,
 }
 
 /// The loop's backfill bookkeeping (`scheduler::backfill`), in memory.
@@ -316,13 +316,8 @@ impl Cluster for JpuCluster {
         if self.backfill.is_none() && self.world.phase == MaintenancePhase::Normal && !self.world.anyone_waiting() {
             return (Vec::new(), false);
         }
-        let mut snap = match self.last.take() {
-            Some(mut last) => {
-                self.world.snapshot_into(&mut last);
-                last
-            }
-            None => self.world.snapshot(),
-        };
+        let snap = &mut self.snap;
+        self.world.snapshot_into(snap);
         // only waiting jobs hold GPUs (a start, an end and a release clear
         // a hold): the first hold is found among them and the plan's, not
         // by two walks of every job (a twentieth of a replay at 48×8)
@@ -337,9 +332,9 @@ impl Cluster for JpuCluster {
         if snap.mode.predicts_ends() {
             predict::predict_busy(&mut snap.busy_until, &self.history, now);
         }
-        let plan = decide(&snap);
+        let plan = decide(snap);
         self.world.apply(&plan);
-        let backfill_changed = self.backfill.as_mut().is_some_and(|b| b.step(&mut self.world, &snap, &plan));
+        let backfill_changed = self.backfill.as_mut().is_some_and(|b| b.step(&mut self.world, snap, &plan));
         let holding = plan.waiting.iter().filter(|w| w.reservation.is_some()).map(|w| w.job);
         let after = first_hold(&self.world, held.into_iter().chain(holding));
         let changed = backfill_changed
@@ -348,9 +343,7 @@ impl Cluster for JpuCluster {
             || !plan.releases.is_empty()
             || !plan.charges.is_empty()
             || before != after;
-        let started = plan.dispatches.iter().map(|d| d.job).collect();
-        self.last = Some(snap);
-        (started, changed)
+        (plan.dispatches.iter().map(|d| d.job).collect(), changed)
     }
 
     fn end(&mut self, id: i64, now: i64) {
@@ -526,13 +519,13 @@ fn run(
                 next_id: 0,
             });
             Box::new(JpuCluster {
+                snap: world.snapshot(),
                 world,
                 live_charge,
                 backfill,
                 time_limit: opts.time_limit,
                 forecast_margin: opts.forecast_margin,
                 history: predict::RuntimeHistory::default(),
-                last: None,
             })
         }
         Policy::Fifo => Box::new(Baseline::new(tiers, placements, BaselineKind::Fifo)),
